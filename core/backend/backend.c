@@ -1,0 +1,39 @@
+/* Backend selection by device string and allocation bookkeeping. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+
+yolo_status yolo_backend_create(const char *device, int threads, yolo_backend **out) {
+    if (!out) return yolo_error(YOLO_ERR_ARG, "yolo_backend_create: out is NULL");
+    *out = NULL;
+    if (!device || !*device || strcmp(device, "cpu") == 0) return yolo_cpu_backend_create(threads, out);
+    if (strcmp(device, "vulkan") == 0) return yolo_vulkan_backend_create(-1, out);
+    if (strncmp(device, "vulkan:", 7) == 0) {
+        char *end = NULL;
+        long index = strtol(device + 7, &end, 10);
+        if (end == device + 7 || *end != '\0' || index < 0 || index > 1024)
+            return yolo_error(YOLO_ERR_ARG, "device=%s: expected vulkan:N with N a device index", device);
+        return yolo_vulkan_backend_create((int)index, out);
+    }
+    return yolo_error(YOLO_ERR_ARG, "device=%s: unknown device (use cpu, vulkan or vulkan:N)", device);
+}
+
+void yolo_backend_free(yolo_backend *backend) {
+    if (backend) backend->ops->destroy(backend);
+}
+
+const char *yolo_backend_name(const yolo_backend *backend) { return backend ? backend->name : "(none)"; }
+
+size_t yolo_backend_allocated_bytes(const yolo_backend *backend) { return backend->allocated_bytes; }
+
+size_t yolo_backend_peak_bytes(const yolo_backend *backend) { return backend->peak_bytes; }
+
+void yolo_backend_count_alloc(yolo_backend *backend, size_t bytes) {
+    backend->allocated_bytes += bytes;
+    if (backend->allocated_bytes > backend->peak_bytes) backend->peak_bytes = backend->allocated_bytes;
+}
+
+void yolo_backend_count_free(yolo_backend *backend, size_t bytes) {
+    backend->allocated_bytes -= bytes < backend->allocated_bytes ? bytes : backend->allocated_bytes;
+}

@@ -1,0 +1,45 @@
+/* The backend interface: what a compute device implements.
+ *
+ * A backend allocates buffers, copies between host and buffers, and runs a
+ * planned graph's nodes in order. Op semantics are in graph/ops.h. */
+#ifndef YOLO_BACKEND_H
+#define YOLO_BACKEND_H
+
+#include "yolo/graph.h"
+
+typedef struct yolo_backend_ops {
+    void (*destroy)(yolo_backend *backend);
+    yolo_status (*buffer_alloc)(yolo_backend *backend, size_t bytes, yolo_buffer **out);
+    void (*buffer_free)(yolo_backend *backend, yolo_buffer *buffer);
+    yolo_status (*upload)(yolo_backend *backend, yolo_buffer *buffer, size_t offset, const void *data, size_t bytes);
+    yolo_status (*download)(yolo_backend *backend, yolo_buffer *buffer, size_t offset, void *data, size_t bytes);
+    yolo_status (*zero)(yolo_backend *backend, yolo_buffer *buffer, size_t offset, size_t bytes);
+    /* Runs nodes[0..n) in order (every node's storage is assigned). A backend
+     * may cache per-graph state (recorded command buffers) keyed by `graph`,
+     * released by graph_release when the graph is freed. */
+    yolo_status (*graph_run)(yolo_backend *backend, yolo_graph *graph, yolo_tensor *const *nodes, int n);
+    void (*graph_release)(yolo_backend *backend, yolo_graph *graph);
+} yolo_backend_ops;
+
+struct yolo_backend {
+    const yolo_backend_ops *ops;
+    char name[160];
+    int threads;
+    size_t allocated_bytes;
+    size_t peak_bytes;
+    void *impl; /* backend-specific state */
+};
+
+/* Constructors of the built-in backends (core/backend/<kind>/). */
+yolo_status yolo_cpu_backend_create(int threads, yolo_backend **out);
+yolo_status yolo_vulkan_backend_create(int device_index, yolo_backend **out); /* -1: first GPU, else any */
+
+/* Writes into buf one line per Vulkan device (index, name, vendor, driver,
+ * memory, fp16, subgroup) or one line saying why Vulkan is unavailable. */
+void yolo_vulkan_report(char *buf, size_t size);
+
+/* Bookkeeping shared by backends' allocators. */
+void yolo_backend_count_alloc(yolo_backend *backend, size_t bytes);
+void yolo_backend_count_free(yolo_backend *backend, size_t bytes);
+
+#endif

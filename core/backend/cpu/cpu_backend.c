@@ -1,0 +1,154 @@
+/* The CPU backend: host-memory buffers and in-order execution of a graph's
+ * nodes through the kernel table (kernels_*.c). The reference backend: every
+ * other backend is tested against it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend/cpu/cpu_backend.h"
+
+static void cpu_destroy(yolo_backend *backend) {
+    yolo_cpu_context *ctx = backend->impl;
+    if (ctx) yolo_thread_pool_free(ctx->pool);
+    free(ctx);
+    free(backend);
+}
+
+static yolo_status cpu_buffer_alloc(yolo_backend *backend, size_t bytes, yolo_buffer **out) {
+    yolo_buffer *buf = calloc(1, sizeof *buf);
+    size_t rounded = (bytes + 63) & ~(size_t)63;
+    if (buf) buf->data = aligned_alloc(64, rounded ? rounded : 64);
+    if (!buf || !buf->data) {
+        free(buf);
+        return yolo_error(YOLO_ERR_NOMEM, "cpu: cannot allocate %zu bytes", bytes);
+    }
+    buf->size = bytes;
+    yolo_backend_count_alloc(backend, bytes);
+    *out = buf;
+    return YOLO_OK;
+}
+
+static void cpu_buffer_free(yolo_backend *backend, yolo_buffer *buf) {
+    if (!buf) return;
+    yolo_backend_count_free(backend, buf->size);
+    free(buf->data);
+    free(buf);
+}
+
+static yolo_status check_range(const yolo_buffer *buf, size_t offset, size_t bytes, const char *what) {
+    if (offset > buf->size || bytes > buf->size - offset)
+        return yolo_error(YOLO_ERR_ARG, "cpu %s: range [%zu, %zu) outside a buffer of %zu bytes", what, offset,
+                          offset + bytes, buf->size);
+    return YOLO_OK;
+}
+
+static yolo_status cpu_upload(yolo_backend *backend, yolo_buffer *buf, size_t offset, const void *data,
+                              size_t bytes) {
+    (void)backend;
+    yolo_status st = check_range(buf, offset, bytes, "upload");
+    if (st == YOLO_OK && bytes) memcpy((char *)buf->data + offset, data, bytes);
+    return st;
+}
+
+static yolo_status cpu_download(yolo_backend *backend, yolo_buffer *buf, size_t offset, void *data,
+                                size_t bytes) {
+    (void)backend;
+    yolo_status st = check_range(buf, offset, bytes, "download");
+    if (st == YOLO_OK && bytes) memcpy(data, (char *)buf->data + offset, bytes);
+    return st;
+}
+
+static yolo_status cpu_zero(yolo_backend *backend, yolo_buffer *buf, size_t offset, size_t bytes) {
+    (void)backend;
+    yolo_status st = check_range(buf, offset, bytes, "zero");
+    if (st == YOLO_OK && bytes) memset((char *)buf->data + offset, 0, bytes);
+    return st;
+}
+
+static yolo_status cpu_graph_run(yolo_backend *backend, yolo_graph *graph, yolo_tensor *const *nodes, int n) {
+    (void)graph;
+    yolo_cpu_context *ctx = backend->impl;
+    for (int i = 0; i < n; i++) {
+        yolo_tensor *node = nodes[i];
+        if (node->op == YOLO_OP_NONE || node->op == YOLO_OP_VIEW) continue;
+        yolo_cpu_kernel kernel = yolo_cpu_kernel_for(node->op);
+        if (!kernel)
+            return yolo_error(YOLO_ERR_UNSUPPORTED, "cpu: op %s (node '%s') has no kernel", yolo_op_name(node->op),
+                              node->name);
+        yolo_status st = kernel(ctx, node);
+        if (st != YOLO_OK) return yolo_error_context(st, "cpu: op %s (node '%s')", yolo_op_name(node->op), node->name);
+    }
+    return YOLO_OK;
+}
+
+static void cpu_graph_release(yolo_backend *backend, yolo_graph *graph) {
+    (void)backend;
+    (void)graph;
+}
+
+static const yolo_backend_ops cpu_ops = {
+    .destroy = cpu_destroy,
+    .buffer_alloc = cpu_buffer_alloc,
+    .buffer_free = cpu_buffer_free,
+    .upload = cpu_upload,
+    .download = cpu_download,
+    .zero = cpu_zero,
+    .graph_run = cpu_graph_run,
+    .graph_release = cpu_graph_release,
+};
+
+yolo_status yolo_cpu_backend_create(int threads, yolo_backend **out) {
+    *out = NULL;
+    if (threads <= 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = n > 0 ? (int)n : 1;
+    }
+    yolo_backend *backend = calloc(1, sizeof *backend);
+    yolo_cpu_context *ctx = calloc(1, sizeof *ctx);
+    if (!backend || !ctx) {
+        free(backend);
+        free(ctx);
+        return yolo_error(YOLO_ERR_NOMEM, "cpu backend: out of memory");
+    }
+    yolo_status st = yolo_thread_pool_create(threads, &ctx->pool);
+    if (st != YOLO_OK) {
+        free(backend);
+        free(ctx);
+        return st;
+    }
+    ctx->threads = threads;
+    backend->ops = &cpu_ops;
+    backend->impl = ctx;
+    backend->threads = threads;
+    snprintf(backend->name, sizeof backend->name, "cpu (%d thread%s)", threads, threads == 1 ? "" : "s");
+    *out = backend;
+    return YOLO_OK;
+}
+
+yolo_cpu_kernel yolo_cpu_kernel_for(int op) {
+    static yolo_cpu_kernel (*const lookups[])(int) = {
+        yolo_cpu_conv_kernel,  yolo_cpu_elementwise_kernel, yolo_cpu_norm_kernel, yolo_cpu_shape_kernel,
+        yolo_cpu_spatial_kernel, yolo_cpu_linalg_kernel,    yolo_cpu_optim_kernel,
+    };
+    for (size_t i = 0; i < sizeof lookups / sizeof lookups[0]; i++) {
+        yolo_cpu_kernel k = lookups[i](op);
+        if (k) return k;
+    }
+    return NULL;
+}
+
+/* Until every kernels_*.c file exists, missing ones report "no kernel"
+ * through these weak fallbacks rather than failing the link. */
+#define YOLO_WEAK_LOOKUP(fn) \
+    __attribute__((weak)) yolo_cpu_kernel fn(int op) { \
+        (void)op; \
+        return NULL; \
+    }
+YOLO_WEAK_LOOKUP(yolo_cpu_conv_kernel)
+YOLO_WEAK_LOOKUP(yolo_cpu_elementwise_kernel)
+YOLO_WEAK_LOOKUP(yolo_cpu_norm_kernel)
+YOLO_WEAK_LOOKUP(yolo_cpu_shape_kernel)
+YOLO_WEAK_LOOKUP(yolo_cpu_spatial_kernel)
+YOLO_WEAK_LOOKUP(yolo_cpu_linalg_kernel)
+YOLO_WEAK_LOOKUP(yolo_cpu_optim_kernel)

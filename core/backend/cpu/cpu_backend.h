@@ -1,0 +1,41 @@
+/* CPU backend internals shared by its kernels. */
+#ifndef YOLO_CPU_BACKEND_H
+#define YOLO_CPU_BACKEND_H
+
+#include "backend/backend.h"
+#include "backend/cpu/thread_pool.h"
+#include "graph/ops.h"
+
+struct yolo_buffer {
+    void *data;
+    size_t size;
+};
+
+typedef struct yolo_cpu_context {
+    yolo_thread_pool *pool;
+    int threads;
+} yolo_cpu_context;
+
+/* Host pointer to a tensor's storage on the CPU backend. */
+static inline void *yolo_cpu_data(const yolo_tensor *t) {
+    return (char *)t->buffer->data + t->offset;
+}
+static inline float *yolo_cpu_f32(const yolo_tensor *t) { return (float *)yolo_cpu_data(t); }
+
+/* A kernel computes `out` (a node) from out->src[...]; see graph/ops.h. */
+typedef yolo_status (*yolo_cpu_kernel)(yolo_cpu_context *ctx, yolo_tensor *out);
+
+/* Kernel table, indexed by yolo_op; NULL where an op needs no kernel. Each
+ * kernels_*.c file provides its ops through yolo_cpu_kernel_for. */
+yolo_cpu_kernel yolo_cpu_kernel_for(int op);
+
+/* Per-file lookups, chained by yolo_cpu_kernel_for (return NULL if not theirs). */
+yolo_cpu_kernel yolo_cpu_conv_kernel(int op);
+yolo_cpu_kernel yolo_cpu_elementwise_kernel(int op);
+yolo_cpu_kernel yolo_cpu_norm_kernel(int op);
+yolo_cpu_kernel yolo_cpu_shape_kernel(int op);
+yolo_cpu_kernel yolo_cpu_spatial_kernel(int op);
+yolo_cpu_kernel yolo_cpu_linalg_kernel(int op);
+yolo_cpu_kernel yolo_cpu_optim_kernel(int op);
+
+#endif

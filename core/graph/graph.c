@@ -1,0 +1,354 @@
+/* Graph storage, memory planning by liveness, and execution. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/graph_internal.h"
+
+#define PLAN_ALIGN 64
+
+yolo_graph *yolo_graph_new(yolo_backend *backend) {
+    if (!backend) {
+        yolo_error(YOLO_ERR_ARG, "yolo_graph_new: no backend");
+        return NULL;
+    }
+    yolo_graph *g = calloc(1, sizeof *g);
+    if (!g) {
+        yolo_error(YOLO_ERR_NOMEM, "yolo_graph_new: out of memory");
+        return NULL;
+    }
+    g->backend = backend;
+    return g;
+}
+
+void yolo_graph_free(yolo_graph *g) {
+    if (!g) return;
+    if (g->backend->ops->graph_release) g->backend->ops->graph_release(g->backend, g);
+    for (int i = 0; i < g->n_nodes; i++) {
+        free(g->nodes[i]->src);
+        free(g->nodes[i]);
+    }
+    free(g->nodes);
+    if (g->arena) g->backend->ops->buffer_free(g->backend, g->arena);
+    free(g);
+}
+
+yolo_status yolo_graph_status(const yolo_graph *g) { return g ? g->status : YOLO_ERR_ARG; }
+
+const char *yolo_graph_error(const yolo_graph *g) { return g ? g->error : "no graph"; }
+
+yolo_backend *yolo_graph_backend(const yolo_graph *g) { return g->backend; }
+
+int yolo_graph_node_count(const yolo_graph *g) { return g->n_nodes; }
+
+void yolo_graph_set_poison(yolo_graph *g, bool poison) { g->poison = poison; }
+
+yolo_tensor *yolo_graph_fail(yolo_graph *g, yolo_status status, const char *fmt, ...) {
+    char msg[sizeof g->error];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (g && g->status == YOLO_OK) {
+        g->status = status;
+        snprintf(g->error, sizeof g->error, "%s", msg);
+    }
+    yolo_error(status, "%s", msg);
+    return NULL;
+}
+
+bool yolo_graph_owns_or_persistent(const yolo_graph *g, const yolo_tensor *t) {
+    if (t->kind == YOLO_TENSOR_PERSISTENT) return t->backend == g->backend;
+    return t->graph == g;
+}
+
+static yolo_tensor *push_node(yolo_graph *g, yolo_tensor *t) {
+    if (g->n_nodes == g->cap_nodes) {
+        int cap = g->cap_nodes ? g->cap_nodes * 2 : 256;
+        yolo_tensor **nodes = realloc(g->nodes, (size_t)cap * sizeof *nodes);
+        if (!nodes) {
+            free(t->src);
+            free(t);
+            return yolo_graph_fail(g, YOLO_ERR_NOMEM, "graph: out of memory at node %d", g->n_nodes);
+        }
+        g->nodes = nodes;
+        g->cap_nodes = cap;
+    }
+    t->index = g->n_nodes;
+    g->nodes[g->n_nodes++] = t;
+    return t;
+}
+
+yolo_tensor *yolo_graph_node(yolo_graph *g, int op, yolo_dtype dtype, int ndim, const int64_t *shape, int n_src,
+                             yolo_tensor *const *src) {
+    if (g->planned)
+        return yolo_graph_fail(g, YOLO_ERR_ARG, "graph: cannot add op %s after planning", yolo_op_name(op));
+    yolo_tensor *t = calloc(1, sizeof *t);
+    if (!t) return yolo_graph_fail(g, YOLO_ERR_NOMEM, "graph: out of memory");
+    t->dtype = dtype;
+    t->ndim = ndim;
+    for (int i = 0; i < YOLO_MAX_DIMS; i++) t->shape[i] = i < ndim ? shape[i] : 1;
+    t->kind = YOLO_TENSOR_NODE;
+    t->backend = g->backend;
+    t->graph = g;
+    t->op = op;
+    t->last_use = -1;
+    snprintf(t->name, sizeof t->name, "%s#%d", yolo_op_name(op), g->n_nodes);
+    if (n_src > 0) {
+        t->src = malloc((size_t)n_src * sizeof *t->src);
+        if (!t->src) {
+            free(t);
+            return yolo_graph_fail(g, YOLO_ERR_NOMEM, "graph: out of memory");
+        }
+        memcpy(t->src, src, (size_t)n_src * sizeof *src);
+        t->n_src = n_src;
+    }
+    return push_node(g, t);
+}
+
+yolo_tensor *yolo_graph_view(yolo_graph *g, yolo_tensor *of, size_t offset, int ndim, const int64_t *shape) {
+    yolo_tensor *t = yolo_graph_node(g, YOLO_OP_VIEW, of->dtype, ndim, shape, 1, &of);
+    if (!t) return NULL;
+    t->view_of = of;
+    t->view_offset = offset;
+    return t;
+}
+
+yolo_tensor *yolo_graph_input(yolo_graph *g, const char *name, yolo_dtype dtype, int ndim, const int64_t *shape) {
+    if (!g) return NULL;
+    if (ndim < 1 || ndim > YOLO_MAX_DIMS || (int)dtype < 0 || dtype >= YOLO_DTYPE_COUNT)
+        return yolo_graph_fail(g, YOLO_ERR_ARG, "input '%s': invalid ndim %d or dtype %d", name ? name : "", ndim,
+                               (int)dtype);
+    for (int i = 0; i < ndim; i++)
+        if (shape[i] < 1)
+            return yolo_graph_fail(g, YOLO_ERR_ARG, "input '%s': dimension %d is %lld", name ? name : "", i,
+                                   (long long)shape[i]);
+    yolo_tensor *t = yolo_graph_node(g, YOLO_OP_NONE, dtype, ndim, shape, 0, NULL);
+    if (!t) return NULL;
+    t->kind = YOLO_TENSOR_INPUT;
+    snprintf(t->name, sizeof t->name, "%s", name ? name : "input");
+    return t;
+}
+
+yolo_status yolo_graph_mark_output(yolo_graph *g, yolo_tensor *t) {
+    if (!g || !t) return yolo_error(YOLO_ERR_ARG, "mark_output: NULL graph or tensor");
+    if (t->graph != g) return yolo_error(YOLO_ERR_ARG, "mark_output: '%s' is not a node of this graph", t->name);
+    if (g->planned) return yolo_error(YOLO_ERR_ARG, "mark_output: '%s' marked after planning", t->name);
+    t->is_output = true;
+    return YOLO_OK;
+}
+
+yolo_tensor *yolo_set_name(yolo_tensor *t, const char *fmt, ...) {
+    if (!t) return NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(t->name, sizeof t->name, fmt, ap);
+    va_end(ap);
+    return t;
+}
+
+/* ---- planning ---- */
+
+/* The tensor that owns the storage t lives in (following views). */
+static yolo_tensor *storage_root(yolo_tensor *t) {
+    while (t->view_of) t = t->view_of;
+    return t;
+}
+
+typedef struct free_block {
+    size_t offset, size;
+} free_block;
+
+typedef struct allocator {
+    free_block *blocks; /* sorted by offset, coalesced */
+    int n, cap;
+    size_t top;         /* arena high-water mark */
+} allocator;
+
+static bool allocator_insert(allocator *a, size_t offset, size_t size) {
+    int i = 0;
+    while (i < a->n && a->blocks[i].offset < offset) i++;
+    /* coalesce with neighbours */
+    bool merged_prev = i > 0 && a->blocks[i - 1].offset + a->blocks[i - 1].size == offset;
+    bool merged_next = i < a->n && offset + size == a->blocks[i].offset;
+    if (merged_prev && merged_next) {
+        a->blocks[i - 1].size += size + a->blocks[i].size;
+        memmove(&a->blocks[i], &a->blocks[i + 1], (size_t)(a->n - i - 1) * sizeof *a->blocks);
+        a->n--;
+        return true;
+    }
+    if (merged_prev) {
+        a->blocks[i - 1].size += size;
+        return true;
+    }
+    if (merged_next) {
+        a->blocks[i].offset = offset;
+        a->blocks[i].size += size;
+        return true;
+    }
+    if (a->n == a->cap) {
+        int cap = a->cap ? a->cap * 2 : 64;
+        free_block *b = realloc(a->blocks, (size_t)cap * sizeof *b);
+        if (!b) return false;
+        a->blocks = b;
+        a->cap = cap;
+    }
+    memmove(&a->blocks[i + 1], &a->blocks[i], (size_t)(a->n - i) * sizeof *a->blocks);
+    a->blocks[i] = (free_block){offset, size};
+    a->n++;
+    return true;
+}
+
+/* Best fit among free blocks, else grows the arena (extending a free block at the top). */
+static size_t allocator_take(allocator *a, size_t size) {
+    int best = -1;
+    for (int i = 0; i < a->n; i++)
+        if (a->blocks[i].size >= size && (best < 0 || a->blocks[i].size < a->blocks[best].size)) best = i;
+    if (best >= 0) {
+        size_t offset = a->blocks[best].offset;
+        a->blocks[best].offset += size;
+        a->blocks[best].size -= size;
+        if (a->blocks[best].size == 0) {
+            memmove(&a->blocks[best], &a->blocks[best + 1], (size_t)(a->n - best - 1) * sizeof *a->blocks);
+            a->n--;
+        }
+        return offset;
+    }
+    if (a->n > 0 && a->blocks[a->n - 1].offset + a->blocks[a->n - 1].size == a->top) {
+        size_t offset = a->blocks[a->n - 1].offset;
+        a->top = offset + size;
+        a->n--;
+        return offset;
+    }
+    size_t offset = a->top;
+    a->top += size;
+    return offset;
+}
+
+static bool needs_storage(const yolo_tensor *t) {
+    return t->kind != YOLO_TENSOR_PERSISTENT && !t->view_of;
+}
+
+yolo_status yolo_graph_plan(yolo_graph *g, yolo_graph_plan_info *info) {
+    if (!g) return yolo_error(YOLO_ERR_ARG, "yolo_graph_plan: NULL graph");
+    if (g->status != YOLO_OK) return yolo_error(g->status, "graph cannot be planned: %s", g->error);
+    if (g->planned) {
+        if (info) *info = g->plan;
+        return YOLO_OK;
+    }
+    int n = g->n_nodes;
+    /* Liveness: the last node reading each storage root. Inputs live from the
+     * start (uploaded before the run); outputs to the end. */
+    for (int i = 0; i < n; i++) g->nodes[i]->last_use = i;
+    for (int i = 0; i < n; i++) {
+        yolo_tensor *t = g->nodes[i];
+        for (int s = 0; s < t->n_src; s++) {
+            yolo_tensor *root = storage_root(t->src[s]);
+            if (root->graph == g && root->last_use < i) root->last_use = i;
+        }
+        if (t->is_output) storage_root(t)->last_use = n;
+    }
+    for (int i = 0; i < n; i++) {
+        yolo_tensor *t = g->nodes[i];
+        if (t->kind == YOLO_TENSOR_INPUT) t->last_use = n; /* an input may be re-uploaded between runs */
+    }
+    /* frees[i]: storage roots whose last use is node i */
+    int *free_head = malloc((size_t)(n + 1) * sizeof *free_head);
+    int *free_next = malloc((size_t)(n + 1) * sizeof *free_next);
+    size_t *offsets = calloc((size_t)(n + 1), sizeof *offsets);
+    allocator a = {0};
+    if (!free_head || !free_next || !offsets) {
+        free(free_head);
+        free(free_next);
+        free(offsets);
+        return yolo_error(YOLO_ERR_NOMEM, "graph plan: out of memory");
+    }
+    for (int i = 0; i <= n; i++) free_head[i] = -1;
+    size_t naive = 0;
+    for (int i = 0; i < n; i++) {
+        yolo_tensor *t = g->nodes[i];
+        if (needs_storage(t)) {
+            size_t size = (yolo_tensor_bytes(t) + PLAN_ALIGN - 1) & ~(size_t)(PLAN_ALIGN - 1);
+            naive += size;
+            offsets[i] = allocator_take(&a, size);
+            int end = t->last_use;
+            free_next[i] = free_head[end];
+            free_head[end] = i;
+        }
+        /* release every root whose last reader was this node (it has computed) */
+        for (int j = free_head[i]; j >= 0; j = free_next[j]) {
+            size_t sz = (yolo_tensor_bytes(g->nodes[j]) + PLAN_ALIGN - 1) & ~(size_t)(PLAN_ALIGN - 1);
+            if (!allocator_insert(&a, offsets[j], sz)) {
+                free(a.blocks);
+                free(free_head);
+                free(free_next);
+                free(offsets);
+                return yolo_error(YOLO_ERR_NOMEM, "graph plan: out of memory");
+            }
+        }
+    }
+    size_t peak = a.top;
+    free(a.blocks);
+    yolo_status st = YOLO_OK;
+    if (peak > 0) st = g->backend->ops->buffer_alloc(g->backend, peak, &g->arena);
+    if (st != YOLO_OK) {
+        free(free_head);
+        free(free_next);
+        free(offsets);
+        return yolo_error_context(st, "graph plan: activation memory of %zu bytes", peak);
+    }
+    g->arena_bytes = peak;
+    for (int i = 0; i < n; i++) {
+        yolo_tensor *t = g->nodes[i];
+        if (needs_storage(t)) {
+            t->buffer = g->arena;
+            t->offset = offsets[i];
+        } else if (t->view_of) {
+            t->buffer = t->view_of->buffer; /* view_of precedes t, so it is resolved */
+            t->offset = t->view_of->offset + t->view_offset;
+        }
+    }
+    free(free_head);
+    free(free_next);
+    free(offsets);
+    g->planned = true;
+    g->plan.peak_bytes = peak;
+    g->plan.naive_bytes = naive;
+    g->plan.n_nodes = n;
+    if (info) *info = g->plan;
+    return YOLO_OK;
+}
+
+/* Debug aid for the planner test: after node i, every root whose last use is
+ * i is overwritten with NaN, so a planner that let two live buffers overlap
+ * corrupts a later result. */
+static yolo_status run_poisoned(yolo_graph *g) {
+    int n = g->n_nodes;
+    for (int i = 0; i < n; i++) {
+        yolo_status st = g->backend->ops->graph_run(g->backend, g, &g->nodes[i], 1);
+        if (st != YOLO_OK) return st;
+        for (int j = 0; j <= i; j++) {
+            yolo_tensor *t = g->nodes[j];
+            if (!needs_storage(t) || t->last_use != i || t->is_output) continue;
+            size_t bytes = yolo_tensor_bytes(t);
+            unsigned char *nan_bytes = malloc(bytes ? bytes : 1);
+            if (!nan_bytes) return yolo_error(YOLO_ERR_NOMEM, "graph poison: out of memory");
+            memset(nan_bytes, 0xff, bytes);
+            st = g->backend->ops->upload(g->backend, t->buffer, t->offset, nan_bytes, bytes);
+            free(nan_bytes);
+            if (st != YOLO_OK) return st;
+        }
+    }
+    return YOLO_OK;
+}
+
+yolo_status yolo_graph_run(yolo_graph *g) {
+    if (!g) return yolo_error(YOLO_ERR_ARG, "yolo_graph_run: NULL graph");
+    if (!g->planned) {
+        yolo_status st = yolo_graph_plan(g, NULL);
+        if (st != YOLO_OK) return st;
+    }
+    if (g->poison) return run_poisoned(g);
+    return g->backend->ops->graph_run(g->backend, g, g->nodes, g->n_nodes);
+}

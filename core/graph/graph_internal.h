@@ -1,0 +1,39 @@
+/* Graph internals shared by graph.c (storage, planning, running),
+ * builders.c (op constructors with shape checks) and autograd.c. */
+#ifndef YOLO_GRAPH_INTERNAL_H
+#define YOLO_GRAPH_INTERNAL_H
+
+#include "backend/backend.h"
+#include "graph/ops.h"
+
+struct yolo_graph {
+    yolo_backend *backend;
+    yolo_tensor **nodes; /* inputs and op nodes in creation (= execution) order */
+    int n_nodes, cap_nodes;
+    yolo_status status;  /* first builder error */
+    char error[1024];
+    bool planned;
+    bool poison;         /* debug: overwrite each buffer with NaN after its last use */
+    yolo_buffer *arena;
+    size_t arena_bytes;
+    yolo_graph_plan_info plan;
+};
+
+/* Records a builder error (first one wins) and returns NULL. */
+yolo_tensor *yolo_graph_fail(yolo_graph *g, yolo_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* A new node of op `op` with the given shape and srcs (copied). NULL on error. */
+yolo_tensor *yolo_graph_node(yolo_graph *g, int op, yolo_dtype dtype, int ndim, const int64_t *shape, int n_src,
+                             yolo_tensor *const *src);
+
+/* A view node sharing `of`'s storage at byte offset `offset` (no kernel). */
+yolo_tensor *yolo_graph_view(yolo_graph *g, yolo_tensor *of, size_t offset, int ndim, const int64_t *shape);
+
+/* True when t may be used in g (a node of g or a persistent tensor on g's backend). */
+bool yolo_graph_owns_or_persistent(const yolo_graph *g, const yolo_tensor *t);
+
+/* Debug switch for the planner test: poison freed buffers with NaN. */
+void yolo_graph_set_poison(yolo_graph *g, bool poison);
+
+#endif

@@ -1,0 +1,85 @@
+/* Internal op codes and the exact contract of every kernel.
+ *
+ * Every backend implements each op below. Unless stated, tensors are f32,
+ * contiguous, row-major; `src[i]` are the node's inputs and `out` the node
+ * itself. iparams/fparams hold the op's constants. Shapes have been checked
+ * by the builder (core/graph/builders.c); kernels may trust them. The
+ * builders give every src of ADD/SUB/MUL/SUM_TO/BROADCAST_TO the same ndim
+ * as out (smaller operands are reshaped with leading 1s), so broadcasting
+ * kernels only compare dimension by dimension.
+ *
+ * OP_INFO(name, differentiable, summary) — the table drives yolo_op_name and
+ * the test that every differentiable op has a gradient check. */
+#ifndef YOLO_OPS_H
+#define YOLO_OPS_H
+
+#include <stdbool.h>
+
+#define YOLO_OP_LIST(X) \
+    X(NONE, false)            /* inputs and persistent leaves: no kernel */ \
+    X(VIEW, true)             /* shares storage of view_of at view_offset: no kernel */ \
+    /* conv: i = {stride_h, stride_w, pad_h, pad_w, dil_h, dil_w, groups} */ \
+    X(CONV2D, true)           /* src x[N,C,H,W], w[O,C/g,kh,kw], (bias[O]) -> [N,O,Ho,Wo] */ \
+    X(CONV2D_BWD_DATA, false) /* src dy[N,O,Ho,Wo], w -> dx[N,C,H,W] (shape of out); also ConvTranspose forward */ \
+    X(CONV2D_BWD_WEIGHT, false) /* src x[N,C,H,W], dy[N,O,Ho,Wo] -> dw[O,C/g,kh,kw] (shape of out) */ \
+    X(CONV_TRANSPOSE2D, true) /* src x[N,C,H,W], w[C,O/g,kh,kw], (bias[O]) -> [N,O,Ho,Wo] = CONV2D_BWD_DATA(x, w) (+ bias) */ \
+    /* batch norm: statistics per channel over N,H,W of x[N,C,H,W] (or [N,C]) */ \
+    X(BN_STATS, true)         /* src x, (running_mean[C], running_var[C]) -> [2,C]: row0 mean, row1 biased var. \
+                                 i0 = update running stats (1/0); f0 = momentum: running = (1-m)*running + m*stat, \
+                                 running_var takes the unbiased var (count/(count-1)) */ \
+    X(BN_APPLY, true)         /* src x, mean[C], var[C], gamma[C], beta[C] -> gamma*(x-mean)/sqrt(var+eps)+beta; f0 = eps */ \
+    X(BN_APPLY_BWD_PARAMS, false) /* src x, mean, var, gamma, dy -> [4,C]: dgamma, dbeta, dmean, dvar (f0 = eps) */ \
+    X(BN_APPLY_BWD_DATA, false)   /* src var, gamma, dy -> dx = dy*gamma/sqrt(var+eps) (f0 = eps) */ \
+    X(BN_STATS_BWD, false)    /* src x, stats[2,C], dstats[2,C] -> dx = dmean/M + dvar*2*(x-mean)/M, M = N*H*W */ \
+    /* elementwise */ \
+    X(SILU, true)             /* x*sigmoid(x) */ \
+    X(SILU_BWD, false)        /* src x, dy -> dy*s*(1+x*(1-s)), s = sigmoid(x) */ \
+    X(RELU, true)             /* max(x,0) */ \
+    X(RELU_BWD, false)        /* src x, dy -> x > 0 ? dy : 0 */ \
+    X(SIGMOID, true)          /* 1/(1+exp(-x)) */ \
+    X(SIGMOID_BWD, false)     /* src y (the sigmoid output), dy -> dy*y*(1-y) */ \
+    X(ADD, true)              /* a + b, numpy broadcasting of src shapes to out shape */ \
+    X(SUB, true)              /* a - b, broadcasting */ \
+    X(MUL, true)              /* a * b, broadcasting */ \
+    X(SCALE, true)            /* x * f0 */ \
+    X(CAST, true)             /* convert src dtype to out dtype, then * f0 (f16 stored as IEEE half) */ \
+    X(FILL, false)            /* every element = f0 (no src) */ \
+    /* shape */ \
+    X(CONCAT, true)           /* n srcs along axis i0 */ \
+    X(SLICE, true)            /* src x along axis i0 from i1, length = out.shape[i0] */ \
+    X(SLICE_BWD, false)       /* src dy -> zeros of out's shape with dy placed along axis i0 at i1 */ \
+    X(BROADCAST_TO, true)     /* src x (dims 1 or equal) repeated to out's shape */ \
+    X(SUM_TO, true)           /* src x summed over dims where out has 1 and x not */ \
+    /* spatial */ \
+    X(UPSAMPLE_NEAREST, true) /* src x[N,C,H,W] -> [N,C,H*i0,W*i0] */ \
+    X(UPSAMPLE_NEAREST_BWD, false) /* src dy[N,C,H*f,W*f] -> [N,C,H,W] sum over each f*f block, i0 = f */ \
+    X(MAXPOOL2D, true)        /* src x; i = {kernel, stride, pad}; -inf padding */ \
+    X(MAXPOOL2D_BWD, false)   /* src x, dy -> dx: dy routed to the first max of each window (ties: lowest index), \
+                                 accumulated where windows overlap; i as MAXPOOL2D */ \
+    /* linear algebra and softmax */ \
+    X(MATMUL, true)           /* src a, b; i0 = transpose_a, i1 = transpose_b; 2-D */ \
+    X(SOFTMAX, true)          /* along axis i0 */ \
+    X(SOFTMAX_BWD, false)     /* src y, dy -> y*(dy - sum(dy*y)) along axis i0 */ \
+    X(LOG_SOFTMAX, true)      /* along axis i0 */ \
+    X(LOG_SOFTMAX_BWD, false) /* src y (log-softmax output), dy -> dy - exp(y)*sum(dy) along axis i0 */ \
+    /* reductions */ \
+    X(SUM, true)              /* all elements -> [1] */ \
+    X(SUM_SQUARES, true)      /* sum of x^2 -> [1] */ \
+    /* in-place updates of persistent tensors (out is a view of src0) */ \
+    X(SGD_UPDATE, false)      /* src param, grad, momentum_buf, hyper[4], (grad_scale[1]) */ \
+    X(ADAMW_UPDATE, false)    /* src param, grad, m, v, hyper[6], (grad_scale[1]) */ \
+    X(EMA_UPDATE, false)      /* src ema, param, hyper[1] = decay */ \
+    X(ACCUMULATE, false)      /* src dst (persistent), x: dst += x */ \
+    X(ZERO, false)            /* src t: t = 0 */
+
+typedef enum yolo_op {
+#define YOLO_OP_ENUM(name, diff) YOLO_OP_##name,
+    YOLO_OP_LIST(YOLO_OP_ENUM)
+#undef YOLO_OP_ENUM
+    YOLO_OP_COUNT
+} yolo_op;
+
+const char *yolo_op_name(int op);
+bool yolo_op_differentiable(int op);
+
+#endif

@@ -1,0 +1,178 @@
+/* Graph engine: memory planning by liveness, poisoning of freed memory,
+ * bit-identical repeated runs, gradient accumulation into parameters, and
+ * error reporting of builders. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/graph_internal.h"
+#include "test_util.h"
+
+/* Two storage roots whose lifetimes overlap must not share bytes. */
+static void check_no_live_overlap(yolo_graph *g) {
+    for (int i = 0; i < g->n_nodes; i++) {
+        yolo_tensor *a = g->nodes[i];
+        if (a->kind == YOLO_TENSOR_PERSISTENT || a->view_of) continue;
+        for (int j = i + 1; j < g->n_nodes; j++) {
+            yolo_tensor *b = g->nodes[j];
+            if (b->kind == YOLO_TENSOR_PERSISTENT || b->view_of) continue;
+            bool live_together = j <= a->last_use; /* b is created while a is still read */
+            if (!live_together) continue;
+            size_t a0 = a->offset, a1 = a->offset + yolo_tensor_bytes(a);
+            size_t b0 = b->offset, b1 = b->offset + yolo_tensor_bytes(b);
+            CHECK_MSG(a1 <= b0 || b1 <= a0, "nodes %s [%d..%d] and %s [%d..%d] overlap in memory", a->name, i,
+                      a->last_use, b->name, j, b->last_use);
+        }
+    }
+}
+
+/* A small network with branches, a residual and a concat: the C2f pattern. */
+typedef struct net {
+    yolo_graph *g;
+    yolo_tensor *x, *loss, *out;
+} net;
+
+static net build_net(yolo_backend *be, yolo_tensor *w1, yolo_tensor *w2, yolo_tensor *gamma, yolo_tensor *beta,
+                     yolo_tensor *rm, yolo_tensor *rv, bool backward) {
+    net n = {0};
+    n.g = yolo_graph_new(be);
+    int64_t xs[4] = {2, 4, 9, 7};
+    n.x = yolo_graph_input(n.g, "x", YOLO_F32, 4, xs);
+    yolo_tensor *a = yolo_conv2d(n.g, n.x, w1, NULL, &(yolo_conv2d_params){.pad_h = 1, .pad_w = 1});
+    a = yolo_silu(n.g, yolo_batch_norm(n.g, a, gamma, beta, rm, rv, true, 0.03f, 1e-3f));
+    yolo_tensor *parts[2];
+    yolo_chunk(n.g, a, 2, 1, parts);
+    yolo_tensor *b = yolo_silu(n.g, yolo_conv2d(n.g, parts[1], w2, NULL, &(yolo_conv2d_params){.pad_h = 1, .pad_w = 1}));
+    b = yolo_add(n.g, b, parts[1]);
+    yolo_tensor *cat_in[3] = {parts[0], parts[1], b};
+    yolo_tensor *c = yolo_concat(n.g, 3, cat_in, 1);
+    yolo_tensor *p = yolo_maxpool2d(n.g, c, 3, 1, 1);
+    yolo_tensor *u = yolo_upsample_nearest(n.g, p, 2);
+    n.out = yolo_mul(n.g, u, u);
+    n.loss = yolo_mean(n.g, n.out);
+    yolo_graph_mark_output(n.g, n.loss);
+    yolo_graph_mark_output(n.g, n.out);
+    if (backward) CHECK(yolo_graph_backward(n.g, n.loss) == YOLO_OK);
+    return n;
+}
+
+static void test_planning_and_runs(yolo_backend *be) {
+    int64_t s1[4] = {4, 4, 3, 3}, s2[4] = {2, 2, 3, 3}, sc[1] = {4};
+    yolo_tensor *w1 = test_tensor_random(be, "w1", 4, s1, 1, -0.5f, 0.5f, 1);
+    yolo_tensor *w2 = test_tensor_random(be, "w2", 4, s2, 2, -0.5f, 0.5f, 1);
+    yolo_tensor *gamma = test_tensor_random(be, "gamma", 1, sc, 3, 0.5f, 1.5f, 1);
+    yolo_tensor *beta = test_tensor_random(be, "beta", 1, sc, 4, -0.5f, 0.5f, 1);
+    yolo_tensor *rm = yolo_tensor_new(be, "rm", YOLO_F32, 1, sc, false);
+    yolo_tensor *rv = yolo_tensor_new(be, "rv", YOLO_F32, 1, sc, false);
+    float ones[4] = {1, 1, 1, 1};
+    yolo_tensor_upload_f32(rv, ones, 4);
+
+    float x[2 * 4 * 9 * 7];
+    test_fill_uniform(x, 2 * 4 * 9 * 7, 5, -1.0f, 1.0f);
+
+    net plain = build_net(be, w1, w2, gamma, beta, rm, rv, true);
+    yolo_graph_plan_info info;
+    CHECK(yolo_graph_plan(plain.g, &info) == YOLO_OK);
+    CHECK_MSG(info.peak_bytes < info.naive_bytes, "peak %zu should be below naive %zu", info.peak_bytes,
+              info.naive_bytes);
+    printf("planned %d nodes: peak %zu bytes (without reuse %zu)\n", info.n_nodes, info.peak_bytes, info.naive_bytes);
+    check_no_live_overlap(plain.g);
+
+    yolo_tensor_upload_f32(plain.x, x, 2 * 4 * 9 * 7);
+    float loss1 = 0, loss2 = 0;
+    CHECK(yolo_graph_run(plain.g) == YOLO_OK);
+    yolo_tensor_download_f32(plain.loss, &loss1, 1);
+    float g1[4 * 4 * 9];
+    yolo_tensor_download_f32(w1->grad, g1, 4 * 4 * 9);
+
+    /* a second run is bit-identical and accumulates the gradient again */
+    CHECK(yolo_graph_run(plain.g) == YOLO_OK);
+    yolo_tensor_download_f32(plain.loss, &loss2, 1);
+    CHECK(memcmp(&loss1, &loss2, sizeof loss1) == 0);
+    float g2[4 * 4 * 9];
+    yolo_tensor_download_f32(w1->grad, g2, 4 * 4 * 9);
+    int doubled = 1;
+    for (int i = 0; i < 4 * 4 * 9; i++)
+        if (g2[i] != 2.0f * g1[i]) doubled = 0;
+    CHECK_MSG(doubled, "a second backward run must accumulate exactly the same gradient");
+    CHECK(isfinite(loss1) && loss1 > 0.0f);
+
+    /* the same graph with every dead buffer poisoned gives the same loss */
+    yolo_tensor_zero(w1->grad);
+    net poisoned = build_net(be, w1, w2, gamma, beta, rm, rv, true);
+    yolo_graph_set_poison(poisoned.g, true);
+    CHECK(yolo_graph_plan(poisoned.g, NULL) == YOLO_OK);
+    yolo_tensor_upload_f32(poisoned.x, x, 2 * 4 * 9 * 7);
+    float loss3 = 0;
+    CHECK(yolo_graph_run(poisoned.g) == YOLO_OK);
+    yolo_tensor_download_f32(poisoned.loss, &loss3, 1);
+    float g3[4 * 4 * 9];
+    yolo_tensor_download_f32(w1->grad, g3, 4 * 4 * 9);
+    CHECK_MSG(memcmp(&loss1, &loss3, sizeof loss1) == 0, "poisoned run: loss %g vs %g", (double)loss3, (double)loss1);
+    CHECK_MSG(memcmp(g1, g3, sizeof g1) == 0, "poisoned run changed the gradient");
+
+    yolo_graph_free(plain.g);
+    yolo_graph_free(poisoned.g);
+    yolo_tensor *all[] = {w1, w2, gamma, beta, rm, rv};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) yolo_tensor_free(all[i]);
+}
+
+static void test_builder_errors(yolo_backend *be) {
+    yolo_graph *g = yolo_graph_new(be);
+    int64_t sa[2] = {2, 3}, sb[2] = {4, 5};
+    yolo_tensor *a = yolo_graph_input(g, "a", YOLO_F32, 2, sa);
+    yolo_tensor *b = yolo_graph_input(g, "b", YOLO_F32, 2, sb);
+    CHECK(yolo_add(g, a, b) == NULL);
+    CHECK(yolo_graph_status(g) == YOLO_ERR_SHAPE);
+    CHECK_MSG(strstr(yolo_graph_error(g), "add") && strstr(yolo_graph_error(g), "f32[2,3]") &&
+                  strstr(yolo_graph_error(g), "f32[4,5]"),
+              "message was: %s", yolo_graph_error(g));
+    /* later builders given NULL keep the first message */
+    CHECK(yolo_silu(g, NULL) == NULL);
+    CHECK(strstr(yolo_graph_error(g), "add") != NULL);
+    CHECK(yolo_graph_plan(g, NULL) == YOLO_ERR_SHAPE);
+    yolo_graph_free(g);
+
+    g = yolo_graph_new(be);
+    int64_t sx[4] = {1, 3, 8, 8}, sw[4] = {4, 5, 3, 3};
+    yolo_tensor *x = yolo_graph_input(g, "x", YOLO_F32, 4, sx);
+    yolo_tensor *w = yolo_tensor_new(be, "w", YOLO_F32, 4, sw, true);
+    CHECK(yolo_conv2d(g, x, w, NULL, NULL) == NULL);
+    CHECK_MSG(strstr(yolo_graph_error(g), "conv2d") && strstr(yolo_graph_error(g), "f32[1,3,8,8]") &&
+                  strstr(yolo_graph_error(g), "f32[4,5,3,3]"),
+              "message was: %s", yolo_graph_error(g));
+    yolo_graph_free(g);
+    yolo_tensor_free(w);
+
+    /* uploading the wrong number of bytes is refused, naming the tensor */
+    g = yolo_graph_new(be);
+    yolo_tensor *in = yolo_graph_input(g, "images", YOLO_F32, 2, sa);
+    yolo_tensor *out = yolo_scale(g, in, 2.0f);
+    yolo_graph_mark_output(g, out);
+    CHECK(yolo_graph_plan(g, NULL) == YOLO_OK);
+    float data[7] = {0};
+    CHECK(yolo_tensor_upload(in, data, sizeof data) == YOLO_ERR_SHAPE);
+    CHECK(test_error_mentions("images"));
+    yolo_graph_free(g);
+}
+
+static void test_f16_conversion(void) {
+    const float values[] = {0.0f, 1.0f, -2.5f, 65504.0f, 6.1035156e-05f, 5.9604645e-08f, 0.33325195f};
+    for (size_t i = 0; i < sizeof values / sizeof *values; i++)
+        CHECK_MSG(yolo_f16_to_f32(yolo_f32_to_f16(values[i])) == values[i], "f16 round trip of %g", (double)values[i]);
+    CHECK(yolo_f32_to_f16(1e6f) == 0x7c00); /* overflow to inf */
+    CHECK(yolo_f32_to_f16(1.0f + 1.0f / 4096.0f) == 0x3c00); /* ties to even */
+}
+
+int main(void) {
+    yolo_backend *be = NULL;
+    if (yolo_backend_create("cpu", 2, &be) != YOLO_OK) {
+        fprintf(stderr, "cpu backend: %s\n", yolo_last_error());
+        return 1;
+    }
+    test_f16_conversion();
+    test_builder_errors(be);
+    test_planning_and_runs(be);
+    yolo_backend_free(be);
+    return test_result("test_graph");
+}

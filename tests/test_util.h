@@ -1,0 +1,49 @@
+/* Small helpers shared by the tests: checks that count failures, random data. */
+#ifndef YOLO_TEST_UTIL_H
+#define YOLO_TEST_UTIL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "yolo/graph.h"
+
+extern int test_failures;
+
+#define CHECK(cond) \
+    do { \
+        if (!(cond)) { \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+            test_failures++; \
+        } \
+    } while (0)
+
+#define CHECK_MSG(cond, ...) \
+    do { \
+        if (!(cond)) { \
+            fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__); \
+            fputc('\n', stderr); \
+            test_failures++; \
+        } \
+    } while (0)
+
+/* Exit code for main: 0 if no CHECK failed. */
+int test_result(const char *name);
+/* Exit code 77 (ctest: skipped) after printing why. */
+int test_skip(const char *why);
+
+/* Deterministic uniform floats in [lo, hi) from a 64-bit state. */
+float test_uniform(uint64_t *state, float lo, float hi);
+void test_fill_uniform(float *data, int64_t n, uint64_t seed, float lo, float hi);
+
+/* A persistent f32 tensor filled with uniform random values. */
+yolo_tensor *test_tensor_random(yolo_backend *be, const char *name, int ndim, const int64_t *shape, uint64_t seed,
+                                float lo, float hi, int requires_grad);
+
+/* Max |a-b| / (atol + rtol*|b|) over n values; <= 1 means within tolerance. */
+double test_max_rel_error(const float *a, const float *b, int64_t n, double atol, double rtol);
+
+/* Whether substring `needle` is in the current yolo_last_error(). */
+int test_error_mentions(const char *needle);
+
+#endif
