@@ -278,6 +278,7 @@ yolo_status yolo_graph_backward(yolo_graph *g, yolo_tensor *loss) {
     if (yolo_tensor_numel(loss) != 1)
         return yolo_error(YOLO_ERR_SHAPE, "backward: loss '%s' must hold one value (has %lld)", loss->name,
                           (long long)yolo_tensor_numel(loss));
+    if (!g->backward_start) g->backward_start = g->n_nodes;
     yolo_tensor *seed = yolo_graph_node(g, YOLO_OP_FILL, YOLO_F32, loss->ndim, loss->shape, 0, NULL);
     if (!seed) return yolo_graph_status(g);
     seed->fparams[0] = 1.0f;
@@ -287,6 +288,7 @@ yolo_status yolo_graph_backward(yolo_graph *g, yolo_tensor *loss) {
 
 yolo_status yolo_graph_backward_from(yolo_graph *g, int n, yolo_tensor *const *outputs, yolo_tensor **grad_inputs) {
     if (!g || n < 1 || !outputs || !grad_inputs) return yolo_error(YOLO_ERR_ARG, "backward_from: bad arguments");
+    if (!g->backward_start) g->backward_start = g->n_nodes;
     for (int i = 0; i < n; i++) {
         yolo_status st = check_output(g, outputs[i]);
         if (st) return st;

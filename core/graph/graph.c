@@ -323,9 +323,8 @@ yolo_status yolo_graph_plan(yolo_graph *g, yolo_graph_plan_info *info) {
 /* Debug aid for the planner test: after node i, every root whose last use is
  * i is overwritten with NaN, so a planner that let two live buffers overlap
  * corrupts a later result. */
-static yolo_status run_poisoned(yolo_graph *g) {
-    int n = g->n_nodes;
-    for (int i = 0; i < n; i++) {
+static yolo_status run_poisoned(yolo_graph *g, int begin, int end) {
+    for (int i = begin; i < end; i++) {
         yolo_status st = g->backend->ops->graph_run(g->backend, g, &g->nodes[i], 1);
         if (st != YOLO_OK) return st;
         for (int j = 0; j <= i; j++) {
@@ -343,12 +342,26 @@ static yolo_status run_poisoned(yolo_graph *g) {
     return YOLO_OK;
 }
 
-yolo_status yolo_graph_run(yolo_graph *g) {
+static yolo_status run_range(yolo_graph *g, int begin, int end) {
     if (!g) return yolo_error(YOLO_ERR_ARG, "yolo_graph_run: NULL graph");
     if (!g->planned) {
         yolo_status st = yolo_graph_plan(g, NULL);
         if (st != YOLO_OK) return st;
     }
-    if (g->poison) return run_poisoned(g);
-    return g->backend->ops->graph_run(g->backend, g, g->nodes, g->n_nodes);
+    if (g->poison) return run_poisoned(g, begin, end);
+    if (end <= begin) return YOLO_OK;
+    return g->backend->ops->graph_run(g->backend, g, g->nodes + begin, end - begin);
+}
+
+yolo_status yolo_graph_run(yolo_graph *g) { return run_range(g, 0, g ? g->n_nodes : 0); }
+
+yolo_status yolo_graph_run_forward(yolo_graph *g) {
+    if (!g) return yolo_error(YOLO_ERR_ARG, "yolo_graph_run_forward: NULL graph");
+    return run_range(g, 0, g->backward_start ? g->backward_start : g->n_nodes);
+}
+
+yolo_status yolo_graph_run_backward(yolo_graph *g) {
+    if (!g) return yolo_error(YOLO_ERR_ARG, "yolo_graph_run_backward: NULL graph");
+    if (!g->backward_start) return yolo_error(YOLO_ERR_ARG, "yolo_graph_run_backward: the graph has no backward pass");
+    return run_range(g, g->backward_start, g->n_nodes);
 }

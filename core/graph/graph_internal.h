@@ -13,6 +13,7 @@ struct yolo_graph {
     yolo_status status;  /* first builder error */
     char error[1024];
     bool planned;
+    int backward_start;  /* first node of the backward pass, 0 if none */
     bool poison;         /* debug: overwrite each buffer with NaN after its last use */
     yolo_buffer *arena;
     size_t arena_bytes;

@@ -1,11 +1,358 @@
-/* Placeholder until the Vulkan backend lands (issue 3): reports itself as
- * not built, so device=vulkan is a clear error. */
+/* The Vulkan backend: the yolo_backend_ops vtable, device setup and graph
+ * runs. A graph run is recorded once into one command buffer and replayed
+ * unchanged while the graph's nodes, their storage and their constants stay
+ * the same (a signature over them is checked on every run); hyper-parameters
+ * live in tensors, so replays follow the schedule. The host waits only
+ * before it touches memory (uploads, downloads, frees) or resubmits. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-#include "backend/backend.h"
+#include "backend/vulkan/vk_ops.h"
+#include "backend/vulkan/vk_transfer.h"
+
+static const yolo_backend_ops vulkan_ops;
+
+static yolo_vk_context *ctx_of(const yolo_backend *b) { return (yolo_vk_context *)b->impl; }
+
+yolo_status yolo_vk_wait_pending(yolo_vk_context *ctx) {
+    if (!ctx->pending_fence) return YOLO_OK;
+    VkResult r = ctx->inst.fn.WaitForFences(ctx->dev.device, 1, &ctx->pending_fence, VK_TRUE, UINT64_MAX);
+    ctx->pending_fence = VK_NULL_HANDLE;
+    /* fences signal in submission order: every earlier run is done too */
+    for (yolo_vk_recording *rec = ctx->recordings; rec; rec = rec->next) rec->in_flight = false;
+    if (r != VK_SUCCESS)
+        return yolo_error(YOLO_ERR_BACKEND, "%s: waiting for the device failed (%s)", ctx->label,
+                          yolo_vk_result_name(r));
+    return YOLO_OK;
+}
+
+/* ---- buffers and copies ---- */
+
+static yolo_status vk_buffer_alloc(yolo_backend *backend, size_t bytes, yolo_buffer **out) {
+    yolo_vk_context *ctx = ctx_of(backend);
+    pthread_mutex_lock(&ctx->lock);
+    yolo_status st = yolo_vk_memory_alloc(&ctx->mem, bytes, out);
+    if (st == YOLO_OK) yolo_backend_count_alloc(backend, bytes);
+    pthread_mutex_unlock(&ctx->lock);
+    return st;
+}
+
+static void vk_buffer_free(yolo_backend *backend, yolo_buffer *buf) {
+    if (!buf) return;
+    yolo_vk_context *ctx = ctx_of(backend);
+    pthread_mutex_lock(&ctx->lock);
+    yolo_vk_wait_pending(ctx); /* the device may still be using it */
+    yolo_backend_count_free(backend, buf->size);
+    yolo_vk_memory_free(&ctx->mem, buf);
+    pthread_mutex_unlock(&ctx->lock);
+}
+
+static yolo_status vk_upload(yolo_backend *backend, yolo_buffer *buf, size_t offset, const void *data, size_t bytes) {
+    yolo_vk_context *ctx = ctx_of(backend);
+    pthread_mutex_lock(&ctx->lock);
+    yolo_status st = yolo_vk_upload(ctx, buf, offset, data, bytes);
+    pthread_mutex_unlock(&ctx->lock);
+    return st;
+}
+
+static yolo_status vk_download(yolo_backend *backend, yolo_buffer *buf, size_t offset, void *data, size_t bytes) {
+    yolo_vk_context *ctx = ctx_of(backend);
+    pthread_mutex_lock(&ctx->lock);
+    yolo_status st = yolo_vk_download(ctx, buf, offset, data, bytes);
+    pthread_mutex_unlock(&ctx->lock);
+    return st;
+}
+
+static yolo_status vk_zero(yolo_backend *backend, yolo_buffer *buf, size_t offset, size_t bytes) {
+    yolo_vk_context *ctx = ctx_of(backend);
+    pthread_mutex_lock(&ctx->lock);
+    yolo_status st = yolo_vk_zero(ctx, buf, offset, bytes);
+    pthread_mutex_unlock(&ctx->lock);
+    return st;
+}
+
+/* ---- graph runs ---- */
+
+static uint64_t mix(uint64_t h, uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h * 0x100000001b3ull;
+}
+
+static uint64_t tensor_sig(uint64_t h, const yolo_tensor *t) {
+    h = mix(h, (uint64_t)(uintptr_t)t);
+    h = mix(h, t->buffer ? t->buffer->serial : 0);
+    h = mix(h, t->offset);
+    h = mix(h, (uint64_t)t->dtype);
+    for (int d = 0; d < YOLO_MAX_DIMS; d++) h = mix(h, (uint64_t)t->shape[d]);
+    return h;
+}
+
+/* Everything a recording bakes in: ops, storage (allocation serials, so a
+ * freed and reallocated buffer differs), shapes and constants. */
+static uint64_t signature(yolo_tensor *const *nodes, int n) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int i = 0; i < n; i++) {
+        const yolo_tensor *t = nodes[i];
+        h = mix(tensor_sig(h, t), (uint64_t)t->op);
+        for (int s = 0; s < t->n_src; s++) h = t->src[s] ? tensor_sig(h, t->src[s]) : mix(h, 0);
+        for (int k = 0; k < 12; k++) h = mix(h, (uint32_t)t->iparams[k]);
+        for (int k = 0; k < 4; k++) {
+            uint32_t f;
+            memcpy(&f, &t->fparams[k], 4);
+            h = mix(h, f);
+        }
+    }
+    return h;
+}
+
+static yolo_status record_graph(yolo_vk_context *ctx, yolo_vk_recording *rec, yolo_tensor *const *nodes, int n) {
+    yolo_vk_recorder r;
+    yolo_status st = yolo_vk_recording_begin(ctx, rec, &r);
+    if (st == YOLO_OK) ctx->stats.graph_recordings++;
+    char what[YOLO_NAME_MAX + 64];
+    for (int i = 0; i < n && st == YOLO_OK; i++) {
+        const yolo_tensor *node = nodes[i];
+        if (node->op == YOLO_OP_NONE || node->op == YOLO_OP_VIEW) continue;
+        yolo_vk_op_fn fn = yolo_vk_op_for(node->op);
+        snprintf(what, sizeof what, "op %s (node '%s')", yolo_op_name(node->op), node->name);
+        if (!fn) {
+            st = yolo_error(YOLO_ERR_UNSUPPORTED, "%s: %s has no Vulkan kernel", ctx->label, what);
+            break;
+        }
+        r.op_name = what;
+        st = fn(&r, node);
+        if (st != YOLO_OK) yolo_error_context(st, "%s", what);
+    }
+    if (st == YOLO_OK) st = yolo_vk_recording_end(&r);
+    free(r.reads);
+    free(r.writes);
+    return st;
+}
+
+static yolo_status vk_graph_run(yolo_backend *backend, yolo_graph *graph, yolo_tensor *const *nodes, int n) {
+    yolo_vk_context *ctx = ctx_of(backend);
+    const yolo_vk_fns *vk = &ctx->inst.fn;
+    pthread_mutex_lock(&ctx->lock);
+    yolo_status st = YOLO_OK;
+    const uint64_t sig = signature(nodes, n);
+    yolo_vk_recording *rec = ctx->recordings;
+    while (rec && rec->graph != graph) rec = rec->next;
+    if (!rec) {
+        rec = calloc(1, sizeof *rec);
+        if (!rec) {
+            pthread_mutex_unlock(&ctx->lock);
+            return yolo_error(YOLO_ERR_NOMEM, "%s: out of host memory", ctx->label);
+        }
+        rec->graph = graph;
+        rec->next = ctx->recordings;
+        ctx->recordings = rec;
+    }
+    if (rec->cb && (rec->signature != sig || rec->n_nodes != n)) {
+        /* the graph changed (or another subset of it runs): record anew */
+        if (rec->in_flight) st = yolo_vk_wait_pending(ctx);
+        yolo_vk_recording_release(ctx, rec);
+    }
+    if (st == YOLO_OK && !rec->cb) {
+        st = record_graph(ctx, rec, nodes, n);
+        if (st != YOLO_OK) {
+            yolo_vk_recording_release(ctx, rec);
+        } else {
+            rec->signature = sig;
+            rec->n_nodes = n;
+        }
+    } else if (st == YOLO_OK) {
+        ctx->stats.graph_replays++;
+        /* a command buffer is resubmitted only once its last run is done */
+        if (rec->in_flight) st = yolo_vk_wait_pending(ctx);
+    }
+    if (st == YOLO_OK) {
+        VkResult r = vk->ResetFences(ctx->dev.device, 1, &rec->fence);
+        VkSubmitInfo submit = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                               .commandBufferCount = 1,
+                               .pCommandBuffers = &rec->cb};
+        if (r == VK_SUCCESS) r = vk->QueueSubmit(ctx->dev.queue, 1, &submit, rec->fence);
+        if (r != VK_SUCCESS) {
+            st = yolo_error(r == VK_ERROR_OUT_OF_DEVICE_MEMORY ? YOLO_ERR_NOMEM : YOLO_ERR_BACKEND,
+                            "%s: submitting the graph failed (%s)", ctx->label, yolo_vk_result_name(r));
+        } else {
+            rec->in_flight = true;
+            ctx->pending_fence = rec->fence;
+        }
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    return st;
+}
+
+static void vk_graph_release(yolo_backend *backend, yolo_graph *graph) {
+    yolo_vk_context *ctx = ctx_of(backend);
+    pthread_mutex_lock(&ctx->lock);
+    for (yolo_vk_recording **p = &ctx->recordings; *p; p = &(*p)->next) {
+        yolo_vk_recording *rec = *p;
+        if (rec->graph != graph) continue;
+        if (rec->in_flight) yolo_vk_wait_pending(ctx);
+        *p = rec->next;
+        yolo_vk_recording_release(ctx, rec);
+        free(rec);
+        break;
+    }
+    pthread_mutex_unlock(&ctx->lock);
+}
+
+/* ---- creation and teardown ---- */
+
+static void context_destroy(yolo_vk_context *ctx) {
+    const yolo_vk_fns *vk = &ctx->inst.fn;
+    if (ctx->dev.device) vk->DeviceWaitIdle(ctx->dev.device);
+    while (ctx->recordings) {
+        yolo_vk_recording *rec = ctx->recordings;
+        ctx->recordings = rec->next;
+        yolo_vk_recording_release(ctx, rec);
+        free(rec);
+    }
+    if (ctx->dev.device) {
+        yolo_vk_transfer_destroy(ctx);
+        yolo_vk_pipelines_destroy(&ctx->pipes);
+        yolo_vk_memory_destroy(&ctx->mem);
+        if (ctx->cmd_pool) vk->DestroyCommandPool(ctx->dev.device, ctx->cmd_pool, NULL);
+        yolo_vk_device_close(&ctx->inst, &ctx->dev);
+    }
+    yolo_vk_instance_destroy(&ctx->inst);
+    pthread_mutex_destroy(&ctx->lock);
+    free(ctx);
+}
+
+static void vk_destroy(yolo_backend *backend) {
+    if (backend->impl) context_destroy(ctx_of(backend));
+    free(backend);
+}
+
+static uint64_t env_u64(const char *name, uint64_t fallback) {
+    const char *v = getenv(name);
+    if (!v || !*v) return fallback;
+    char *end = NULL;
+    unsigned long long x = strtoull(v, &end, 10);
+    return end && *end == '\0' && x > 0 ? (uint64_t)x : fallback;
+}
+
+/* Workgroup and tile sizes for this device, and the limits kernels obey. */
+static void choose_tunables(yolo_vk_context *ctx) {
+    const yolo_vk_caps *c = &ctx->caps;
+    ctx->max_binding = c->limits.maxStorageBufferRange;
+    ctx->max_binding = env_u64("YOLO_VK_MAX_BINDING_BYTES", ctx->max_binding);
+    if (ctx->max_binding > c->limits.maxStorageBufferRange) ctx->max_binding = c->limits.maxStorageBufferRange;
+    if (ctx->max_binding < 4096) ctx->max_binding = 4096;
+    /* llvmpipe (lavapipe) ends any shader invocation after 65,535 loop
+     * iterations in total, silently; keep every kernel well below. */
+    const bool llvmpipe = c->driver_id == VK_DRIVER_ID_MESA_LLVMPIPE || c->type == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    ctx->loop_budget = (uint32_t)env_u64("YOLO_VK_LOOP_BUDGET", llvmpipe ? 32768 : 1u << 30);
+    ctx->scratch_cap = (VkDeviceSize)64 << 20;
+    const uint32_t inv = c->limits.maxComputeWorkGroupInvocations;
+    ctx->wg = inv >= 256 ? 256 : 128; /* 128 is the Vulkan minimum */
+    const uint32_t shared = c->limits.maxComputeSharedMemorySize;
+    ctx->gemm_small = (yolo_vk_gemm_tiles){8, 8, 4, 4, 16};
+    ctx->gemm_large = (yolo_vk_gemm_tiles){16, 16, 4, 4, 16};
+    if (inv < 256 || shared < 16u * (64 + 64) * 4) ctx->gemm_large = ctx->gemm_small;
+    ctx->f16_storage = ctx->dev.f16_storage;
+    ctx->subgroup = c->subgroup_arithmetic && !yolo_vk_env_flag("YOLO_VK_DISABLE_SUBGROUP");
+    ctx->skip_barriers = yolo_vk_env_flag("YOLO_VK_TEST_SKIP_BARRIERS");
+}
 
 yolo_status yolo_vulkan_backend_create(int device_index, yolo_backend **out) {
-    (void)device_index;
+    if (!out) return yolo_error(YOLO_ERR_ARG, "yolo_vulkan_backend_create: out is NULL");
     *out = NULL;
-    return yolo_error(YOLO_ERR_UNSUPPORTED, "device=vulkan: the Vulkan backend is not built yet");
+    yolo_vk_context *ctx = calloc(1, sizeof *ctx);
+    yolo_backend *backend = calloc(1, sizeof *backend);
+    if (!ctx || !backend) {
+        free(ctx);
+        free(backend);
+        return yolo_error(YOLO_ERR_NOMEM, "vulkan: out of host memory");
+    }
+    pthread_mutex_init(&ctx->lock, NULL);
+    backend->impl = ctx;
+    backend->ops = &vulkan_ops;
+    yolo_status st = yolo_vk_instance_create(true, &ctx->inst);
+    yolo_vk_caps *caps = NULL;
+    int n = 0;
+    if (st == YOLO_OK) st = yolo_vk_enumerate(&ctx->inst, &caps, &n);
+    if (st == YOLO_OK && n == 0)
+        st = yolo_error(YOLO_ERR_BACKEND, "vulkan unavailable: no Vulkan device found (install a GPU driver, or the "
+                                          "Debian package mesa-vulkan-drivers for the lavapipe CPU device)");
+    int pick = -1;
+    if (st == YOLO_OK) {
+        pick = device_index < 0 ? yolo_vk_pick_default(caps, n) : device_index;
+        if (device_index >= n) {
+            char list[512];
+            size_t used = 0;
+            for (int i = 0; i < n && used < sizeof list; i++)
+                used += (size_t)snprintf(list + used, sizeof list - used, "%s%d %s", i ? ", " : "", i, caps[i].name);
+            st = yolo_error(YOLO_ERR_ARG, "device=vulkan:%d: no such Vulkan device (%d found: %s)", device_index, n,
+                            list);
+        } else if (pick < 0) {
+            st = yolo_error(YOLO_ERR_BACKEND, "vulkan unavailable: no usable device (vulkan:0 %s %s)", caps[0].name,
+                            caps[0].unusable);
+        } else if (!caps[pick].usable) {
+            st = yolo_error(YOLO_ERR_BACKEND, "device=vulkan:%d (%s) is unusable: %s", pick, caps[pick].name,
+                            caps[pick].unusable);
+        }
+    }
+    if (st == YOLO_OK) {
+        ctx->caps = caps[pick];
+        snprintf(ctx->label, sizeof ctx->label, "vulkan:%d (%.120s)", pick, ctx->caps.name);
+        snprintf(backend->name, sizeof backend->name, "%.140s", ctx->label);
+        st = yolo_vk_device_open(&ctx->inst, &ctx->caps, &ctx->dev);
+    }
+    free(caps);
+    if (st == YOLO_OK) st = yolo_vk_memory_init(&ctx->mem, &ctx->inst.fn, ctx->dev.device, &ctx->caps, ctx->label);
+    if (st == YOLO_OK) st = yolo_vk_pipelines_init(&ctx->pipes, &ctx->inst.fn, ctx->dev.device);
+    if (st == YOLO_OK) {
+        VkCommandPoolCreateInfo pool = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                        .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+                                        .queueFamilyIndex = ctx->dev.queue_family};
+        VkResult r = ctx->inst.fn.CreateCommandPool(ctx->dev.device, &pool, NULL, &ctx->cmd_pool);
+        if (r != VK_SUCCESS)
+            st = yolo_error(YOLO_ERR_BACKEND, "%s: vkCreateCommandPool failed (%s)", ctx->label,
+                            yolo_vk_result_name(r));
+    }
+    if (st == YOLO_OK) st = yolo_vk_transfer_init(ctx);
+    if (st != YOLO_OK) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", yolo_last_error());
+        context_destroy(ctx);
+        free(backend);
+        return yolo_error(st, "%s", msg);
+    }
+    choose_tunables(ctx);
+    *out = backend;
+    return YOLO_OK;
+}
+
+static const yolo_backend_ops vulkan_ops = {
+    .destroy = vk_destroy,
+    .buffer_alloc = vk_buffer_alloc,
+    .buffer_free = vk_buffer_free,
+    .upload = vk_upload,
+    .download = vk_download,
+    .zero = vk_zero,
+    .graph_run = vk_graph_run,
+    .graph_release = vk_graph_release,
+};
+
+/* ---- counters for tests (vulkan_stats.h) ---- */
+
+yolo_status yolo_vulkan_get_stats(const yolo_backend *backend, yolo_vulkan_stats *out) {
+    if (!backend || backend->ops != &vulkan_ops || !out)
+        return yolo_error(YOLO_ERR_ARG, "yolo_vulkan_get_stats: not a Vulkan backend");
+    yolo_vk_context *ctx = ctx_of(backend);
+    pthread_mutex_lock(&ctx->lock);
+    *out = ctx->stats;
+    out->pipelines = (uint64_t)ctx->pipes.n;
+    pthread_mutex_unlock(&ctx->lock);
+    return YOLO_OK;
+}
+
+uint64_t yolo_vulkan_validation_messages(void) { return yolo_vk_validation_messages(); }
+
+bool yolo_vulkan_validating(const yolo_backend *backend) {
+    return backend && backend->ops == &vulkan_ops && ctx_of(backend)->inst.validation;
 }

@@ -163,6 +163,12 @@ typedef struct yolo_graph_plan_info {
 yolo_status yolo_graph_plan(yolo_graph *g, yolo_graph_plan_info *info);
 /* Runs every node in order. Plans first if needed. */
 yolo_status yolo_graph_run(yolo_graph *g);
+/* Runs only the nodes before / from the backward pass, so that a loss
+ * computed on the host fits between them (yolo_graph_backward_from):
+ * run_forward, download outputs, upload their gradients, run_backward.
+ * Without a backward pass, run_forward runs everything. */
+yolo_status yolo_graph_run_forward(yolo_graph *g);
+yolo_status yolo_graph_run_backward(yolo_graph *g);
 
 #ifdef __cplusplus
 }

@@ -6,10 +6,20 @@
  *
  * returning a static table whose first field is the ABI version it was
  * built against (YOLO_PLUGIN_ABI_MAJOR/MINOR of the headers it saw). The
- * loader accepts the same major and an equal or lower minor. */
+ * loader accepts the same major and an equal or lower minor.
+ *
+ * The loader looks for libyolo-<task>.so in, in this order:
+ *   1. <directory of the executable>/../lib/yolo/plugins (the build tree
+ *      and an installed tree alike),
+ *   2. <install prefix>/lib/yolo/plugins,
+ *   3. each directory of YOLO_PLUGIN_PATH (colon-separated);
+ * the first file found for a task wins. A file that cannot be loaded, lacks
+ * the entry symbol, was built for another ABI or returns a bad table is an
+ * error naming the file; a plugin is never unloaded. */
 #ifndef YOLO_PLUGIN_H
 #define YOLO_PLUGIN_H
 
+#include "yolo/config.h"
 #include "yolo/error.h"
 
 #ifdef __cplusplus
@@ -21,14 +31,16 @@ extern "C" {
 #define YOLO_PLUGIN_ENTRY "yolo_task_register"
 
 struct yolo_module_type; /* yolo/model.h */
+struct yolo_task_hooks;  /* yolo/task.h */
 
 typedef struct yolo_abi_version {
     int major;
     int minor;
 } yolo_abi_version;
 
-/* The task table. Fields after `modules` are added by later minors; a
- * plugin built against an older minor leaves them zero. */
+/* The task table. Fields are only ever appended: a field added in minor N
+ * is read by the loader only from plugins whose abi.minor >= N, so an
+ * older plugin's shorter table stays valid. Every field below is minor 1. */
 typedef struct yolo_task {
     yolo_abi_version abi;               /* must be first: {YOLO_PLUGIN_ABI_MAJOR, YOLO_PLUGIN_ABI_MINOR} */
     const char *name;                   /* task name: "detect", "pose", ... */
@@ -43,6 +55,14 @@ typedef struct yolo_task {
     const char *const *model_yaml_names;
     const char *const *model_yaml_texts;
     int n_model_yamls;
+    /* Configuration keys the task adds (yolo/config.h): they merge, are
+     * validated and show in `yolo help` like the core's. A name the core
+     * already defines is an error naming the plugin file. */
+    const yolo_config_key *config_keys;
+    int n_config_keys;
+    /* Training, validation and prediction hooks (yolo/task.h); NULL while a
+     * task has only its model (those modes then say so). */
+    const struct yolo_task_hooks *hooks;
 } yolo_task;
 
 typedef const yolo_task *(*yolo_task_register_fn)(void);

@@ -1,0 +1,67 @@
+/* Convolution on the CPU: the geometry shared by the kernels (kernels_conv.c)
+ * and the two implementations behind them, oneDNN primitives (conv_onednn.c)
+ * and im2col + OpenBLAS sgemm (conv_im2col.c). */
+#ifndef YOLO_CONV_COMMON_H
+#define YOLO_CONV_COMMON_H
+
+#include <stdint.h>
+
+#include "backend/cpu/cpu_backend.h"
+
+/* One convolution seen as the forward conv2d x[n,c,h,w] * w[o,c/g,kh,kw] ->
+ * y[n,o,ho,wo]; the backward passes and the transposed conv reuse it. */
+typedef struct yolo_conv_geom {
+    int64_t n, c, h, w;
+    int64_t o, ho, wo;
+    int64_t kh, kw;
+    int64_t sh, sw, ph, pw, dh, dw, groups;
+} yolo_conv_geom;
+
+typedef enum yolo_conv_pass {
+    YOLO_CONV_FWD,        /* a = x, b = w, bias (may be NULL) -> out = y */
+    YOLO_CONV_BWD_DATA,   /* a = dy, b = w -> out = dx */
+    YOLO_CONV_BWD_WEIGHT, /* a = x, b = dy -> out = dw */
+} yolo_conv_pass;
+
+typedef enum yolo_conv_impl {
+    YOLO_CONV_IMPL_DEFAULT = 0, /* YOLO_CONV_IMPL env var, else the measured winner */
+    YOLO_CONV_IMPL_ONEDNN,
+    YOLO_CONV_IMPL_IM2COL,
+} yolo_conv_impl;
+
+/* Both overwrite `out` (contiguous NCHW / OIHW f32). Deterministic for a
+ * given ctx->threads. Thread-safe (each holds a lock while it runs). */
+yolo_status yolo_conv_onednn(yolo_cpu_context *ctx, yolo_conv_pass pass, const yolo_conv_geom *g,
+                             const float *a, const float *b, const float *bias, float *out);
+yolo_status yolo_conv_im2col(yolo_cpu_context *ctx, yolo_conv_pass pass, const yolo_conv_geom *g,
+                             const float *a, const float *b, const float *bias, float *out);
+
+/* Frees the cached primitives and workspaces (they are rebuilt on demand). */
+void yolo_conv_onednn_release(void);
+void yolo_conv_im2col_release(void);
+
+/* Process-wide choice for tests and the bench; IMPL_DEFAULT restores the
+ * env-var/default rule. Returns the implementation now in effect. */
+yolo_conv_impl yolo_conv_set_impl(yolo_conv_impl impl);
+yolo_conv_impl yolo_conv_current_impl(void);
+const char *yolo_conv_impl_name(yolo_conv_impl impl);
+/* Frees both implementations' caches. */
+void yolo_conv_release_caches(void);
+
+/* Runs one pass on the current implementation (what the kernels call). */
+yolo_status yolo_conv_run(yolo_cpu_context *ctx, yolo_conv_pass pass, const yolo_conv_geom *g,
+                          const float *a, const float *b, const float *bias, float *out);
+
+/* y[n,o,:] += bias[o] over the pool. */
+void yolo_conv_add_bias(yolo_cpu_context *ctx, float *y, const float *bias, int64_t n, int64_t o, int64_t plane);
+
+/* Calls fn over [0, n) on ctx's pool, or inline when there is none. */
+static inline void yolo_conv_parallel(yolo_cpu_context *ctx, int64_t n, yolo_range_fn fn, void *arg) {
+    if (n <= 0) return;
+    if (ctx && ctx->pool && n > 1)
+        yolo_parallel_for(ctx->pool, n, fn, arg);
+    else
+        fn(arg, 0, n);
+}
+
+#endif

@@ -1,0 +1,506 @@
+/* Convolution on oneDNN 2.6 primitives (Debian's libdnnl, built with the
+ * OpenMP runtime: DNNL_CPU_RUNTIME == DNNL_RUNTIME_OMP, linked to libgomp).
+ *
+ * Threads. libgomp's idle workers spin-wait (OMP_WAIT_POLICY unset, read
+ * only when libgomp loads): on a busy machine (data loader threads, other
+ * processes) every OpenMP region then costs milliseconds, and measured
+ * conv calls ran 10-100x slower; after each call the spinning worker also
+ * takes a core from our pool. So when the batch has at least ctx->threads
+ * images, the batch is split over OUR pool: each thread runs a
+ * single-threaded primitive (omp_set_num_threads(1) in that thread, so
+ * oneDNN opens no OpenMP region) on its slice of images, and the weight
+ * gradient sums the slices' partial gradients in slice order. Only smaller
+ * batches (inference) use an OpenMP team of ctx->threads. Either way the
+ * number of busy threads is ctx->threads, and the split is a pure function
+ * of (N, threads): results are bit-identical run to run.
+ *
+ * Layouts. Our tensors are plain NCHW/OIHW; oneDNN's fast direct kernels
+ * want blocked layouts (nChw16c, OIhw16i16o, ...), so primitives are made
+ * with format "any" and the plain tensors are reordered in and out through
+ * per-thread workspaces (pointwise convs excepted, see entry_build).
+ * Primitives, reorders and memory objects are built once per shape and kept
+ * in a small hash cache: steady-state calls create nothing. The cache and
+ * workspaces are process-wide, guarded by one lock. */
+#include <dlfcn.h>
+#include <dnnl.h>
+#include <dnnl_debug.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/conv_common.h"
+
+#if DNNL_CPU_RUNTIME != DNNL_RUNTIME_OMP && DNNL_CPU_RUNTIME != DNNL_RUNTIME_SEQ
+#error "conv_onednn.c controls oneDNN's threads through OpenMP; this libdnnl uses another runtime"
+#endif
+
+#define CACHE_BUCKETS 256
+#define CACHE_MAX_ENTRIES 1024 /* a model has ~100 conv shapes x 3 passes (x2 for uneven slices) */
+#define MAX_SLOTS 256          /* threads that can run slices at once */
+
+typedef struct conv_key {
+    int32_t pass, slots, nthr, has_bias; /* nthr: OpenMP threads inside the primitive */
+    int64_t n, c, h, w, o, ho, wo, kh, kw, sh, sw, ph, pw, dh, dw, groups;
+} conv_key;
+
+/* The memory objects one thread binds to the primitive's arguments. */
+typedef struct conv_slot {
+    dnnl_memory_t user[3]; /* plain layout; handle set to the tensor each call */
+    dnnl_memory_t prim[3]; /* what the conv reads/writes (== user when no reorder) */
+    dnnl_memory_t bias, scratch;
+    void *ws_base;         /* workspace address prim/scratch point at */
+} conv_slot;
+
+typedef struct conv_entry {
+    conv_key key;
+    uint64_t hash;
+    struct conv_entry *next;
+    dnnl_primitive_t conv;
+    dnnl_primitive_t reorder[3]; /* a, b: user -> prim; out: prim -> user; NULL if same layout */
+    int arg[3];                  /* DNNL_ARG_* of a, b, out in yolo_conv_pass order */
+    size_t prim_offset[3], scratch_offset, ws_bytes;
+    conv_slot *slots;            /* key.slots of them */
+} conv_entry;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static dnnl_engine_t engine;
+static dnnl_stream_t streams[MAX_SLOTS];
+static void *ws[MAX_SLOTS];
+static size_t ws_cap[MAX_SLOTS];
+static conv_entry *buckets[CACHE_BUCKETS];
+static int n_entries;
+static void (*omp_set_threads)(int); /* libgomp's omp_set_num_threads, loaded with libdnnl */
+
+static void set_threads(int threads) {
+    if (omp_set_threads) omp_set_threads(threads);
+}
+
+static int fail_msg(char *buf, size_t size, dnnl_status_t s, const char *what, const yolo_conv_geom *g) {
+    return snprintf(buf, size,
+                    "conv2d (oneDNN): %s failed (%s) for x[%lld,%lld,%lld,%lld] w[%lld,%lld,%lld,%lld] "
+                    "stride %lldx%lld pad %lldx%lld dilation %lldx%lld groups %lld",
+                    what, dnnl_status2str(s), (long long)g->n, (long long)g->c, (long long)g->h, (long long)g->w,
+                    (long long)g->o, (long long)(g->c / g->groups), (long long)g->kh, (long long)g->kw,
+                    (long long)g->sh, (long long)g->sw, (long long)g->ph, (long long)g->pw, (long long)g->dh,
+                    (long long)g->dw, (long long)g->groups);
+}
+
+static yolo_status dnnl_fail(dnnl_status_t s, const char *what, const yolo_conv_geom *g) {
+    char msg[512];
+    fail_msg(msg, sizeof msg, s, what, g);
+    return yolo_error(YOLO_ERR_BACKEND, "%s", msg);
+}
+
+#define DNNL_TRY(call, what)                                   \
+    do {                                                       \
+        dnnl_status_t s_ = (call);                             \
+        if (s_ != dnnl_success) return dnnl_fail(s_, what, g); \
+    } while (0)
+
+static void entry_free(conv_entry *e) {
+    if (!e) return;
+    for (int k = 0; e->slots && k < e->key.slots; k++) {
+        conv_slot *sl = &e->slots[k];
+        for (int i = 0; i < 3; i++) {
+            if (sl->prim[i] && sl->prim[i] != sl->user[i]) dnnl_memory_destroy(sl->prim[i]);
+            if (sl->user[i]) dnnl_memory_destroy(sl->user[i]);
+        }
+        if (sl->bias) dnnl_memory_destroy(sl->bias);
+        if (sl->scratch) dnnl_memory_destroy(sl->scratch);
+    }
+    free(e->slots);
+    for (int i = 0; i < 3; i++)
+        if (e->reorder[i]) dnnl_primitive_destroy(e->reorder[i]);
+    if (e->conv) dnnl_primitive_destroy(e->conv);
+    free(e);
+}
+
+static void cache_clear_locked(void) {
+    for (int b = 0; b < CACHE_BUCKETS; b++) {
+        conv_entry *e = buckets[b];
+        while (e) {
+            conv_entry *next = e->next;
+            entry_free(e);
+            e = next;
+        }
+        buckets[b] = NULL;
+    }
+    n_entries = 0;
+}
+
+void yolo_conv_onednn_release(void) {
+    pthread_mutex_lock(&lock);
+    cache_clear_locked();
+    for (int k = 0; k < MAX_SLOTS; k++) {
+        free(ws[k]);
+        ws[k] = NULL;
+        ws_cap[k] = 0;
+        if (streams[k]) dnnl_stream_destroy(streams[k]);
+        streams[k] = NULL;
+    }
+    if (engine) dnnl_engine_destroy(engine);
+    engine = NULL;
+    pthread_mutex_unlock(&lock);
+}
+
+static uint64_t key_hash(const conv_key *k) {
+    const unsigned char *p = (const unsigned char *)k;
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (size_t i = 0; i < sizeof *k; i++) h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+/* Engine, and a stream and a workspace of `bytes` for each of `slots`. */
+static yolo_status prepare_locked(const yolo_conv_geom *g, int slots, size_t bytes) {
+    if (!engine) {
+        /* libgomp is a dependency of libdnnl, so it is loaded; looking it up
+         * avoids linking OpenMP into libyolo just for one call. */
+        omp_set_threads = (void (*)(int))dlsym(RTLD_DEFAULT, "omp_set_num_threads");
+        DNNL_TRY(dnnl_engine_create(&engine, dnnl_cpu, 0), "engine creation");
+    }
+    for (int k = 0; k < slots; k++) {
+        if (!streams[k]) DNNL_TRY(dnnl_stream_create(&streams[k], engine, dnnl_stream_default_flags), "stream");
+        if (bytes > ws_cap[k]) {
+            free(ws[k]);
+            ws[k] = NULL;
+            ws_cap[k] = 0;
+            if (posix_memalign(&ws[k], 64, bytes) != 0) {
+                ws[k] = NULL;
+                return yolo_error(YOLO_ERR_NOMEM, "conv2d (oneDNN): cannot allocate %zu bytes of workspace", bytes);
+            }
+            ws_cap[k] = bytes;
+        }
+    }
+    return YOLO_OK;
+}
+
+static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
+
+static void dims4(dnnl_dims_t d, int64_t a, int64_t b, int64_t c, int64_t e) {
+    d[0] = a, d[1] = b, d[2] = c, d[3] = e;
+}
+
+/* One argument: its reorder when the primitive chose another layout, and
+ * its place in the workspace. */
+static yolo_status plan_arg(conv_entry *e, int i, int arg, bool output, const dnnl_memory_desc_t *user_md,
+                            const dnnl_memory_desc_t *prim_md, const_dnnl_primitive_attr_t attr,
+                            const yolo_conv_geom *g) {
+    e->arg[i] = arg;
+    if (dnnl_memory_desc_equal(user_md, prim_md)) return YOLO_OK;
+    dnnl_primitive_desc_t rpd;
+    if (output)
+        DNNL_TRY(dnnl_reorder_primitive_desc_create(&rpd, prim_md, engine, user_md, engine, attr), "reorder");
+    else
+        DNNL_TRY(dnnl_reorder_primitive_desc_create(&rpd, user_md, engine, prim_md, engine, attr), "reorder");
+    /* The reorders run with a user scratchpad of none: they must not need one. */
+    const dnnl_memory_desc_t *rs = dnnl_primitive_desc_query_md(rpd, dnnl_query_scratchpad_md, 0);
+    dnnl_status_t s = rs && dnnl_memory_desc_get_size(rs) > 0 ? dnnl_unimplemented
+                                                               : dnnl_primitive_create(&e->reorder[i], rpd);
+    dnnl_primitive_desc_destroy(rpd);
+    if (s != dnnl_success) return dnnl_fail(s, "reorder creation", g);
+    e->prim_offset[i] = e->ws_bytes;
+    e->ws_bytes += align64(dnnl_memory_desc_get_size(prim_md));
+    return YOLO_OK;
+}
+
+/* Memory objects of every slot (handles are set at run time). */
+static yolo_status make_slots(conv_entry *e, const dnnl_memory_desc_t *user_md, const dnnl_memory_desc_t *prim_md,
+                              const dnnl_memory_desc_t *bias_md, const dnnl_memory_desc_t *scratch_md,
+                              const yolo_conv_geom *g) {
+    e->slots = calloc((size_t)e->key.slots, sizeof *e->slots);
+    if (!e->slots) return yolo_error(YOLO_ERR_NOMEM, "conv2d (oneDNN): cannot allocate a cache entry");
+    for (int k = 0; k < e->key.slots; k++) {
+        conv_slot *sl = &e->slots[k];
+        for (int i = 0; i < 3; i++) {
+            DNNL_TRY(dnnl_memory_create(&sl->user[i], &user_md[i], engine, DNNL_MEMORY_NONE), "memory creation");
+            if (e->reorder[i])
+                DNNL_TRY(dnnl_memory_create(&sl->prim[i], &prim_md[i], engine, DNNL_MEMORY_NONE), "memory creation");
+            else
+                sl->prim[i] = sl->user[i];
+        }
+        if (bias_md) DNNL_TRY(dnnl_memory_create(&sl->bias, bias_md, engine, DNNL_MEMORY_NONE), "memory creation");
+        if (scratch_md)
+            DNNL_TRY(dnnl_memory_create(&sl->scratch, scratch_md, engine, DNNL_MEMORY_NONE), "memory creation");
+    }
+    return YOLO_OK;
+}
+
+/* Creates the primitive of `pass` for geometry g (g->n = the slice's
+ * images), the forward one being the hint of the backward ones. */
+static yolo_status entry_build(conv_entry *e, yolo_conv_pass pass, const yolo_conv_geom *g, bool has_bias) {
+    dnnl_memory_desc_t src_any, wei_any, dst_any, user[3], bias_md;
+    dnnl_memory_desc_t src_md, wei_md, dst_md;
+    dnnl_dims_t sd, dd, wd, bd = {g->o};
+    dims4(sd, g->n, g->c, g->h, g->w);
+    dims4(dd, g->n, g->o, g->ho, g->wo);
+    int wnd = g->groups > 1 ? 5 : 4;
+    if (g->groups > 1) {
+        wd[0] = g->groups, wd[1] = g->o / g->groups, wd[2] = g->c / g->groups, wd[3] = g->kh, wd[4] = g->kw;
+    } else {
+        dims4(wd, g->o, g->c, g->kh, g->kw);
+    }
+    /* A pointwise conv on plain NCHW is one GEMM per image (oneDNN's
+     * gemm:jit) with no reorder of the activations; on bench_conv it ran
+     * ~1.5x faster than the blocked jit_1x1 kernel plus its reorders. Every
+     * other conv is faster blocked. */
+    bool pointwise = g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0 &&
+                     g->groups == 1;
+    dnnl_format_tag_t act_tag = pointwise ? dnnl_nchw : dnnl_format_tag_any;
+    DNNL_TRY(dnnl_memory_desc_init_by_tag(&src_any, 4, sd, dnnl_f32, act_tag), "memory desc");
+    DNNL_TRY(dnnl_memory_desc_init_by_tag(&dst_any, 4, dd, dnnl_f32, act_tag), "memory desc");
+    DNNL_TRY(dnnl_memory_desc_init_by_tag(&wei_any, wnd, wd, dnnl_f32, dnnl_format_tag_any), "memory desc");
+    DNNL_TRY(dnnl_memory_desc_init_by_tag(&src_md, 4, sd, dnnl_f32, dnnl_nchw), "memory desc");
+    DNNL_TRY(dnnl_memory_desc_init_by_tag(&dst_md, 4, dd, dnnl_f32, dnnl_nchw), "memory desc");
+    DNNL_TRY(dnnl_memory_desc_init_by_tag(&wei_md, wnd, wd, dnnl_f32, g->groups > 1 ? dnnl_goihw : dnnl_oihw),
+             "memory desc");
+    DNNL_TRY(dnnl_memory_desc_init_by_tag(&bias_md, 1, bd, dnnl_f32, dnnl_x), "memory desc");
+
+    /* oneDNN counts dilation from 0 and wants the right padding that makes
+     * the output size exact (negative when stride drops trailing pixels). */
+    dnnl_dims_t strides = {g->sh, g->sw}, dil = {g->dh - 1, g->dw - 1}, pl = {g->ph, g->pw};
+    dnnl_dims_t pr = {(g->ho - 1) * g->sh + (g->kh - 1) * g->dh + 1 - g->h - g->ph,
+                      (g->wo - 1) * g->sw + (g->kw - 1) * g->dw + 1 - g->w - g->pw};
+
+    dnnl_convolution_desc_t fwd_d, bwd_d;
+    DNNL_TRY(dnnl_dilated_convolution_forward_desc_init(&fwd_d, dnnl_forward_training, dnnl_convolution_direct,
+                                                        &src_any, &wei_any, has_bias ? &bias_md : NULL, &dst_any,
+                                                        strides, dil, pl, pr),
+             "forward descriptor");
+    dnnl_primitive_attr_t attr;
+    DNNL_TRY(dnnl_primitive_attr_create(&attr), "attr");
+    /* Our scratchpads: concurrent slices must not share oneDNN's. */
+    dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
+    dnnl_primitive_desc_t fwd_pd = NULL, pd = NULL;
+    dnnl_status_t s = dnnl_primitive_desc_create(&fwd_pd, &fwd_d, pass == YOLO_CONV_FWD ? attr : NULL, engine, NULL);
+    if (s == dnnl_success && pass != YOLO_CONV_FWD) {
+        if (pass == YOLO_CONV_BWD_DATA)
+            s = dnnl_dilated_convolution_backward_data_desc_init(&bwd_d, dnnl_convolution_direct, &src_any, &wei_any,
+                                                                 &dst_any, strides, dil, pl, pr);
+        else
+            s = dnnl_dilated_convolution_backward_weights_desc_init(&bwd_d, dnnl_convolution_direct, &src_any,
+                                                                    &wei_any, NULL, &dst_any, strides, dil, pl, pr);
+        if (s == dnnl_success) s = dnnl_primitive_desc_create(&pd, &bwd_d, attr, engine, fwd_pd);
+        dnnl_primitive_desc_destroy(fwd_pd);
+    } else {
+        pd = fwd_pd;
+    }
+    if (s != dnnl_success) {
+        dnnl_primitive_attr_destroy(attr);
+        return dnnl_fail(s, "primitive descriptor", g);
+    }
+
+    /* a, b, out of each pass, in yolo_conv_pass order. */
+    static const int args[3][3] = {{DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST},
+                                   {DNNL_ARG_DIFF_DST, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_SRC},
+                                   {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS}};
+    static const dnnl_query_t queries[3][3] = {
+        {dnnl_query_src_md, dnnl_query_weights_md, dnnl_query_dst_md},
+        {dnnl_query_diff_dst_md, dnnl_query_weights_md, dnnl_query_diff_src_md},
+        {dnnl_query_src_md, dnnl_query_diff_dst_md, dnnl_query_diff_weights_md}};
+    const dnnl_memory_desc_t *plain[3][3] = {
+        {&src_md, &wei_md, &dst_md}, {&dst_md, &wei_md, &src_md}, {&src_md, &dst_md, &wei_md}};
+    dnnl_memory_desc_t prim[3];
+    yolo_status st = YOLO_OK;
+    for (int i = 0; i < 3 && st == YOLO_OK; i++) {
+        user[i] = *plain[pass][i];
+        prim[i] = *dnnl_primitive_desc_query_md(pd, queries[pass][i], 0);
+        st = plan_arg(e, i, args[pass][i], i == 2, &user[i], &prim[i], attr, g);
+    }
+    dnnl_primitive_attr_destroy(attr);
+    dnnl_memory_desc_t scratch;
+    bool has_scratch = false;
+    if (st == YOLO_OK) {
+        scratch = *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+        size_t bytes = dnnl_memory_desc_get_size(&scratch);
+        has_scratch = bytes > 0;
+        e->scratch_offset = e->ws_bytes;
+        e->ws_bytes += align64(bytes);
+        s = dnnl_primitive_create(&e->conv, pd);
+        if (s != dnnl_success) st = dnnl_fail(s, "primitive creation", g);
+    }
+    dnnl_primitive_desc_destroy(pd);
+    if (st == YOLO_OK)
+        st = make_slots(e, user, prim, pass == YOLO_CONV_FWD && has_bias ? &bias_md : NULL,
+                        has_scratch ? &scratch : NULL, g);
+    return st;
+}
+
+/* The cached entry for `pass` on geometry g, built with nthr OpenMP threads. */
+static yolo_status lookup_locked(yolo_conv_pass pass, const yolo_conv_geom *g, int slots, int nthr, bool has_bias,
+                                 conv_entry **out) {
+    conv_key key;
+    memset(&key, 0, sizeof key); /* the hash reads the padding too */
+    key.pass = pass, key.slots = slots, key.nthr = nthr, key.has_bias = has_bias;
+    key.n = g->n, key.c = g->c, key.h = g->h, key.w = g->w, key.o = g->o, key.ho = g->ho, key.wo = g->wo;
+    key.kh = g->kh, key.kw = g->kw, key.sh = g->sh, key.sw = g->sw, key.ph = g->ph, key.pw = g->pw;
+    key.dh = g->dh, key.dw = g->dw, key.groups = g->groups;
+    uint64_t h = key_hash(&key);
+    for (conv_entry *e = buckets[h % CACHE_BUCKETS]; e; e = e->next)
+        if (e->hash == h && memcmp(&e->key, &key, sizeof key) == 0) return *out = e, YOLO_OK;
+    if (n_entries >= CACHE_MAX_ENTRIES) cache_clear_locked(); /* shapes changed wholesale */
+    conv_entry *e = calloc(1, sizeof *e);
+    if (!e) return yolo_error(YOLO_ERR_NOMEM, "conv2d (oneDNN): cannot allocate a cache entry");
+    e->key = key;
+    e->hash = h;
+    /* oneDNN sizes a primitive's work split when it builds it. */
+    set_threads(nthr);
+    yolo_status st = entry_build(e, pass, g, has_bias);
+    if (st != YOLO_OK) {
+        entry_free(e);
+        return st;
+    }
+    e->next = buckets[h % CACHE_BUCKETS];
+    buckets[h % CACHE_BUCKETS] = e;
+    n_entries++;
+    *out = e;
+    return YOLO_OK;
+}
+
+/* Runs entry e on slot k: reorders in, conv, reorder out. Safe to call from
+ * several threads at once on different slots. Returns 0 or writes msg. */
+static dnnl_status_t run_slot(conv_entry *e, int k, const float *a, const float *b, const float *bias, float *out,
+                              const char **what) {
+    conv_slot *sl = &e->slots[k];
+    dnnl_stream_t stream = streams[k];
+    dnnl_status_t s = dnnl_success;
+    *what = "memory handle";
+    if (sl->ws_base != ws[k]) {
+        for (int i = 0; i < 3 && s == dnnl_success; i++)
+            if (e->reorder[i]) s = dnnl_memory_set_data_handle(sl->prim[i], (char *)ws[k] + e->prim_offset[i]);
+        if (s == dnnl_success && sl->scratch)
+            s = dnnl_memory_set_data_handle(sl->scratch, (char *)ws[k] + e->scratch_offset);
+        if (s != dnnl_success) return s;
+        sl->ws_base = ws[k];
+    }
+    void *ptrs[3] = {(void *)a, (void *)b, out};
+    for (int i = 0; i < 3 && s == dnnl_success; i++) s = dnnl_memory_set_data_handle(sl->user[i], ptrs[i]);
+    if (s == dnnl_success && sl->bias) s = dnnl_memory_set_data_handle(sl->bias, (void *)bias);
+    if (s != dnnl_success) return s;
+
+    *what = "input reorder";
+    for (int i = 0; i < 2; i++) {
+        if (!e->reorder[i]) continue;
+        dnnl_exec_arg_t ra[2] = {{DNNL_ARG_FROM, sl->user[i]}, {DNNL_ARG_TO, sl->prim[i]}};
+        if ((s = dnnl_primitive_execute(e->reorder[i], stream, 2, ra)) != dnnl_success) return s;
+    }
+    *what = "convolution";
+    dnnl_exec_arg_t ca[5];
+    int n = 0;
+    for (int i = 0; i < 3; i++) ca[n++] = (dnnl_exec_arg_t){e->arg[i], sl->prim[i]};
+    if (sl->bias) ca[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, sl->bias};
+    if (sl->scratch) ca[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, sl->scratch};
+    if ((s = dnnl_primitive_execute(e->conv, stream, n, ca)) != dnnl_success) return s;
+    *what = "output reorder";
+    if (e->reorder[2]) {
+        dnnl_exec_arg_t ra[2] = {{DNNL_ARG_FROM, sl->prim[2]}, {DNNL_ARG_TO, sl->user[2]}};
+        if ((s = dnnl_primitive_execute(e->reorder[2], stream, 2, ra)) != dnnl_success) return s;
+    }
+    *what = "stream wait";
+    return dnnl_stream_wait(stream);
+}
+
+/* The batch split over our pool: slice k holds images [n0[k], n0[k]+nk). */
+typedef struct split_job {
+    yolo_conv_pass pass;
+    const yolo_conv_geom *g;
+    int slices;
+    conv_entry *entry[MAX_SLOTS];
+    int64_t n0[MAX_SLOTS];
+    const float *a, *b, *bias;
+    float *out;
+    float *partial[MAX_SLOTS]; /* bwd weight: slice k > 0 sums into its own buffer */
+    int64_t dw_count;
+    dnnl_status_t status[MAX_SLOTS];
+    const char *what[MAX_SLOTS];
+} split_job;
+
+static void split_range(void *arg, int64_t begin, int64_t end) {
+    split_job *j = arg;
+    const yolo_conv_geom *g = j->g;
+    set_threads(1); /* this thread runs its slice alone: no OpenMP region */
+    for (int64_t k = begin; k < end; k++) {
+        int64_t x_off = j->n0[k] * g->c * g->h * g->w, y_off = j->n0[k] * g->o * g->ho * g->wo;
+        const float *a = j->a, *b = j->b;
+        float *out = j->out;
+        if (j->pass == YOLO_CONV_FWD) {
+            a += x_off, out += y_off;
+        } else if (j->pass == YOLO_CONV_BWD_DATA) {
+            a += y_off, out += x_off;
+        } else {
+            a += x_off, b += y_off;
+            if (k > 0) out = j->partial[k];
+        }
+        j->status[k] = run_slot(j->entry[k], (int)k, a, b, j->bias, out, &j->what[k]);
+    }
+}
+
+/* out += partial[1] + ... + partial[slices-1], in slice order. */
+static void reduce_range(void *arg, int64_t begin, int64_t end) {
+    const split_job *j = arg;
+    for (int k = 1; k < j->slices; k++) {
+        const float *p = j->partial[k];
+        for (int64_t i = begin; i < end; i++) j->out[i] += p[i];
+    }
+}
+
+static yolo_status run_split_locked(yolo_cpu_context *ctx, yolo_conv_pass pass, const yolo_conv_geom *g, int slices,
+                                    const float *a, const float *b, const float *bias, float *out) {
+    static split_job job; /* under `lock` */
+    split_job *j = &job;
+    *j = (split_job){.pass = pass, .g = g, .slices = slices, .a = a, .b = b, .bias = bias, .out = out,
+                     .dw_count = g->o * (g->c / g->groups) * g->kh * g->kw};
+    yolo_status st = YOLO_OK;
+    int64_t q = g->n / slices, r = g->n % slices, n0 = 0;
+    size_t need = 0;
+    for (int k = 0; k < slices && st == YOLO_OK; k++) {
+        yolo_conv_geom sg = *g;
+        sg.n = q + (k < r);
+        j->n0[k] = n0;
+        n0 += sg.n;
+        st = lookup_locked(pass, &sg, slices, 1, pass == YOLO_CONV_FWD && bias, &j->entry[k]);
+        if (st == YOLO_OK && j->entry[k]->ws_bytes > need) need = j->entry[k]->ws_bytes;
+    }
+    /* Partial weight gradients live after the largest slice's workspace. */
+    size_t partial_bytes = pass == YOLO_CONV_BWD_WEIGHT ? align64((size_t)j->dw_count * sizeof(float)) : 0;
+    if (st == YOLO_OK) st = prepare_locked(g, slices, need + partial_bytes);
+    if (st == YOLO_OK) {
+        for (int k = 1; k < slices && partial_bytes; k++) j->partial[k] = (float *)((char *)ws[k] + need);
+        yolo_conv_parallel(ctx, slices, split_range, j);
+        for (int k = 0; k < slices && st == YOLO_OK; k++) {
+            if (j->status[k] != dnnl_success) {
+                yolo_conv_geom sg = *g;
+                sg.n = j->entry[k]->key.n;
+                st = dnnl_fail(j->status[k], j->what[k], &sg);
+            }
+        }
+    }
+    if (st == YOLO_OK && pass == YOLO_CONV_BWD_WEIGHT && slices > 1)
+        yolo_conv_parallel(ctx, j->dw_count, reduce_range, j);
+    return st;
+}
+
+yolo_status yolo_conv_onednn(yolo_cpu_context *ctx, yolo_conv_pass pass, const yolo_conv_geom *g,
+                             const float *a, const float *b, const float *bias, float *out) {
+    int threads = ctx && ctx->threads > 0 ? ctx->threads : 1;
+    if (threads > MAX_SLOTS) threads = MAX_SLOTS;
+    bool has_bias = pass == YOLO_CONV_FWD && bias != NULL;
+    pthread_mutex_lock(&lock);
+    yolo_status st = prepare_locked(g, 1, 0);
+    if (st == YOLO_OK && threads > 1 && g->n >= threads && ctx->pool) {
+        st = run_split_locked(ctx, pass, g, threads, a, b, has_bias ? bias : NULL, out);
+    } else if (st == YOLO_OK) {
+        /* Fewer images than threads: one primitive with an OpenMP team. */
+        conv_entry *e = NULL;
+        st = lookup_locked(pass, g, 1, threads, has_bias, &e);
+        if (st == YOLO_OK) st = prepare_locked(g, 1, e->ws_bytes);
+        if (st == YOLO_OK) {
+            const char *what = "";
+            set_threads(threads);
+            dnnl_status_t s = run_slot(e, 0, a, b, has_bias ? bias : NULL, out, &what);
+            if (s != dnnl_success) st = dnnl_fail(s, what, g);
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return st;
+}

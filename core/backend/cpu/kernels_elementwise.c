@@ -1,0 +1,457 @@
+/* CPU kernels of the elementwise ops: activations and their backward,
+ * broadcasting add/sub/mul, scale, cast and fill (contracts in graph/ops.h).
+ *
+ * Every loop here is embarrassingly parallel over output elements, so the
+ * thread split cannot change results; small tensors run on the calling
+ * thread because waking the pool costs more than the work. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "backend/cpu/cpu_backend.h"
+
+/* Below this many elements a kernel runs on the calling thread. */
+#define PARALLEL_MIN_ELEMENTS 32768
+
+static int64_t numel_of(const yolo_tensor *t) {
+    int64_t n = 1;
+    for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
+    return n;
+}
+
+static void run_ranges(yolo_cpu_context *ctx, int64_t n, yolo_range_fn fn, void *arg) {
+    if (n <= 0) return;
+    if (!ctx || !ctx->pool || n < PARALLEL_MIN_ELEMENTS)
+        fn(arg, 0, n);
+    else
+        yolo_parallel_for(ctx->pool, n, fn, arg);
+}
+
+/* ---- unary and binary-same-shape f32 maps ---- */
+
+typedef struct map_job {
+    const float *x;  /* first source */
+    const float *y;  /* second source (backward ops: dy) */
+    float *out;
+    float f;
+} map_job;
+
+/* Activations run on 8-float vectors (GCC/Clang vector extensions) with
+ * their own exp: libm's expf does not vectorize, and SiLU follows every
+ * convolution. On x86-64 the range functions are also built for AVX2 and
+ * picked at load time (target_clones); both versions do the same IEEE
+ * operations (no FMA contraction in ISO C mode), so results are identical.
+ * Tails go through the same vector code on a padded copy, so an element's
+ * value never depends on where a range starts. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+#define VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define VECTOR_CLONES
+#endif
+typedef float v8f __attribute__((vector_size(32)));
+typedef int32_t v8i __attribute__((vector_size(32)));
+typedef uint32_t v8u __attribute__((vector_size(32)));
+
+/* Helpers are macros or take pointers: 32-byte vectors passed by value draw
+ * ABI notes from GCC when AVX is not the baseline. */
+#define V8(v) ((v8f){(v), (v), (v), (v), (v), (v), (v), (v)})
+#define V8_SELECT(mask, a, b) ((v8f)(((mask) & (v8i)(a)) | (~(mask) & (v8i)(b))))
+
+/* e^x within 1.5 ulp on [-87, 88] (Cephes expf): x = n*ln2 + r, e^r by a
+ * degree-6 polynomial, 2^n through the exponent bits. Inputs are clamped
+ * to that range, NaN stays NaN. */
+static inline __attribute__((always_inline)) void v8_exp(const v8f *in, v8f *out) {
+    v8f x = V8_SELECT(*in < V8(-87.0f), V8(-87.0f), *in);
+    x = V8_SELECT(x > V8(88.0f), V8(88.0f), x);
+    const v8f magic = V8(12582912.0f); /* 1.5 * 2^23: adding it rounds to an integer */
+    const v8f t = x * V8(1.44269504088896341f) + magic;
+    const v8f n = t - magic;
+    const v8i ni = (v8i)t - 0x4b400000;
+    const v8f r = (x - n * V8(0.693359375f)) - n * V8(-2.12194440e-4f);
+    v8f p = V8(1.9875691500e-4f);
+    p = p * r + V8(1.3981999507e-3f);
+    p = p * r + V8(8.3334519073e-3f);
+    p = p * r + V8(4.1665795894e-2f);
+    p = p * r + V8(1.6666665459e-1f);
+    p = p * r + V8(5.0000001201e-1f);
+    p = p * r * r + r + V8(1.0f);
+    *out = p * (v8f)((v8u)(ni + 127) << 23); /* unsigned: NaN lanes must not overflow a signed shift */
+}
+
+static inline __attribute__((always_inline)) void v8_sigmoid(const v8f *x, v8f *out) {
+    const v8f neg = -*x;
+    v8f e;
+    v8_exp(&neg, &e);
+    *out = V8(1.0f) / (V8(1.0f) + e);
+}
+
+static inline __attribute__((always_inline)) void v8_silu(const v8f *x, const v8f *dy, v8f *o) {
+    (void)dy;
+    v8f s;
+    v8_sigmoid(x, &s);
+    *o = *x * s;
+}
+static inline __attribute__((always_inline)) void v8_silu_bwd(const v8f *x, const v8f *dy, v8f *o) {
+    v8f s;
+    v8_sigmoid(x, &s);
+    *o = *dy * s * (V8(1.0f) + *x * (V8(1.0f) - s));
+}
+static inline __attribute__((always_inline)) void v8_sigmoid1(const v8f *x, const v8f *dy, v8f *o) {
+    (void)dy;
+    v8_sigmoid(x, o);
+}
+
+#define DEFINE_VMAP(name, vfn)                                                           \
+    VECTOR_CLONES static void name##_range(void *arg, int64_t begin, int64_t end) {      \
+        const map_job *j = arg;                                                          \
+        int64_t i = begin;                                                               \
+        v8f x, y = V8(0.0f), o;                                                          \
+        for (; i + 8 <= end; i += 8) {                                                   \
+            memcpy(&x, j->x + i, sizeof x);                                              \
+            if (j->y) memcpy(&y, j->y + i, sizeof y);                                    \
+            vfn(&x, &y, &o);                                                             \
+            memcpy(j->out + i, &o, sizeof o);                                            \
+        }                                                                                \
+        if (i < end) { /* the tail, zero-padded */                                      \
+            const size_t bytes = (size_t)(end - i) * sizeof(float);                      \
+            x = y = V8(0.0f);                                                            \
+            memcpy(&x, j->x + i, bytes);                                                 \
+            if (j->y) memcpy(&y, j->y + i, bytes);                                       \
+            vfn(&x, &y, &o);                                                             \
+            memcpy(j->out + i, &o, bytes);                                               \
+        }                                                                                \
+    }                                                                                    \
+    static yolo_status name##_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {          \
+        map_job j = {yolo_cpu_f32(out->src[0]), out->n_src > 1 ? yolo_cpu_f32(out->src[1]) : NULL, \
+                     yolo_cpu_f32(out), 0.0f};                                           \
+        run_ranges(ctx, numel_of(out), name##_range, &j);                                \
+        return YOLO_OK;                                                                  \
+    }
+
+DEFINE_VMAP(silu, v8_silu)
+DEFINE_VMAP(silu_bwd, v8_silu_bwd)
+DEFINE_VMAP(sigmoid, v8_sigmoid1)
+
+/* Scalar maps: `expr` over x[i] (and y[i], f). */
+#define DEFINE_MAP(name, expr)                                              \
+    static void name##_range(void *arg, int64_t begin, int64_t end) {       \
+        const map_job *j = arg;                                             \
+        const float *restrict x = j->x;                                     \
+        const float *restrict y = j->y;                                     \
+        float *restrict o = j->out;                                         \
+        const float f = j->f;                                               \
+        (void)y;                                                            \
+        (void)f;                                                            \
+        for (int64_t i = begin; i < end; i++) o[i] = (expr);                \
+    }                                                                       \
+    static yolo_status name##_kernel(yolo_cpu_context *ctx, yolo_tensor *out) { \
+        map_job j = {yolo_cpu_f32(out->src[0]),                             \
+                     out->n_src > 1 ? yolo_cpu_f32(out->src[1]) : NULL,     \
+                     yolo_cpu_f32(out), out->fparams[0]};                   \
+        run_ranges(ctx, numel_of(out), name##_range, &j);                   \
+        return YOLO_OK;                                                     \
+    }
+
+DEFINE_MAP(relu, x[i] > 0.0f ? x[i] : 0.0f)
+DEFINE_MAP(relu_bwd, x[i] > 0.0f ? y[i] : 0.0f)
+DEFINE_MAP(sigmoid_bwd, y[i] * x[i] * (1.0f - x[i]))
+DEFINE_MAP(scale, x[i] * f)
+
+/* ---- broadcasting add / sub / mul ----
+ * Source shapes are right-aligned against the output's. Dimensions of size 1
+ * in the output are dropped and neighbours with the same broadcast pattern
+ * are merged, so equal shapes become one flat loop and a per-channel operand
+ * ([1,C,1,1] or [C,1,1] against [N,C,H,W]) an inner loop of H*W with a
+ * constant operand. */
+
+typedef struct binary_job {
+    int op;
+    int nd;
+    int64_t dim[YOLO_MAX_DIMS];
+    int64_t stride_a[YOLO_MAX_DIMS]; /* in elements; 0 where broadcast */
+    int64_t stride_b[YOLO_MAX_DIMS];
+    const float *a, *b;
+    float *out;
+} binary_job;
+
+static void binary_plan(binary_job *j, const yolo_tensor *a, const yolo_tensor *b, const yolo_tensor *out) {
+    int64_t dim[YOLO_MAX_DIMS];
+    int bc_a[YOLO_MAX_DIMS], bc_b[YOLO_MAX_DIMS];
+    int nd = 0;
+    for (int i = 0; i < out->ndim; i++) {
+        int64_t od = out->shape[i];
+        if (od == 1) continue;
+        int ia = i - (out->ndim - a->ndim), ib = i - (out->ndim - b->ndim);
+        int64_t ad = ia >= 0 ? a->shape[ia] : 1, bd = ib >= 0 ? b->shape[ib] : 1;
+        int fa = ad != od, fb = bd != od;
+        if (nd > 0 && bc_a[nd - 1] == fa && bc_b[nd - 1] == fb) {
+            dim[nd - 1] *= od; /* same pattern: merge with the previous dim */
+        } else {
+            dim[nd] = od;
+            bc_a[nd] = fa;
+            bc_b[nd] = fb;
+            nd++;
+        }
+    }
+    if (nd == 0) { /* a single element */
+        dim[0] = 1;
+        bc_a[0] = bc_b[0] = 0;
+        nd = 1;
+    }
+    int64_t sa = 1, sb = 1;
+    for (int d = nd - 1; d >= 0; d--) {
+        j->dim[d] = dim[d];
+        j->stride_a[d] = bc_a[d] ? 0 : sa;
+        j->stride_b[d] = bc_b[d] ? 0 : sb;
+        if (!bc_a[d]) sa *= dim[d];
+        if (!bc_b[d]) sb *= dim[d];
+    }
+    j->nd = nd;
+}
+
+/* One contiguous run of the innermost dimension, specialised on whether
+ * each operand advances (stride 1) or stays (stride 0). */
+#define BINARY_RUN(OPER)                                                              \
+    do {                                                                              \
+        if (sa && sb)                                                                 \
+            for (int64_t k = 0; k < len; k++) o[k] = pa[k] OPER pb[k];                \
+        else if (sa) {                                                                \
+            const float vb = pb[0];                                                   \
+            for (int64_t k = 0; k < len; k++) o[k] = pa[k] OPER vb;                   \
+        } else if (sb) {                                                              \
+            const float va = pa[0];                                                   \
+            for (int64_t k = 0; k < len; k++) o[k] = va OPER pb[k];                   \
+        } else {                                                                      \
+            const float v = pa[0] OPER pb[0];                                         \
+            for (int64_t k = 0; k < len; k++) o[k] = v;                               \
+        }                                                                             \
+    } while (0)
+
+static void binary_range(void *arg, int64_t begin, int64_t end) {
+    const binary_job *j = arg;
+    const int nd = j->nd, last = nd - 1;
+    int64_t idx[YOLO_MAX_DIMS];
+    int64_t rem = begin;
+    for (int d = last; d >= 0; d--) {
+        idx[d] = rem % j->dim[d];
+        rem /= j->dim[d];
+    }
+    const int sa = j->stride_a[last] != 0, sb = j->stride_b[last] != 0;
+    int64_t i = begin;
+    while (i < end) {
+        int64_t off_a = 0, off_b = 0;
+        for (int d = 0; d < nd; d++) {
+            off_a += idx[d] * j->stride_a[d];
+            off_b += idx[d] * j->stride_b[d];
+        }
+        int64_t len = j->dim[last] - idx[last];
+        if (len > end - i) len = end - i;
+        const float *restrict pa = j->a + off_a;
+        const float *restrict pb = j->b + off_b;
+        float *restrict o = j->out + i;
+        switch (j->op) {
+        case YOLO_OP_ADD: BINARY_RUN(+); break;
+        case YOLO_OP_SUB: BINARY_RUN(-); break;
+        default: BINARY_RUN(*); break;
+        }
+        i += len;
+        idx[last] += len;
+        for (int d = last; d > 0 && idx[d] == j->dim[d]; d--) { /* carry */
+            idx[d] = 0;
+            idx[d - 1]++;
+        }
+    }
+}
+
+static yolo_status binary_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
+    const yolo_tensor *a = out->src[0], *b = out->src[1];
+    binary_job j;
+    j.op = out->op;
+    binary_plan(&j, a, b, out);
+    j.a = yolo_cpu_f32(a);
+    j.b = yolo_cpu_f32(b);
+    j.out = yolo_cpu_f32(out);
+    run_ranges(ctx, numel_of(out), binary_range, &j);
+    return YOLO_OK;
+}
+
+/* ---- cast ---- */
+
+/* IEEE binary16 conversions, round to nearest even (F. Giesen's method). */
+static inline uint16_t half_from_float(float value) {
+    uint32_t u;
+    memcpy(&u, &value, 4);
+    const uint32_t sign = u & 0x80000000u;
+    u ^= sign;
+    uint16_t h;
+    if (u >= (127u + 16u) << 23) { /* overflow to inf, or inf/nan */
+        h = u > (255u << 23) ? 0x7e00 : 0x7c00;
+    } else if (u < (113u << 23)) { /* subnormal or zero: let the FPU round */
+        const uint32_t magic_u = 126u << 23;
+        float v, magic;
+        memcpy(&v, &u, 4);
+        memcpy(&magic, &magic_u, 4);
+        v += magic;
+        memcpy(&u, &v, 4);
+        h = (uint16_t)(u - magic_u);
+    } else {
+        const uint32_t mant_odd = (u >> 13) & 1;
+        u += ((uint32_t)(15 - 127) << 23) + 0xfff + mant_odd;
+        h = (uint16_t)(u >> 13);
+    }
+    return (uint16_t)(h | (sign >> 16));
+}
+
+static inline float half_to_float(uint16_t h) {
+    const uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+    const uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+    uint32_t u;
+    if (exp == 0x1f) {
+        u = sign | 0x7f800000u | (mant << 13);
+    } else if (exp == 0) {
+        const float v = (float)mant * (1.0f / 16777216.0f); /* mant * 2^-24 */
+        return sign ? -v : v;
+    } else {
+        u = sign | ((exp + 112) << 23) | (mant << 13);
+    }
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* Integer targets round to nearest even and saturate; NaN becomes 0. */
+static inline uint8_t u8_from_double(double v) {
+    if (!(v > 0.0)) return 0;
+    if (v >= 255.0) return 255;
+    return (uint8_t)nearbyint(v);
+}
+
+static inline int32_t i32_from_double(double v) {
+    if (v != v) return 0;
+    if (v <= -2147483648.0) return INT32_MIN;
+    if (v >= 2147483647.0) return INT32_MAX;
+    return (int32_t)nearbyint(v);
+}
+
+typedef struct cast_job {
+    const void *src;
+    void *dst;
+    yolo_dtype from, to;
+    double factor;
+} cast_job;
+
+static inline double load_as_double(const void *p, yolo_dtype dt, int64_t i) {
+    switch (dt) {
+    case YOLO_F32: return ((const float *)p)[i];
+    case YOLO_F16: return half_to_float(((const uint16_t *)p)[i]);
+    case YOLO_I32: return ((const int32_t *)p)[i];
+    default: return ((const uint8_t *)p)[i];
+    }
+}
+
+/* The product of two floats is exact in double, so rounding once to the
+ * target type gives the correctly rounded x*factor for every pair. */
+static void cast_range(void *arg, int64_t begin, int64_t end) {
+    const cast_job *j = arg;
+    const double f = j->factor;
+    if (j->from == YOLO_U8 && j->to == YOLO_F32) { /* image input: the hot path */
+        const uint8_t *restrict s = j->src;
+        float *restrict d = j->dst;
+        const float ff = (float)f;
+        for (int64_t i = begin; i < end; i++) d[i] = (float)s[i] * ff;
+        return;
+    }
+    switch (j->to) {
+    case YOLO_F32: {
+        float *restrict d = j->dst;
+        for (int64_t i = begin; i < end; i++) d[i] = (float)(load_as_double(j->src, j->from, i) * f);
+        break;
+    }
+    case YOLO_F16: {
+        uint16_t *restrict d = j->dst;
+        /* Rounds to f32, then to f16: the double rounding can only differ
+         * from a single rounding on exact f16 ties, and never when f == 1. */
+        for (int64_t i = begin; i < end; i++) d[i] = half_from_float((float)(load_as_double(j->src, j->from, i) * f));
+        break;
+    }
+    case YOLO_I32: {
+        int32_t *restrict d = j->dst;
+        for (int64_t i = begin; i < end; i++) d[i] = i32_from_double(load_as_double(j->src, j->from, i) * f);
+        break;
+    }
+    default: {
+        uint8_t *restrict d = j->dst;
+        for (int64_t i = begin; i < end; i++) d[i] = u8_from_double(load_as_double(j->src, j->from, i) * f);
+        break;
+    }
+    }
+}
+
+static yolo_status cast_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
+    const yolo_tensor *x = out->src[0];
+    if (x->dtype >= YOLO_DTYPE_COUNT || out->dtype >= YOLO_DTYPE_COUNT)
+        return yolo_error(YOLO_ERR_ARG, "CAST: unknown dtype (%d -> %d)", (int)x->dtype, (int)out->dtype);
+    cast_job j = {yolo_cpu_data(x), yolo_cpu_data(out), x->dtype, out->dtype, (double)out->fparams[0]};
+    run_ranges(ctx, numel_of(out), cast_range, &j);
+    return YOLO_OK;
+}
+
+/* ---- fill ---- */
+
+typedef struct fill_job {
+    void *dst;
+    yolo_dtype dtype;
+    float value;
+} fill_job;
+
+static void fill_range(void *arg, int64_t begin, int64_t end) {
+    const fill_job *j = arg;
+    switch (j->dtype) {
+    case YOLO_F32: {
+        float *d = j->dst;
+        for (int64_t i = begin; i < end; i++) d[i] = j->value;
+        break;
+    }
+    case YOLO_F16: {
+        uint16_t *d = j->dst;
+        const uint16_t h = half_from_float(j->value);
+        for (int64_t i = begin; i < end; i++) d[i] = h;
+        break;
+    }
+    case YOLO_I32: {
+        int32_t *d = j->dst;
+        const int32_t v = i32_from_double(j->value);
+        for (int64_t i = begin; i < end; i++) d[i] = v;
+        break;
+    }
+    default: {
+        uint8_t *d = j->dst;
+        memset(d + begin, u8_from_double(j->value), (size_t)(end - begin));
+        break;
+    }
+    }
+}
+
+static yolo_status fill_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
+    fill_job j = {yolo_cpu_data(out), out->dtype, out->fparams[0]};
+    run_ranges(ctx, numel_of(out), fill_range, &j);
+    return YOLO_OK;
+}
+
+yolo_cpu_kernel yolo_cpu_elementwise_kernel(int op) {
+    switch (op) {
+    case YOLO_OP_SILU: return silu_kernel;
+    case YOLO_OP_SILU_BWD: return silu_bwd_kernel;
+    case YOLO_OP_RELU: return relu_kernel;
+    case YOLO_OP_RELU_BWD: return relu_bwd_kernel;
+    case YOLO_OP_SIGMOID: return sigmoid_kernel;
+    case YOLO_OP_SIGMOID_BWD: return sigmoid_bwd_kernel;
+    case YOLO_OP_ADD:
+    case YOLO_OP_SUB:
+    case YOLO_OP_MUL: return binary_kernel;
+    case YOLO_OP_SCALE: return scale_kernel;
+    case YOLO_OP_CAST: return cast_kernel;
+    case YOLO_OP_FILL: return fill_kernel;
+    default: return NULL;
+    }
+}

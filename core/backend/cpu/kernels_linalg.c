@@ -1,0 +1,210 @@
+/* CPU kernels of matmul (OpenBLAS sgemm), softmax / log-softmax with their
+ * backward, and the full reductions sum / sum_squares (graph/ops.h).
+ *
+ * Softmax works on (outer, axis, inner) views: a task owns one outer row and
+ * a block of inner positions, reducing along the axis for the whole block at
+ * once so the inner loops stay contiguous for any axis. Full reductions sum
+ * fixed-size blocks in double and combine the block sums in order, so the
+ * result is the same for any thread count. */
+#include <cblas.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/cpu_backend.h"
+
+#define PARALLEL_MIN_ELEMENTS 32768
+
+static int64_t numel_of(const yolo_tensor *t) {
+    int64_t n = 1;
+    for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
+    return n;
+}
+
+static void run_ranges(yolo_cpu_context *ctx, int64_t n, int64_t work, yolo_range_fn fn, void *arg) {
+    if (n <= 0) return;
+    if (!ctx || !ctx->pool || work < PARALLEL_MIN_ELEMENTS)
+        fn(arg, 0, n);
+    else
+        yolo_parallel_for(ctx->pool, n, fn, arg);
+}
+
+/* ---- MATMUL: op(a) [M,K] x op(b) [K,N] -> [M,N] ---- */
+
+static yolo_status matmul_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
+    const yolo_tensor *a = out->src[0], *b = out->src[1];
+    const int ta = out->iparams[0] != 0, tb = out->iparams[1] != 0;
+    const int64_t m = ta ? a->shape[1] : a->shape[0];
+    const int64_t k = ta ? a->shape[0] : a->shape[1];
+    const int64_t n = tb ? b->shape[0] : b->shape[1];
+    if (m != out->shape[0] || n != out->shape[1] || (tb ? b->shape[1] : b->shape[0]) != k)
+        return yolo_error(YOLO_ERR_SHAPE, "MATMUL: a [%lld,%lld]%s x b [%lld,%lld]%s does not give out [%lld,%lld]",
+                          (long long)a->shape[0], (long long)a->shape[1], ta ? "^T" : "", (long long)b->shape[0],
+                          (long long)b->shape[1], tb ? "^T" : "", (long long)out->shape[0],
+                          (long long)out->shape[1]);
+    if (m > INT_MAX || n > INT_MAX || k > INT_MAX || a->shape[1] > INT_MAX || b->shape[1] > INT_MAX)
+        return yolo_error(YOLO_ERR_UNSUPPORTED, "MATMUL: dimensions [%lld,%lld,%lld] exceed the BLAS int range",
+                          (long long)m, (long long)k, (long long)n);
+    float *c = yolo_cpu_f32(out);
+    if (m == 0 || n == 0) return YOLO_OK;
+    if (k == 0) { /* empty sum */
+        memset(c, 0, (size_t)(m * n) * sizeof(float));
+        return YOLO_OK;
+    }
+    /* OpenBLAS runs its own threads: as many as the pool, never more (threads=). */
+    if (ctx && ctx->threads > 0 && openblas_get_num_threads() != ctx->threads) openblas_set_num_threads(ctx->threads);
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k,
+                1.0f, yolo_cpu_f32(a), (int)a->shape[1], yolo_cpu_f32(b), (int)b->shape[1], 0.0f, c, (int)n);
+    return YOLO_OK;
+}
+
+/* ---- SOFTMAX, LOG_SOFTMAX and their backward ---- */
+
+#define SOFTMAX_BLOCK 64 /* inner positions handled together */
+
+typedef struct softmax_job {
+    int op;
+    int64_t outer, len, inner, blocks;
+    const float *x;  /* forward: x; backward: y */
+    const float *dy; /* backward only */
+    float *out;
+} softmax_job;
+
+static void softmax_range(void *arg, int64_t begin, int64_t end) {
+    const softmax_job *j = arg;
+    const int64_t len = j->len, inner = j->inner;
+    float m[SOFTMAX_BLOCK];
+    double s[SOFTMAX_BLOCK];
+    for (int64_t t = begin; t < end; t++) {
+        const int64_t o = t / j->blocks;
+        const int64_t i0 = (t % j->blocks) * SOFTMAX_BLOCK;
+        const int64_t nb = inner - i0 < SOFTMAX_BLOCK ? inner - i0 : SOFTMAX_BLOCK;
+        const int64_t base = o * len * inner + i0;
+        const float *x = j->x + base;
+        const float *dy = j->dy ? j->dy + base : NULL;
+        float *y = j->out + base;
+        for (int64_t i = 0; i < nb; i++) s[i] = 0.0;
+        switch (j->op) {
+        case YOLO_OP_SOFTMAX:
+        case YOLO_OP_LOG_SOFTMAX:
+            for (int64_t i = 0; i < nb; i++) m[i] = -INFINITY;
+            for (int64_t l = 0; l < len; l++)
+                for (int64_t i = 0; i < nb; i++) m[i] = x[l * inner + i] > m[i] ? x[l * inner + i] : m[i];
+            if (j->op == YOLO_OP_SOFTMAX) {
+                for (int64_t l = 0; l < len; l++)
+                    for (int64_t i = 0; i < nb; i++) {
+                        const float e = expf(x[l * inner + i] - m[i]);
+                        y[l * inner + i] = e;
+                        s[i] += e;
+                    }
+                for (int64_t i = 0; i < nb; i++) s[i] = 1.0 / s[i];
+                for (int64_t l = 0; l < len; l++)
+                    for (int64_t i = 0; i < nb; i++) y[l * inner + i] = (float)(y[l * inner + i] * s[i]);
+            } else {
+                for (int64_t l = 0; l < len; l++)
+                    for (int64_t i = 0; i < nb; i++) s[i] += expf(x[l * inner + i] - m[i]);
+                for (int64_t i = 0; i < nb; i++) m[i] += (float)log(s[i]); /* log-sum-exp */
+                for (int64_t l = 0; l < len; l++)
+                    for (int64_t i = 0; i < nb; i++) y[l * inner + i] = x[l * inner + i] - m[i];
+            }
+            break;
+        case YOLO_OP_SOFTMAX_BWD: /* y*(dy - sum(dy*y)) */
+            for (int64_t l = 0; l < len; l++)
+                for (int64_t i = 0; i < nb; i++) s[i] += (double)dy[l * inner + i] * x[l * inner + i];
+            for (int64_t l = 0; l < len; l++)
+                for (int64_t i = 0; i < nb; i++)
+                    y[l * inner + i] = x[l * inner + i] * (dy[l * inner + i] - (float)s[i]);
+            break;
+        default: /* LOG_SOFTMAX_BWD: dy - exp(y)*sum(dy) */
+            for (int64_t l = 0; l < len; l++)
+                for (int64_t i = 0; i < nb; i++) s[i] += dy[l * inner + i];
+            for (int64_t l = 0; l < len; l++)
+                for (int64_t i = 0; i < nb; i++)
+                    y[l * inner + i] = dy[l * inner + i] - expf(x[l * inner + i]) * (float)s[i];
+            break;
+        }
+    }
+}
+
+static yolo_status softmax_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
+    int axis = out->iparams[0];
+    if (axis < 0) axis += out->ndim;
+    if (axis < 0 || axis >= out->ndim)
+        return yolo_error(YOLO_ERR_ARG, "%s: axis %d out of range for a %d-d tensor", yolo_op_name(out->op),
+                          out->iparams[0], out->ndim);
+    softmax_job j = {out->op, 1, out->shape[axis], 1, 0, yolo_cpu_f32(out->src[0]), NULL, yolo_cpu_f32(out)};
+    for (int i = 0; i < axis; i++) j.outer *= out->shape[i];
+    for (int i = axis + 1; i < out->ndim; i++) j.inner *= out->shape[i];
+    if (out->op == YOLO_OP_SOFTMAX_BWD || out->op == YOLO_OP_LOG_SOFTMAX_BWD) j.dy = yolo_cpu_f32(out->src[1]);
+    j.blocks = (j.inner + SOFTMAX_BLOCK - 1) / SOFTMAX_BLOCK;
+    if (j.len == 0) return YOLO_OK;
+    run_ranges(ctx, j.outer * j.blocks, numel_of(out) * 4, softmax_range, &j);
+    return YOLO_OK;
+}
+
+/* ---- SUM, SUM_SQUARES: all elements -> [1] ---- */
+
+#define REDUCE_BLOCK 8192 /* elements per partial sum; fixed, unlike the thread count */
+
+typedef struct reduce_job {
+    const float *x;
+    int64_t n;
+    int squares;
+    double *partial;
+} reduce_job;
+
+static void reduce_range(void *arg, int64_t begin, int64_t end) {
+    const reduce_job *j = arg;
+    for (int64_t b = begin; b < end; b++) {
+        const int64_t i0 = b * REDUCE_BLOCK;
+        const int64_t i1 = i0 + REDUCE_BLOCK < j->n ? i0 + REDUCE_BLOCK : j->n;
+        const float *x = j->x;
+        double a[4] = {0, 0, 0, 0};
+        int64_t i = i0;
+        if (j->squares) {
+            for (; i + 3 < i1; i += 4)
+                for (int k = 0; k < 4; k++) a[k] += (double)x[i + k] * x[i + k];
+            for (; i < i1; i++) a[0] += (double)x[i] * x[i];
+        } else {
+            for (; i + 3 < i1; i += 4)
+                for (int k = 0; k < 4; k++) a[k] += x[i + k];
+            for (; i < i1; i++) a[0] += x[i];
+        }
+        j->partial[b] = (a[0] + a[1]) + (a[2] + a[3]);
+    }
+}
+
+static yolo_status reduce_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
+    const yolo_tensor *x = out->src[0];
+    reduce_job j = {yolo_cpu_f32(x), numel_of(x), out->op == YOLO_OP_SUM_SQUARES, NULL};
+    const int64_t blocks = (j.n + REDUCE_BLOCK - 1) / REDUCE_BLOCK;
+    double stack_partial[256];
+    j.partial = stack_partial;
+    if (blocks > 256) {
+        j.partial = malloc((size_t)blocks * sizeof(double));
+        if (!j.partial)
+            return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory for %lld partial sums of %lld elements",
+                              yolo_op_name(out->op), (long long)blocks, (long long)j.n);
+    }
+    run_ranges(ctx, blocks, j.n, reduce_range, &j);
+    double total = 0;
+    for (int64_t b = 0; b < blocks; b++) total += j.partial[b];
+    yolo_cpu_f32(out)[0] = (float)total;
+    if (j.partial != stack_partial) free(j.partial);
+    return YOLO_OK;
+}
+
+yolo_cpu_kernel yolo_cpu_linalg_kernel(int op) {
+    switch (op) {
+    case YOLO_OP_MATMUL: return matmul_kernel;
+    case YOLO_OP_SOFTMAX:
+    case YOLO_OP_SOFTMAX_BWD:
+    case YOLO_OP_LOG_SOFTMAX:
+    case YOLO_OP_LOG_SOFTMAX_BWD: return softmax_kernel;
+    case YOLO_OP_SUM:
+    case YOLO_OP_SUM_SQUARES: return reduce_kernel;
+    default: return NULL;
+    }
+}

@@ -1,0 +1,260 @@
+/* CPU kernels of batch normalization, split as in graph/ops.h into
+ * statistics (BN_STATS), the affine normalization (BN_APPLY) and their
+ * backward pieces.
+ *
+ * x is [N,C,H,W] or [N,C] (any trailing dims are flattened into one
+ * "plane" of S elements). Per-channel sums are accumulated in double, each
+ * channel by one thread in a fixed order, so results do not depend on the
+ * number of threads. */
+#include <math.h>
+#include <stdint.h>
+
+#include "backend/cpu/cpu_backend.h"
+
+#define PARALLEL_MIN_ELEMENTS 32768
+
+typedef struct bn_layout {
+    int64_t n, c, s; /* batch, channels, elements per (n, c) plane */
+} bn_layout;
+
+static bn_layout layout_of(const yolo_tensor *x) {
+    bn_layout l = {x->shape[0], x->ndim > 1 ? x->shape[1] : 1, 1};
+    for (int i = 2; i < x->ndim; i++) l.s *= x->shape[i];
+    return l;
+}
+
+static void run_ranges(yolo_cpu_context *ctx, int64_t n, int64_t work, yolo_range_fn fn, void *arg) {
+    if (n <= 0) return;
+    if (!ctx || !ctx->pool || work < PARALLEL_MIN_ELEMENTS)
+        fn(arg, 0, n);
+    else
+        yolo_parallel_for(ctx->pool, n, fn, arg);
+}
+
+/* sum(p[i] - shift) and sum((p[i] - shift)^2) over one plane, in double with
+ * independent accumulators so the adds do not form one long dependency chain. */
+static void plane_moments(const float *p, int64_t s, double shift, double *sum, double *sumsq) {
+    double a0 = 0, a1 = 0, q0 = 0, q1 = 0;
+    int64_t i = 0;
+    for (; i + 1 < s; i += 2) {
+        const double d0 = (double)p[i] - shift, d1 = (double)p[i + 1] - shift;
+        a0 += d0;
+        a1 += d1;
+        q0 += d0 * d0;
+        q1 += d1 * d1;
+    }
+    for (; i < s; i++) {
+        const double d = (double)p[i] - shift;
+        a0 += d;
+        q0 += d * d;
+    }
+    *sum += a0 + a1;
+    *sumsq += q0 + q1;
+}
+
+/* ---- BN_STATS: src x, (running_mean, running_var) -> [2,C] mean, biased var ---- */
+
+typedef struct stats_job {
+    bn_layout l;
+    const float *x;
+    float *mean, *var;
+} stats_job;
+
+static void stats_range(void *arg, int64_t begin, int64_t end) {
+    const stats_job *j = arg;
+    const bn_layout l = j->l;
+    const double count = (double)(l.n * l.s);
+    for (int64_t c = begin; c < end; c++) {
+        /* Shifting by one sample of the channel keeps the one-pass variance
+         * accurate when |mean| >> std. */
+        const double shift = j->x[c * l.s];
+        double sum = 0, sumsq = 0;
+        for (int64_t n = 0; n < l.n; n++) plane_moments(j->x + (n * l.c + c) * l.s, l.s, shift, &sum, &sumsq);
+        const double m = sum / count;
+        double v = sumsq / count - m * m;
+        if (v < 0) v = 0;
+        j->mean[c] = (float)(shift + m);
+        j->var[c] = (float)v;
+    }
+}
+
+static yolo_status bn_stats_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
+    const yolo_tensor *x = out->src[0];
+    stats_job j = {layout_of(x), yolo_cpu_f32(x), NULL, NULL};
+    j.mean = yolo_cpu_f32(out);
+    j.var = j.mean + j.l.c;
+    if (j.l.n * j.l.s == 0)
+        return yolo_error(YOLO_ERR_SHAPE, "BN_STATS: no elements per channel in x of shape [%lld,%lld,...]",
+                          (long long)x->shape[0], (long long)j.l.c);
+    run_ranges(ctx, j.l.c, j.l.n * j.l.c * j.l.s, stats_range, &j);
+    if (out->iparams[0] && out->n_src >= 3) {
+        float *rm = yolo_cpu_f32(out->src[1]), *rv = yolo_cpu_f32(out->src[2]);
+        const double m = out->fparams[0];
+        const double count = (double)(j.l.n * j.l.s);
+        const double unbias = count > 1 ? count / (count - 1) : 1.0;
+        for (int64_t c = 0; c < j.l.c; c++) {
+            rm[c] = (float)((1 - m) * rm[c] + m * j.mean[c]);
+            rv[c] = (float)((1 - m) * rv[c] + m * j.var[c] * unbias);
+        }
+    }
+    return YOLO_OK;
+}
+
+/* ---- BN_APPLY: src x, mean, var, gamma, beta -> gamma*(x-mean)/sqrt(var+eps)+beta ---- */
+
+typedef struct plane_job {
+    bn_layout l;
+    const float *x, *dy;
+    const float *mean, *var, *gamma, *beta;
+    const float *dmean, *dvar;
+    float *out;
+    float eps;
+} plane_job;
+
+static void apply_range(void *arg, int64_t begin, int64_t end) {
+    const plane_job *j = arg;
+    const int64_t s = j->l.s;
+    for (int64_t p = begin; p < end; p++) {
+        const int64_t c = p % j->l.c;
+        const float mean = j->mean[c];
+        const float k = j->gamma[c] / sqrtf(j->var[c] + j->eps);
+        const float b = j->beta[c];
+        const float *restrict x = j->x + p * s;
+        float *restrict y = j->out + p * s;
+        for (int64_t i = 0; i < s; i++) y[i] = (x[i] - mean) * k + b;
+    }
+}
+
+static yolo_status bn_apply_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
+    const yolo_tensor *x = out->src[0];
+    plane_job j = {0};
+    j.l = layout_of(x);
+    j.x = yolo_cpu_f32(x);
+    j.mean = yolo_cpu_f32(out->src[1]);
+    j.var = yolo_cpu_f32(out->src[2]);
+    j.gamma = yolo_cpu_f32(out->src[3]);
+    j.beta = yolo_cpu_f32(out->src[4]);
+    j.out = yolo_cpu_f32(out);
+    j.eps = out->fparams[0];
+    run_ranges(ctx, j.l.n * j.l.c, j.l.n * j.l.c * j.l.s, apply_range, &j);
+    return YOLO_OK;
+}
+
+/* ---- BN_APPLY_BWD_PARAMS: src x, mean, var, gamma, dy -> [4,C] dgamma, dbeta, dmean, dvar ----
+ * With r = 1/sqrt(var+eps): dgamma = r*sum(dy*(x-mean)), dbeta = sum(dy),
+ * dmean = -gamma*r*sum(dy), dvar = -gamma*r^3/2 * sum(dy*(x-mean)). */
+
+static void apply_bwd_params_range(void *arg, int64_t begin, int64_t end) {
+    const plane_job *j = arg;
+    const bn_layout l = j->l;
+    float *dgamma = j->out, *dbeta = j->out + l.c, *dmean = j->out + 2 * l.c, *dvar = j->out + 3 * l.c;
+    for (int64_t c = begin; c < end; c++) {
+        const float mean = j->mean[c];
+        double sdy = 0, sdyx = 0;
+        for (int64_t n = 0; n < l.n; n++) {
+            const float *x = j->x + (n * l.c + c) * l.s, *dy = j->dy + (n * l.c + c) * l.s;
+            double a0 = 0, a1 = 0, b0 = 0, b1 = 0;
+            int64_t i = 0;
+            for (; i + 1 < l.s; i += 2) {
+                a0 += dy[i];
+                a1 += dy[i + 1];
+                b0 += (double)dy[i] * ((double)x[i] - mean);
+                b1 += (double)dy[i + 1] * ((double)x[i + 1] - mean);
+            }
+            for (; i < l.s; i++) {
+                a0 += dy[i];
+                b0 += (double)dy[i] * ((double)x[i] - mean);
+            }
+            sdy += a0 + a1;
+            sdyx += b0 + b1;
+        }
+        const double r = 1.0 / sqrt((double)j->var[c] + j->eps);
+        const double g = j->gamma[c];
+        dgamma[c] = (float)(r * sdyx);
+        dbeta[c] = (float)sdy;
+        dmean[c] = (float)(-g * r * sdy);
+        dvar[c] = (float)(-0.5 * g * r * r * r * sdyx);
+    }
+}
+
+static yolo_status bn_apply_bwd_params_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
+    const yolo_tensor *x = out->src[0];
+    plane_job j = {0};
+    j.l = layout_of(x);
+    j.x = yolo_cpu_f32(x);
+    j.mean = yolo_cpu_f32(out->src[1]);
+    j.var = yolo_cpu_f32(out->src[2]);
+    j.gamma = yolo_cpu_f32(out->src[3]);
+    j.dy = yolo_cpu_f32(out->src[4]);
+    j.out = yolo_cpu_f32(out);
+    j.eps = out->fparams[0];
+    run_ranges(ctx, j.l.c, j.l.n * j.l.c * j.l.s, apply_bwd_params_range, &j);
+    return YOLO_OK;
+}
+
+/* ---- BN_APPLY_BWD_DATA: src var, gamma, dy -> dy*gamma/sqrt(var+eps) ---- */
+
+static void apply_bwd_data_range(void *arg, int64_t begin, int64_t end) {
+    const plane_job *j = arg;
+    const int64_t s = j->l.s;
+    for (int64_t p = begin; p < end; p++) {
+        const int64_t c = p % j->l.c;
+        const float k = j->gamma[c] / sqrtf(j->var[c] + j->eps);
+        const float *restrict dy = j->dy + p * s;
+        float *restrict dx = j->out + p * s;
+        for (int64_t i = 0; i < s; i++) dx[i] = dy[i] * k;
+    }
+}
+
+static yolo_status bn_apply_bwd_data_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
+    plane_job j = {0};
+    j.l = layout_of(out);
+    j.var = yolo_cpu_f32(out->src[0]);
+    j.gamma = yolo_cpu_f32(out->src[1]);
+    j.dy = yolo_cpu_f32(out->src[2]);
+    j.out = yolo_cpu_f32(out);
+    j.eps = out->fparams[0];
+    run_ranges(ctx, j.l.n * j.l.c, j.l.n * j.l.c * j.l.s, apply_bwd_data_range, &j);
+    return YOLO_OK;
+}
+
+/* ---- BN_STATS_BWD: src x, stats[2,C], dstats[2,C] -> dmean/M + dvar*2*(x-mean)/M ---- */
+
+static void stats_bwd_range(void *arg, int64_t begin, int64_t end) {
+    const plane_job *j = arg;
+    const bn_layout l = j->l;
+    const float inv_m = (float)(1.0 / (double)(l.n * l.s));
+    for (int64_t p = begin; p < end; p++) {
+        const int64_t c = p % l.c;
+        const float mean = j->mean[c];
+        const float a = j->dmean[c] * inv_m;
+        const float k = 2.0f * j->dvar[c] * inv_m;
+        const float *restrict x = j->x + p * l.s;
+        float *restrict dx = j->out + p * l.s;
+        for (int64_t i = 0; i < l.s; i++) dx[i] = a + k * (x[i] - mean);
+    }
+}
+
+static yolo_status bn_stats_bwd_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
+    const yolo_tensor *x = out->src[0];
+    plane_job j = {0};
+    j.l = layout_of(x);
+    j.x = yolo_cpu_f32(x);
+    j.mean = yolo_cpu_f32(out->src[1]);
+    j.dmean = yolo_cpu_f32(out->src[2]);
+    j.dvar = j.dmean + j.l.c;
+    j.out = yolo_cpu_f32(out);
+    run_ranges(ctx, j.l.n * j.l.c, j.l.n * j.l.c * j.l.s, stats_bwd_range, &j);
+    return YOLO_OK;
+}
+
+yolo_cpu_kernel yolo_cpu_norm_kernel(int op) {
+    switch (op) {
+    case YOLO_OP_BN_STATS: return bn_stats_kernel;
+    case YOLO_OP_BN_APPLY: return bn_apply_kernel;
+    case YOLO_OP_BN_APPLY_BWD_PARAMS: return bn_apply_bwd_params_kernel;
+    case YOLO_OP_BN_APPLY_BWD_DATA: return bn_apply_bwd_data_kernel;
+    case YOLO_OP_BN_STATS_BWD: return bn_stats_bwd_kernel;
+    default: return NULL;
+    }
+}

@@ -1,0 +1,158 @@
+/* CPU kernels of the in-place update ops: SGD and AdamW steps, the EMA
+ * update, gradient accumulation and zeroing (formulas in yolo/graph.h).
+ *
+ * `out` is a view of src[0] and shares its storage, so every kernel writes
+ * through src[0]. Hyper-parameters are read from their small tensors at run
+ * time, so a recorded graph follows the learning-rate schedule. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "backend/cpu/cpu_backend.h"
+
+#define PARALLEL_MIN_ELEMENTS 32768
+
+static int64_t numel_of(const yolo_tensor *t) {
+    int64_t n = 1;
+    for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
+    return n;
+}
+
+static void run_ranges(yolo_cpu_context *ctx, int64_t n, yolo_range_fn fn, void *arg) {
+    if (n <= 0) return;
+    if (!ctx || !ctx->pool || n < PARALLEL_MIN_ELEMENTS)
+        fn(arg, 0, n);
+    else
+        yolo_parallel_for(ctx->pool, n, fn, arg);
+}
+
+/* The optional grad_scale source at position `index` (1 when absent). */
+static float grad_scale_of(const yolo_tensor *out, int index) {
+    if (out->n_src > index && out->src[index]) return yolo_cpu_f32(out->src[index])[0];
+    return 1.0f;
+}
+
+/* ---- SGD_UPDATE: src param, grad, momentum_buf, hyper[4], (grad_scale) ---- */
+
+typedef struct sgd_job {
+    float *p, *buf;
+    const float *g;
+    float lr, momentum, wd, scale;
+    int nesterov;
+} sgd_job;
+
+static void sgd_range(void *arg, int64_t begin, int64_t end) {
+    const sgd_job *j = arg;
+    float *restrict p = j->p, *restrict buf = j->buf;
+    const float *restrict grad = j->g;
+    for (int64_t i = begin; i < end; i++) {
+        const float g = grad[i] * j->scale + j->wd * p[i];
+        const float b = j->momentum * buf[i] + g;
+        buf[i] = b;
+        p[i] -= j->lr * (j->nesterov ? g + j->momentum * b : b);
+    }
+}
+
+static yolo_status sgd_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
+    const float *h = yolo_cpu_f32(out->src[3]);
+    sgd_job j = {yolo_cpu_f32(out->src[0]), yolo_cpu_f32(out->src[2]), yolo_cpu_f32(out->src[1]),
+                 h[YOLO_SGD_LR], h[YOLO_SGD_MOMENTUM], h[YOLO_SGD_WEIGHT_DECAY], grad_scale_of(out, 4),
+                 h[YOLO_SGD_NESTEROV] != 0.0f};
+    run_ranges(ctx, numel_of(out->src[0]), sgd_range, &j);
+    return YOLO_OK;
+}
+
+/* ---- ADAMW_UPDATE: src param, grad, m, v, hyper[6], (grad_scale) ----
+ * Written as PyTorch's single-tensor AdamW: p *= 1-lr*wd; m.lerp_(g, 1-b1);
+ * v = b2*v + (1-b2)*g^2; p -= (lr/bc1) * m / (sqrt(v)/sqrt(bc2) + eps). */
+
+typedef struct adamw_job {
+    float *p, *m, *v;
+    const float *g;
+    float decay, b1, b2, eps, step_size, bc2_sqrt, scale;
+} adamw_job;
+
+static void adamw_range(void *arg, int64_t begin, int64_t end) {
+    const adamw_job *j = arg;
+    float *restrict p = j->p, *restrict m = j->m, *restrict v = j->v;
+    const float *restrict grad = j->g;
+    for (int64_t i = begin; i < end; i++) {
+        const float g = grad[i] * j->scale;
+        const float mi = m[i] + (1.0f - j->b1) * (g - m[i]);
+        const float vi = j->b2 * v[i] + (1.0f - j->b2) * g * g;
+        m[i] = mi;
+        v[i] = vi;
+        p[i] = p[i] * j->decay - j->step_size * mi / (sqrtf(vi) / j->bc2_sqrt + j->eps);
+    }
+}
+
+static yolo_status adamw_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
+    const float *h = yolo_cpu_f32(out->src[4]);
+    const double lr = h[YOLO_ADAMW_LR], b1 = h[YOLO_ADAMW_BETA1], b2 = h[YOLO_ADAMW_BETA2];
+    const double t = h[YOLO_ADAMW_STEP];
+    if (!(t >= 1.0))
+        return yolo_error(YOLO_ERR_ARG, "ADAMW_UPDATE of %s: step %g must be >= 1 (hyper[%d])", out->src[0]->name,
+                          t, YOLO_ADAMW_STEP);
+    const double bc1 = 1.0 - pow(b1, t), bc2 = 1.0 - pow(b2, t);
+    adamw_job j = {yolo_cpu_f32(out->src[0]), yolo_cpu_f32(out->src[2]), yolo_cpu_f32(out->src[3]),
+                   yolo_cpu_f32(out->src[1]), (float)(1.0 - lr * h[YOLO_ADAMW_WEIGHT_DECAY]), (float)b1, (float)b2,
+                   h[YOLO_ADAMW_EPS], (float)(lr / bc1), (float)sqrt(bc2), grad_scale_of(out, 5)};
+    run_ranges(ctx, numel_of(out->src[0]), adamw_range, &j);
+    return YOLO_OK;
+}
+
+/* ---- EMA_UPDATE, ACCUMULATE ---- */
+
+typedef struct axpy_job {
+    float *dst;
+    const float *x;
+    float keep, take; /* dst = keep*dst + take*x */
+} axpy_job;
+
+static void ema_range(void *arg, int64_t begin, int64_t end) {
+    const axpy_job *j = arg;
+    float *restrict d = j->dst;
+    const float *restrict x = j->x;
+    for (int64_t i = begin; i < end; i++) d[i] = j->keep * d[i] + j->take * x[i];
+}
+
+static void accumulate_range(void *arg, int64_t begin, int64_t end) {
+    const axpy_job *j = arg;
+    float *restrict d = j->dst;
+    const float *restrict x = j->x;
+    for (int64_t i = begin; i < end; i++) d[i] += x[i];
+}
+
+static yolo_status ema_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
+    const float decay = yolo_cpu_f32(out->src[2])[0];
+    axpy_job j = {yolo_cpu_f32(out->src[0]), yolo_cpu_f32(out->src[1]), decay, 1.0f - decay};
+    run_ranges(ctx, numel_of(out->src[0]), ema_range, &j);
+    return YOLO_OK;
+}
+
+static yolo_status accumulate_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
+    axpy_job j = {yolo_cpu_f32(out->src[0]), yolo_cpu_f32(out->src[1]), 1.0f, 1.0f};
+    run_ranges(ctx, numel_of(out->src[0]), accumulate_range, &j);
+    return YOLO_OK;
+}
+
+/* ---- ZERO: any dtype, all-zero bits ---- */
+
+static yolo_status zero_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
+    (void)ctx;
+    const yolo_tensor *t = out->src[0];
+    size_t size = t->dtype == YOLO_F16 ? 2 : t->dtype == YOLO_U8 ? 1 : 4;
+    memset(yolo_cpu_data(t), 0, (size_t)numel_of(t) * size);
+    return YOLO_OK;
+}
+
+yolo_cpu_kernel yolo_cpu_optim_kernel(int op) {
+    switch (op) {
+    case YOLO_OP_SGD_UPDATE: return sgd_kernel;
+    case YOLO_OP_ADAMW_UPDATE: return adamw_kernel;
+    case YOLO_OP_EMA_UPDATE: return ema_kernel;
+    case YOLO_OP_ACCUMULATE: return accumulate_kernel;
+    case YOLO_OP_ZERO: return zero_kernel;
+    default: return NULL;
+    }
+}

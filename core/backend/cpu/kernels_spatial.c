@@ -1,0 +1,195 @@
+/* CPU kernels of the spatial ops: nearest upsampling and max pooling, with
+ * their backward (contracts in graph/ops.h). Work is split over (n, c)
+ * planes or rows; every output element is written by one thread in a fixed
+ * order, so results do not depend on the thread count. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "backend/cpu/cpu_backend.h"
+
+#define PARALLEL_MIN_ELEMENTS 32768
+
+static void run_ranges(yolo_cpu_context *ctx, int64_t n, int64_t work, yolo_range_fn fn, void *arg) {
+    if (n <= 0) return;
+    if (!ctx || !ctx->pool || work < PARALLEL_MIN_ELEMENTS)
+        fn(arg, 0, n);
+    else
+        yolo_parallel_for(ctx->pool, n, fn, arg);
+}
+
+/* ---- UPSAMPLE_NEAREST and its backward ---- */
+
+typedef struct upsample_job {
+    const float *src;
+    float *dst;
+    int64_t h, w; /* the small (input of forward) size */
+    int64_t f;
+} upsample_job;
+
+/* Forward, per input row r = (plane, h): one widened row written f times. */
+static void upsample_range(void *arg, int64_t begin, int64_t end) {
+    const upsample_job *j = arg;
+    const int64_t w = j->w, f = j->f, wo = w * f;
+    for (int64_t r = begin; r < end; r++) {
+        const float *restrict x = j->src + r * w;
+        float *restrict y = j->dst + r * f * wo; /* rows r*f .. r*f+f-1 of the output */
+        for (int64_t i = 0; i < w; i++)
+            for (int64_t k = 0; k < f; k++) y[i * f + k] = x[i];
+        for (int64_t k = 1; k < f; k++) memcpy(y + k * wo, y, (size_t)wo * sizeof(float));
+    }
+}
+
+/* Backward, per output row r: each element sums its f*f block (rows outer). */
+static void upsample_bwd_range(void *arg, int64_t begin, int64_t end) {
+    const upsample_job *j = arg;
+    const int64_t w = j->w, f = j->f, wo = w * f;
+    for (int64_t r = begin; r < end; r++) {
+        const float *dy = j->src + r * f * wo;
+        float *restrict dx = j->dst + r * w;
+        for (int64_t i = 0; i < w; i++) {
+            float acc = 0.0f;
+            for (int64_t a = 0; a < f; a++)
+                for (int64_t b = 0; b < f; b++) acc += dy[a * wo + i * f + b];
+            dx[i] = acc;
+        }
+    }
+}
+
+static yolo_status upsample_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
+    const int backward = out->op == YOLO_OP_UPSAMPLE_NEAREST_BWD;
+    const yolo_tensor *small = backward ? out : out->src[0];
+    const int64_t f = out->iparams[0];
+    if (f < 1)
+        return yolo_error(YOLO_ERR_ARG, "%s: factor %lld must be >= 1", yolo_op_name(out->op), (long long)f);
+    upsample_job j = {yolo_cpu_f32(out->src[0]), yolo_cpu_f32(out), small->shape[2], small->shape[3], f};
+    const int64_t rows = small->shape[0] * small->shape[1] * j.h;
+    run_ranges(ctx, rows, rows * j.w * f * f, backward ? upsample_bwd_range : upsample_range, &j);
+    return YOLO_OK;
+}
+
+/* ---- MAXPOOL2D ---- */
+
+typedef struct pool_job {
+    const float *x, *dy;
+    float *out;
+    int64_t h, w, ho, wo;
+    int k, s, p;
+} pool_job;
+
+/* Rows up to this width use the separable path (a stack row buffer). */
+#define POOL_ROW_MAX 4096
+
+/* Valid window [lo, hi) along one axis for output index o. */
+static inline void window(int64_t o, int k, int s, int p, int64_t size, int64_t *lo, int64_t *hi) {
+    int64_t a = o * s - p, b = a + k;
+    *lo = a < 0 ? 0 : a;
+    *hi = b > size ? size : b;
+}
+
+/* Forward, per output row r = (plane, oh). max is exact, so taking it over
+ * the window's rows first and then along the row equals the direct k*k max
+ * at 2k instead of k*k comparisons. */
+static void maxpool_range(void *arg, int64_t begin, int64_t end) {
+    const pool_job *j = arg;
+    float rowmax[POOL_ROW_MAX];
+    for (int64_t r = begin; r < end; r++) {
+        const int64_t plane = r / j->ho, oh = r % j->ho;
+        const float *x = j->x + plane * j->h * j->w;
+        float *restrict y = j->out + r * j->wo;
+        int64_t h0, h1;
+        window(oh, j->k, j->s, j->p, j->h, &h0, &h1);
+        if (h1 <= h0) { /* the window holds only padding */
+            for (int64_t ow = 0; ow < j->wo; ow++) y[ow] = -INFINITY;
+            continue;
+        }
+        if (j->w <= POOL_ROW_MAX) {
+            memcpy(rowmax, x + h0 * j->w, (size_t)j->w * sizeof(float));
+            for (int64_t hh = h0 + 1; hh < h1; hh++) {
+                const float *restrict row = x + hh * j->w;
+                for (int64_t i = 0; i < j->w; i++) rowmax[i] = row[i] > rowmax[i] ? row[i] : rowmax[i];
+            }
+            for (int64_t ow = 0; ow < j->wo; ow++) {
+                int64_t w0, w1;
+                window(ow, j->k, j->s, j->p, j->w, &w0, &w1);
+                float m = -INFINITY;
+                for (int64_t i = w0; i < w1; i++) m = rowmax[i] > m ? rowmax[i] : m;
+                y[ow] = m;
+            }
+        } else {
+            for (int64_t ow = 0; ow < j->wo; ow++) {
+                int64_t w0, w1;
+                window(ow, j->k, j->s, j->p, j->w, &w0, &w1);
+                float m = -INFINITY;
+                for (int64_t hh = h0; hh < h1; hh++)
+                    for (int64_t i = w0; i < w1; i++) m = x[hh * j->w + i] > m ? x[hh * j->w + i] : m;
+                y[ow] = m;
+            }
+        }
+    }
+}
+
+/* Backward, per (n, c) plane: each window's gradient goes to its first
+ * maximum in row-major order (strict > keeps the lowest index on ties);
+ * overlapping windows accumulate in output order. */
+static void maxpool_bwd_range(void *arg, int64_t begin, int64_t end) {
+    const pool_job *j = arg;
+    const int64_t hw = j->h * j->w;
+    for (int64_t plane = begin; plane < end; plane++) {
+        const float *x = j->x + plane * hw;
+        const float *dy = j->dy + plane * j->ho * j->wo;
+        float *dx = j->out + plane * hw;
+        memset(dx, 0, (size_t)hw * sizeof(float));
+        for (int64_t oh = 0; oh < j->ho; oh++) {
+            int64_t h0, h1;
+            window(oh, j->k, j->s, j->p, j->h, &h0, &h1);
+            for (int64_t ow = 0; ow < j->wo; ow++) {
+                int64_t w0, w1;
+                window(ow, j->k, j->s, j->p, j->w, &w0, &w1);
+                if (h1 <= h0 || w1 <= w0) continue;
+                int64_t best = h0 * j->w + w0;
+                for (int64_t hh = h0; hh < h1; hh++)
+                    for (int64_t i = w0; i < w1; i++)
+                        if (x[hh * j->w + i] > x[best]) best = hh * j->w + i;
+                dx[best] += dy[oh * j->wo + ow];
+            }
+        }
+    }
+}
+
+static yolo_status maxpool_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
+    const int backward = out->op == YOLO_OP_MAXPOOL2D_BWD;
+    const yolo_tensor *x = out->src[0];
+    const yolo_tensor *y = backward ? out->src[1] : out; /* a tensor of the pooled shape */
+    pool_job j = {0};
+    j.x = yolo_cpu_f32(x);
+    j.dy = backward ? yolo_cpu_f32(out->src[1]) : NULL;
+    j.out = yolo_cpu_f32(out);
+    j.h = x->shape[2];
+    j.w = x->shape[3];
+    j.ho = y->shape[2];
+    j.wo = y->shape[3];
+    j.k = out->iparams[0];
+    j.s = out->iparams[1];
+    j.p = out->iparams[2];
+    if (j.k < 1 || j.s < 1 || j.p < 0)
+        return yolo_error(YOLO_ERR_ARG, "%s: kernel %d, stride %d, pad %d are invalid", yolo_op_name(out->op), j.k,
+                          j.s, j.p);
+    const int64_t planes = x->shape[0] * x->shape[1];
+    const int64_t work = planes * j.ho * j.wo * j.k * (backward ? j.k : 2);
+    if (backward)
+        run_ranges(ctx, planes, work, maxpool_bwd_range, &j);
+    else
+        run_ranges(ctx, planes * j.ho, work, maxpool_range, &j);
+    return YOLO_OK;
+}
+
+yolo_cpu_kernel yolo_cpu_spatial_kernel(int op) {
+    switch (op) {
+    case YOLO_OP_UPSAMPLE_NEAREST:
+    case YOLO_OP_UPSAMPLE_NEAREST_BWD: return upsample_kernel;
+    case YOLO_OP_MAXPOOL2D:
+    case YOLO_OP_MAXPOOL2D_BWD: return maxpool_kernel;
+    default: return NULL;
+    }
+}

@@ -1,0 +1,122 @@
+/* The core configuration keys: type, range, choices, modes. Defaults and
+ * help lines are in default.yaml (a test checks both list the same keys). */
+#include "cfg/config_internal.h"
+
+#define T YOLO_CONFIG_TRAIN
+#define V YOLO_CONFIG_VAL
+#define P YOLO_CONFIG_PREDICT
+#define ALL YOLO_CONFIG_ALL_MODES
+#define N YOLO_CONFIG_NULLABLE
+#define R YOLO_CONFIG_RESUMABLE
+#define GE YOLO_CONFIG_MIN                       /* >= min */
+#define GT (YOLO_CONFIG_MIN | YOLO_CONFIG_MIN_EXCLUSIVE)
+#define IN (YOLO_CONFIG_MIN | YOLO_CONFIG_MAX)   /* [min, max] */
+
+#define B YOLO_CONFIG_BOOL
+#define I YOLO_CONFIG_INT
+#define F YOLO_CONFIG_FLOAT
+#define S YOLO_CONFIG_STRING
+#define BS YOLO_CONFIG_BOOL_OR_STRING
+#define IL YOLO_CONFIG_INT_LIST
+
+#define KEY(name, type, flags, min, max, choices) {name, type, flags, min, max, choices, NULL, NULL}
+#define FRACTION(name, modes) KEY(name, F, (modes) | IN, 0, 1, NULL)
+
+const yolo_config_key yolo_core_keys[] = {
+    KEY("task", S, ALL, 0, 0, NULL),
+    KEY("mode", S, ALL | R, 0, 0, "train|val|predict|info|checks"),
+    /* train */
+    KEY("model", S, ALL | N | R, 0, 0, NULL),
+    KEY("data", S, T | V | N, 0, 0, NULL),
+    KEY("epochs", I, T | GE | R, 1, 0, NULL),
+    KEY("time", F, T | N | GT, 0, 0, NULL),
+    KEY("patience", I, T | GE, 0, 0, NULL),
+    KEY("batch", I, T | V | GE | R, -1, 0, NULL),
+    KEY("imgsz", I, ALL | GE | R, 32, 0, NULL),
+    KEY("save", B, T | P, 0, 0, NULL),
+    KEY("save_period", I, T | GE, -1, 0, NULL),
+    KEY("cache", BS, T, 0, 0, "ram|disk"),
+    KEY("device", S, ALL | N | R, 0, 0, NULL),
+    KEY("workers", I, ALL | GE | R, 0, 0, NULL),
+    KEY("threads", I, ALL | GE | R, 0, 0, NULL),
+    KEY("project", S, ALL | N, 0, 0, NULL),
+    KEY("name", S, ALL | N, 0, 0, NULL),
+    KEY("exist_ok", B, ALL, 0, 0, NULL),
+    KEY("pretrained", BS, T, 0, 0, NULL),
+    KEY("optimizer", S, T, 0, 0, "SGD|Adam|Adamax|AdamW|NAdam|RAdam|RMSProp|auto"),
+    KEY("verbose", B, ALL | R, 0, 0, NULL),
+    KEY("seed", I, T | GE, 0, 0, NULL),
+    KEY("deterministic", B, T, 0, 0, NULL),
+    KEY("single_cls", B, T | V, 0, 0, NULL),
+    KEY("rect", B, T | V, 0, 0, NULL),
+    KEY("cos_lr", B, T, 0, 0, NULL),
+    KEY("close_mosaic", I, T | GE, 0, 0, NULL),
+    KEY("resume", BS, T | R, 0, 0, NULL),
+    KEY("amp", B, T, 0, 0, NULL),
+    FRACTION("fraction", T),
+    KEY("profile", B, T, 0, 0, NULL),
+    KEY("freeze", IL, T | N | GE, 0, 0, NULL),
+    KEY("multi_scale", B, T, 0, 0, NULL),
+    KEY("overlap_mask", B, T, 0, 0, NULL),
+    KEY("mask_ratio", I, T | GE, 1, 0, NULL),
+    FRACTION("dropout", T),
+    /* distributed */
+    KEY("dist_timeout", F, T | V | GT | R, 0, 0, NULL),
+    KEY("sync_bn", B, T, 0, 0, NULL),
+    /* val */
+    KEY("val", B, T, 0, 0, NULL),
+    KEY("split", S, V, 0, 0, "val|test|train"),
+    KEY("save_json", B, T | V, 0, 0, NULL),
+    KEY("conf", F, V | P | N | IN, 0, 1, NULL),
+    FRACTION("iou", V | P),
+    KEY("max_det", I, V | P | GE, 1, 0, NULL),
+    KEY("half", B, V | P, 0, 0, NULL),
+    KEY("plots", B, T | V, 0, 0, NULL),
+    /* predict */
+    KEY("source", S, P | N, 0, 0, NULL),
+    KEY("agnostic_nms", B, V | P, 0, 0, NULL),
+    KEY("classes", IL, V | P | N | GE, 0, 0, NULL),
+    KEY("retina_masks", B, P, 0, 0, NULL),
+    KEY("save_txt", B, V | P, 0, 0, NULL),
+    KEY("save_conf", B, V | P, 0, 0, NULL),
+    KEY("save_crop", B, P, 0, 0, NULL),
+    KEY("show_labels", B, P, 0, 0, NULL),
+    KEY("show_conf", B, P, 0, 0, NULL),
+    KEY("show_boxes", B, P, 0, 0, NULL),
+    KEY("line_width", I, P | N | GE, 1, 0, NULL),
+    /* hyperparameters */
+    FRACTION("lr0", T),
+    FRACTION("lrf", T),
+    FRACTION("momentum", T),
+    FRACTION("weight_decay", T),
+    KEY("warmup_epochs", F, T | GE, 0, 0, NULL),
+    FRACTION("warmup_momentum", T),
+    FRACTION("warmup_bias_lr", T),
+    KEY("box", F, T | GE, 0, 0, NULL),
+    KEY("cls", F, T | GE, 0, 0, NULL),
+    KEY("dfl", F, T | GE, 0, 0, NULL),
+    FRACTION("label_smoothing", T),
+    KEY("nbs", I, T | GE, 1, 0, NULL),
+    FRACTION("hsv_h", T),
+    FRACTION("hsv_s", T),
+    FRACTION("hsv_v", T),
+    KEY("degrees", F, T, 0, 0, NULL),
+    FRACTION("translate", T),
+    FRACTION("scale", T),
+    KEY("shear", F, T, 0, 0, NULL),
+    FRACTION("perspective", T),
+    FRACTION("flipud", T),
+    FRACTION("fliplr", T),
+    FRACTION("bgr", T),
+    FRACTION("mosaic", T),
+    FRACTION("mixup", T),
+    FRACTION("copy_paste", T),
+    KEY("copy_paste_mode", S, T, 0, 0, "flip|mixup"),
+    KEY("auto_augment", S, T | N, 0, 0, "randaugment|autoaugment|augmix"),
+    FRACTION("erasing", T),
+    KEY("crop_fraction", F, T | V | P | GT | YOLO_CONFIG_MAX, 0, 1, NULL),
+    /* custom config */
+    KEY("cfg", S, ALL | N, 0, 0, NULL),
+};
+
+const int yolo_core_key_count = (int)(sizeof yolo_core_keys / sizeof yolo_core_keys[0]);

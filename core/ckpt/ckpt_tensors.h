@@ -1,0 +1,68 @@
+/* ckpt_tensors.h — moving yolo_tensors into and out of checkpoint blobs.
+ *
+ * Saving: a yolo_ckpt_tensors collects host copies of tensors (downloaded
+ * from any backend), optionally stored as fp16 (best.ckpt's EMA), and lends
+ * them to yolo_ckpt_write as a yolo_ckpt_blob:
+ *
+ *     yolo_ckpt_tensors ema = {0};
+ *     for (i...) yolo_ckpt_tensors_add(&ema, NULL, t[i], YOLO_F16);
+ *     contents.blobs[YOLO_CKPT_EMA] = yolo_ckpt_tensors_blob(&ema);
+ *     yolo_ckpt_write(path, &contents);
+ *     yolo_ckpt_tensors_free(&ema);
+ *
+ * Loading: yolo_ckpt_load_tensor copies one stored tensor into a model
+ * tensor of the same shape (F16/F32/F64 convert to the tensor's float
+ * dtype; integer dtypes must match); yolo_ckpt_load_all is the strict
+ * resume form (every tensor present, nothing extra); yolo_ckpt_load_matching
+ * is the fine-tune form (copy what matches by name and shape, count it:
+ * "Transferred 319/355 items"). */
+#ifndef YOLO_CKPT_TENSORS_H
+#define YOLO_CKPT_TENSORS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ckpt/ckpt_file.h"
+#include "ckpt/safetensors.h"
+#include "yolo/tensor.h"
+
+typedef struct yolo_ckpt_tensors {
+    yolo_ckpt_blob blob;        /* the view handed to yolo_ckpt_write */
+    /* private */
+    yolo_st_tensor *items;
+    size_t count, cap;
+    char **names;
+    void **data;
+} yolo_ckpt_tensors;
+
+/* The safetensors dtype of a yolo dtype (F32, F16, I32, U8). */
+yolo_st_dtype yolo_ckpt_st_dtype(yolo_dtype dtype);
+
+/* Downloads `t` and adds it under `name` (NULL: t->name). `store` is the
+ * stored dtype: YOLO_F16 stores f32/f16 tensors as F16 (round to nearest
+ * even), YOLO_F32 stores them as F32; integer tensors are stored as they
+ * are whatever `store` says. */
+yolo_status yolo_ckpt_tensors_add(yolo_ckpt_tensors *ts, const char *name, const yolo_tensor *t, yolo_dtype store);
+/* Adds a copy of host data (ndim <= YOLO_ST_MAX_DIMS). */
+yolo_status yolo_ckpt_tensors_add_host(yolo_ckpt_tensors *ts, const char *name, yolo_st_dtype dtype, int ndim,
+                                       const int64_t *shape, const void *data);
+const yolo_ckpt_blob *yolo_ckpt_tensors_blob(yolo_ckpt_tensors *ts);
+void yolo_ckpt_tensors_free(yolo_ckpt_tensors *ts);
+
+/* Copies `src` into `dst` (shapes must be equal; see above for dtypes).
+ * `what` names the blob in errors ("ema.safetensors of last.ckpt"). */
+yolo_status yolo_ckpt_load_tensor(const yolo_st_tensor *src, yolo_tensor *dst, const char *what);
+/* Whether load_tensor would accept the pair (same shape, convertible). */
+bool yolo_ckpt_tensor_matches(const yolo_st_tensor *src, const yolo_tensor *dst);
+
+/* Resume: every one of the n tensors must be in blob with its shape
+ * (looked up under its own name, or names[i] when names is given), and
+ * the blob may hold nothing else. */
+yolo_status yolo_ckpt_load_all(const yolo_st_file *blob, yolo_tensor *const *tensors, const char *const *names,
+                               size_t n, const char *what);
+/* Fine-tune: copies every tensor whose name and shape match, leaves the
+ * others as they are; *transferred counts the copies (of n). */
+yolo_status yolo_ckpt_load_matching(const yolo_st_file *blob, yolo_tensor *const *tensors, size_t n,
+                                    const char *what, size_t *transferred);
+
+#endif

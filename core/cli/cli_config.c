@@ -1,0 +1,152 @@
+/* From parsed arguments to the task plugin and the merged configuration. */
+#include "cfg/suggest.h"
+#include "cli/cli.h"
+#include "plugin/plugin_loader.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SOURCE_CLI "command line"
+
+static int in_list(const char *list, const char *name) {
+    size_t len = strlen(name);
+    for (const char *p = list; (p = strstr(p, name)) != NULL; p += len) {
+        bool starts = p == list || p[-1] == ' ';
+        bool ends = p[len] == '\0' || p[len] == ',';
+        if (starts && ends) return 1;
+    }
+    return 0;
+}
+
+static int is_bool_key(const yolo_config_key *key) {
+    return key != NULL && (key->type == YOLO_CONFIG_BOOL || key->type == YOLO_CONFIG_BOOL_OR_STRING);
+}
+
+/* "'x' is not a mode, a task or a key" with the nearest of all three. */
+static yolo_status unknown_word(const yolo_config *cfg, const char *word, const char *tasks) {
+    const char *candidates[512];
+    int n = 0;
+    char storage[2048];
+    for (int i = 0; i < yolo_cli_mode_count; i++) candidates[n++] = yolo_cli_modes[i].name;
+    snprintf(storage, sizeof storage, "%s", tasks);
+    for (char *save = NULL, *tok = strtok_r(storage, ", ", &save); tok && n < 256; tok = strtok_r(NULL, ", ", &save))
+        candidates[n++] = tok;
+    for (int i = 0; i < yolo_config_key_count(cfg) && n < 512; i++) candidates[n++] = yolo_config_key_at(cfg, i)->name;
+    const char *near = yolo_suggest(word, candidates, n);
+    char hint[256] = "";
+    if (near != NULL) snprintf(hint, sizeof hint, "; did you mean '%s'?", near);
+    return yolo_error(YOLO_ERR_CONFIG, "'%s' is not a mode (train, val, predict, info, checks), a task found (%s) or a key%s",
+                      word, tasks[0] ? tasks : "none", hint);
+}
+
+static const char *last_value(const yolo_cli_args *a, const char *key) {
+    const char *v = NULL;
+    for (int i = 0; i < a->n_pairs; i++)
+        if (strcmp(a->keys[i], key) == 0) v = a->values[i];
+    return v;
+}
+
+yolo_status yolo_cli_build_config(const yolo_cli_args *args, yolo_config **cfg_out, const yolo_task **task_out,
+                                  int *exit_code) {
+    *cfg_out = NULL;
+    *task_out = NULL;
+    *exit_code = YOLO_EXIT_USAGE; /* every failure but a plugin that exists and fails to load */
+    yolo_config *cfg;
+    yolo_status st = yolo_config_new(&cfg);
+    if (st != YOLO_OK) {
+        *exit_code = YOLO_EXIT_FAILURE;
+        return st;
+    }
+    char tasks[2048];
+    yolo_plugin_list_task_names(tasks, sizeof tasks);
+
+    /* bare words: core bool keys, the task, or (later) plugin bool keys */
+    const char *task = args->task, *task_from = args->task_from;
+    for (int i = 0; i < args->n_words; i++) {
+        const char *word = args->words[i];
+        const yolo_config_key *key = yolo_config_find_key(cfg, word);
+        if (key != NULL && !is_bool_key(key)) {
+            st = yolo_error(YOLO_ERR_CONFIG, "'%s' needs a value (e.g. %s=%s)", word, word,
+                            key->default_value ? key->default_value : "VALUE");
+            goto fail;
+        }
+        if (key != NULL) continue; /* set below with the pairs */
+        if (task == NULL) {
+            if (!in_list(tasks, word)) {
+                st = unknown_word(cfg, word, tasks);
+                goto fail;
+            }
+            task = word;
+            task_from = "argument";
+            continue;
+        }
+        if (in_list(tasks, word)) {
+            st = yolo_error(YOLO_ERR_CONFIG, "two tasks given: '%s' (%s) and '%s'", task, task_from, word);
+            goto fail;
+        }
+    }
+
+    /* cfg=FILE may name the task: read its core keys first */
+    const char *cfg_file = last_value(args, "cfg");
+    if (cfg_file != NULL && (st = yolo_config_merge_yaml_file(cfg, YOLO_CONFIG_LAYER_CFG, cfg_file, YOLO_CONFIG_KNOWN_ONLY)))
+        goto fail;
+    if (task == NULL && (st = yolo_config_get_string(cfg, "task", &task)) != YOLO_OK) goto fail;
+
+    /* the task plugin: its keys and defaults */
+    const yolo_task *plugin;
+    char task_name[128];
+    snprintf(task_name, sizeof task_name, "%s", task);
+    st = yolo_plugin_load_task(task_name, &plugin);
+    if (st != YOLO_OK) {
+        *exit_code = in_list(tasks, task_name) ? YOLO_EXIT_FAILURE : YOLO_EXIT_USAGE;
+        yolo_config_free(cfg);
+        return st;
+    }
+    const char *file = yolo_plugin_task_file(plugin);
+    char source[YOLO_PLUGIN_PATH_MAX + 64];
+    snprintf(source, sizeof source, "task plugin %s", file ? file : task_name);
+    if ((st = yolo_config_add_keys(cfg, plugin->config_keys, plugin->n_config_keys, source)) != YOLO_OK) goto fail;
+    if ((st = yolo_config_set(cfg, YOLO_CONFIG_LAYER_TASK, "task", plugin->name, source)) != YOLO_OK) goto fail;
+    if (plugin->default_model != NULL &&
+        (st = yolo_config_set(cfg, YOLO_CONFIG_LAYER_TASK, "model", plugin->default_model, source)) != YOLO_OK)
+        goto fail;
+    if (plugin->default_data != NULL &&
+        (st = yolo_config_set(cfg, YOLO_CONFIG_LAYER_TASK, "data", plugin->default_data, source)) != YOLO_OK)
+        goto fail;
+
+    /* cfg=FILE again, now with the plugin's keys, then the command line */
+    if (cfg_file != NULL && (st = yolo_config_merge_yaml_file(cfg, YOLO_CONFIG_LAYER_CFG, cfg_file, 0)) != YOLO_OK)
+        goto fail;
+    for (int i = 0; i < args->n_pairs; i++)
+        if ((st = yolo_config_set(cfg, YOLO_CONFIG_LAYER_CLI, args->keys[i], args->values[i], SOURCE_CLI)) != YOLO_OK)
+            goto fail;
+    /* bare words: bool keys (the core's and now the plugin's) mean key=true */
+    for (int i = 0; i < args->n_words; i++) {
+        const char *word = args->words[i];
+        if (task_from != NULL && strcmp(task_from, "argument") == 0 && word == task) continue;
+        const yolo_config_key *key = yolo_config_find_key(cfg, word);
+        if (key == NULL) {
+            st = unknown_word(cfg, word, tasks);
+            goto fail;
+        }
+        if (!is_bool_key(key)) {
+            st = yolo_error(YOLO_ERR_CONFIG, "'%s' needs a value (e.g. %s=%s)", word, word,
+                            key->default_value ? key->default_value : "VALUE");
+            goto fail;
+        }
+        if ((st = yolo_config_set(cfg, YOLO_CONFIG_LAYER_CLI, word, "true", SOURCE_CLI)) != YOLO_OK) goto fail;
+    }
+    if (task_from != NULL && strcmp(task_from, "task=") != 0 &&
+        (st = yolo_config_set(cfg, YOLO_CONFIG_LAYER_CLI, "task", plugin->name, SOURCE_CLI)) != YOLO_OK)
+        goto fail;
+    if (args->mode != NULL && (st = yolo_config_set(cfg, YOLO_CONFIG_LAYER_CLI, "mode", args->mode, SOURCE_CLI)))
+        goto fail;
+    *cfg_out = cfg;
+    *task_out = plugin;
+    *exit_code = YOLO_EXIT_OK;
+    return YOLO_OK;
+fail:
+    yolo_config_free(cfg);
+    return st;
+}

@@ -1,0 +1,88 @@
+/* yolo_cli_main: parse, dispatch to help, checks or a mode, map to an exit code. */
+#include "cfg/suggest.h"
+#include "cli/cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int fail(yolo_status status, int exit_code) {
+    fprintf(stderr, "yolo: %s: %s\n", yolo_status_name(status), yolo_last_error());
+    if (exit_code == YOLO_EXIT_USAGE) fprintf(stderr, "(see 'yolo help')\n");
+    return exit_code;
+}
+
+static int no_mode(const yolo_cli_args *args) {
+    const char *modes[16];
+    for (int i = 0; i < yolo_cli_mode_count; i++) modes[i] = yolo_cli_modes[i].name;
+    for (int i = 0; i < args->n_words; i++) {
+        const char *near = yolo_suggest(args->words[i], modes, yolo_cli_mode_count);
+        if (near != NULL)
+            return fail(yolo_error(YOLO_ERR_CONFIG, "no mode given; did you mean '%s' (for '%s')?", near, args->words[i]),
+                        YOLO_EXIT_USAGE);
+    }
+    return fail(yolo_error(YOLO_ERR_CONFIG, "no mode given; give one of train, val, predict, info, checks"),
+                YOLO_EXIT_USAGE);
+}
+
+static int run_mode(const yolo_cli_args *args, int argc, char **argv) {
+    yolo_config *cfg;
+    const yolo_task *task;
+    int exit_code;
+    yolo_status st = yolo_cli_build_config(args, &cfg, &task, &exit_code);
+    if (st != YOLO_OK) return fail(st, exit_code);
+    yolo_mode_fn fn = yolo_cli_mode_function(args->mode);
+    if (fn == NULL) {
+        char built[256] = "";
+        for (int i = 0; i < yolo_cli_mode_count; i++) {
+            const char *name = yolo_cli_modes[i].name;
+            if (yolo_cli_mode_function(name) == NULL && strcmp(name, "checks") != 0) continue;
+            size_t len = strlen(built);
+            snprintf(built + len, sizeof built - len, "%s, ", name);
+        }
+        yolo_error(YOLO_ERR_UNSUPPORTED, "mode '%s' is not built yet in this yolo (%s); built: %shelp", args->mode,
+                   YOLO_VERSION, built);
+        yolo_config_free(cfg);
+        return fail(YOLO_ERR_UNSUPPORTED, YOLO_EXIT_FAILURE);
+    }
+    yolo_mode_context ctx = {.mode = args->mode, .config = cfg, .task = task, .argc = argc, .argv = argv};
+    st = fn(&ctx);
+    int code = st == YOLO_OK ? YOLO_EXIT_OK : fail(st, yolo_cli_exit_code(st));
+    yolo_config_free(cfg);
+    return code;
+}
+
+int yolo_cli_main(int argc, char **argv) {
+    yolo_cli_args *args = calloc(1, sizeof *args);
+    if (args == NULL) {
+        fprintf(stderr, "yolo: out of memory\n");
+        return YOLO_EXIT_FAILURE;
+    }
+    int code;
+    yolo_status st = yolo_cli_parse(argc, argv, args);
+    if (st != YOLO_OK) {
+        code = fail(st, YOLO_EXIT_USAGE);
+    } else if (args->version) {
+        printf("yolo %s (plugin ABI %d.%d)\n", YOLO_VERSION, YOLO_PLUGIN_ABI_MAJOR, YOLO_PLUGIN_ABI_MINOR);
+        code = YOLO_EXIT_OK;
+    } else if (args->help) {
+        code = yolo_cli_help(args, stdout);
+    } else if (args->mode == NULL) {
+        if (argc <= 1) {
+            yolo_cli_usage(stderr);
+            code = YOLO_EXIT_USAGE;
+        } else {
+            code = no_mode(args);
+        }
+    } else if (strcmp(args->mode, "checks") == 0) {
+        if (args->n_pairs > 0 || args->n_words > 0 || args->task != NULL)
+            code = fail(yolo_error(YOLO_ERR_CONFIG, "'yolo checks' takes no arguments"), YOLO_EXIT_USAGE);
+        else
+            code = yolo_cli_checks(stdout);
+    } else {
+        code = run_mode(args, argc, argv);
+    }
+    free(args);
+    fflush(stdout);
+    return code;
+}

@@ -1,0 +1,16 @@
+/* The mode functions the CLI dispatches to. A mode is "built" when libyolo
+ * defines its function (in the area that implements it: core/train/ for
+ * train, core/nn/ for info, ...); until then the reference stays weak and
+ * `yolo MODE` says the mode is not built yet. Define them with exactly
+ * these signatures; see yolo_mode_context in cli/cli.h. */
+#ifndef YOLO_CLI_MODES_H
+#define YOLO_CLI_MODES_H
+
+#include "cli/cli.h"
+
+yolo_status yolo_mode_train(const yolo_mode_context *ctx);
+yolo_status yolo_mode_val(const yolo_mode_context *ctx);
+yolo_status yolo_mode_predict(const yolo_mode_context *ctx);
+yolo_status yolo_mode_info(const yolo_mode_context *ctx);
+
+#endif

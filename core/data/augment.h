@@ -1,0 +1,91 @@
+/* augment.h — augmentation of one sample: image and instances together.
+ *
+ * Every random choice for sample i in epoch e comes from the Philox stream
+ * (seed, YOLO_RNG_AUGMENT, e, i) (a mixup partner's own augmentation from
+ * (seed, YOLO_RNG_MIXUP_PARTNER, e, i)), so the result is a pure function of
+ * (seed, epoch, sample, params) whichever worker or rank computes it.
+ * Mosaic/mixup partners are drawn from the epoch order within +-window
+ * positions of the sample (the order is shared by all ranks), standing in
+ * for Ultralytics' buffer of recently loaded images while staying pure. */
+#ifndef YOLO_DATA_AUGMENT_H
+#define YOLO_DATA_AUGMENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "yolo/data.h"
+
+/* Hyperparameters, named as Ultralytics' keys; the trainer fills them
+ * from its config (yolo_augment_defaults gives Ultralytics' defaults). */
+typedef struct yolo_augment_params {
+    int imgsz;            /* 640: output side (train: square) */
+    float hsv_h, hsv_s, hsv_v;  /* 0.015 0.7 0.4 */
+    float degrees;        /* 0 */
+    float translate;      /* 0.1 */
+    float scale;          /* 0.5 */
+    float shear;          /* 0 */
+    float perspective;    /* 0 */
+    float flipud;         /* 0 */
+    float fliplr;         /* 0.5 */
+    float mosaic;         /* 1.0 */
+    float mixup;          /* 0 */
+    int close_mosaic;     /* 10: mosaic and mixup off for the last N epochs */
+    float erasing;        /* 0.4: classify random erasing */
+    float crop_fraction;  /* 1.0: classify val crop */
+    int mosaic_window;    /* 32: partner positions around the sample in the epoch order */
+    int poly_resample;    /* 1000: points per polygon during augmentation (0: keep) */
+} yolo_augment_params;
+
+void yolo_augment_defaults(yolo_augment_params *p);
+
+/* A loaded sample as the augmentations see it. */
+typedef struct yolo_aug_tile {
+    const yolo_image *image;        /* detect: resized so the long side is imgsz; classify: as decoded */
+    const yolo_instances *labels;   /* normalized to the image */
+    int orig_width, orig_height;    /* the file's size (EXIF applied) */
+    int32_t image_class;
+} yolo_aug_tile;
+
+/* Where samples come from: acquire/release a tile (the loader's cache),
+ * and the epoch order for drawing partners. */
+typedef struct yolo_aug_source {
+    void *ctx;
+    yolo_status (*acquire)(void *ctx, int64_t index, yolo_aug_tile *tile);
+    void (*release)(void *ctx, int64_t index);
+    const int64_t *order;    /* epoch order, n entries */
+    const int64_t *position; /* position[i]: where sample i sits in order */
+    int64_t n;
+} yolo_aug_source;
+
+typedef struct yolo_aug_output {
+    yolo_image image;          /* imgsz x imgsz (owned) */
+    yolo_instances instances;  /* normalized to image (owned) */
+    yolo_image_meta meta;
+    yolo_aug_record record;
+    int32_t image_class;
+} yolo_aug_output;
+
+/* Detect/segment/pose. augment=false: letterbox only (validation).
+ * mosaic_on=false after close_mosaic. flip_idx for keypoints (may be NULL).
+ * out->instances must be initialised with the dataset's keypoint layout. */
+yolo_status yolo_augment_detect(const yolo_augment_params *p, bool augment, bool mosaic_on, uint64_t seed, int epoch,
+                                int64_t index, const int *flip_idx, const yolo_aug_source *src, yolo_aug_output *out);
+
+/* Validation letterbox into out_w x out_h (square imgsz, or a rect batch
+ * shape): fit without upscaling, centred, padded with YOLO_PAD_VALUE. */
+yolo_status yolo_augment_letterbox(const yolo_augment_params *p, int epoch, int64_t index, const yolo_aug_source *src,
+                                   int out_w, int out_h, yolo_aug_output *out);
+
+/* Classify: random resized crop, flips, HSV, erasing (train), or resize
+ * the short side + centre crop (val). */
+yolo_status yolo_augment_classify(const yolo_augment_params *p, bool augment, uint64_t seed, int epoch, int64_t index,
+                                  const yolo_aug_source *src, yolo_aug_output *out);
+
+/* The random perspective step alone (exposed for tests): warps `image`
+ * (instances in pixel xyxy form) to out_w x out_h drawing from `rng`,
+ * then clips and filters instances. */
+struct yolo_rng;
+yolo_status yolo_augment_perspective(const yolo_augment_params *p, struct yolo_rng *rng, yolo_image *image,
+                                     yolo_instances *ins, int out_w, int out_h, yolo_aug_record *rec);
+
+#endif

@@ -1,0 +1,335 @@
+/* Detection-family augmentation: mosaic, random perspective, mixup, HSV,
+ * flips; letterbox for validation (see augment.h). Order and formulas as
+ * Ultralytics' v8_transforms (research/parity-facts.md §4). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/augment.h"
+#include "data/image.h"
+#include "data/instance_ops.h"
+#include "data/rng.h"
+
+void yolo_augment_defaults(yolo_augment_params *p) {
+    memset(p, 0, sizeof *p);
+    p->imgsz = 640;
+    p->hsv_h = 0.015f, p->hsv_s = 0.7f, p->hsv_v = 0.4f;
+    p->translate = 0.1f, p->scale = 0.5f;
+    p->fliplr = 0.5f;
+    p->mosaic = 1.0f;
+    p->close_mosaic = 10;
+    p->erasing = 0.4f;
+    p->crop_fraction = 1.0f;
+    p->mosaic_window = 32;
+    p->poly_resample = 1000;
+}
+
+/* A partner from the epoch order within +-window positions (never itself
+ * when there is anyone else). */
+static int64_t draw_partner(yolo_rng *rng, const yolo_aug_source *src, int64_t index, int window) {
+    if (src->n <= 1 || !src->order)
+        return index;
+    int64_t w = window > 0 ? window : 1;
+    if (2 * w >= src->n)
+        w = (src->n - 1) / 2 > 0 ? (src->n - 1) / 2 : 1;
+    int64_t o = (int64_t)yolo_rng_below(rng, (uint64_t)(2 * w));
+    o = o < w ? o - w : o - w + 1; /* [-w, -1] u [1, w] */
+    int64_t pos = src->position ? src->position[index] : 0;
+    int64_t q = ((pos + o) % src->n + src->n) % src->n;
+    return src->order[q];
+}
+
+/* Copies a tile's labels into pixel xyxy form for an image of w x h. */
+static yolo_status tile_instances(const yolo_augment_params *p, const yolo_aug_tile *t, yolo_instances *out) {
+    yolo_instances_clear(out);
+    yolo_status st = yolo_instances_append(out, t->labels);
+    if (st == YOLO_OK && p->poly_resample > 0)
+        st = yolo_ins_resample_polygons(out, p->poly_resample);
+    if (st == YOLO_OK)
+        yolo_ins_to_pixels(out, (float)t->image->width, (float)t->image->height);
+    return st;
+}
+
+/* LetterBox(new_shape=(th, tw), scaleup=False): fit the tile (already
+ * resized to long side imgsz) into tw x th, centred, padded with 114. */
+static yolo_status letterbox(const yolo_augment_params *p, const yolo_aug_tile *t, int tw, int th, yolo_image *out,
+                             yolo_instances *ins, yolo_image_meta *meta) {
+    int w = t->image->width, h = t->image->height;
+    const yolo_image *src = t->image;
+    yolo_image resized = {0};
+    double r = fmin(fmin((double)tw / w, (double)th / h), 1.0);
+    int nw = (int)lround(w * r), nh = (int)lround(h * r);
+    nw = nw < 1 ? 1 : nw > tw ? tw : nw;
+    nh = nh < 1 ? 1 : nh > th ? th : nh;
+    if (nw != w || nh != h) {
+        yolo_status st = yolo_image_resize(t->image, nw, nh, false, &resized);
+        if (st != YOLO_OK)
+            return st;
+        src = &resized;
+    }
+    double dw = (tw - nw) / 2.0, dh = (th - nh) / 2.0;
+    int left = (int)lround(dw - 0.1), top = (int)lround(dh - 0.1);
+    yolo_status st = yolo_image_alloc(out, tw, th);
+    if (st == YOLO_OK) {
+        yolo_image_fill(out, YOLO_PAD_VALUE);
+        yolo_image_blit(src, 0, 0, out, left, top, nw, nh);
+        st = tile_instances(p, t, ins);
+    }
+    if (st == YOLO_OK) {
+        yolo_ins_affine_axis(ins, (float)nw / w, (float)nh / h, (float)left, (float)top);
+        meta->orig_width = t->orig_width;
+        meta->orig_height = t->orig_height;
+        meta->ratio_x = (float)nw / t->orig_width;
+        meta->ratio_y = (float)nh / t->orig_height;
+        meta->pad_x = (float)left;
+        meta->pad_y = (float)top;
+    }
+    yolo_image_free(&resized);
+    return st;
+}
+
+/* Mosaic of the sample and 3 partners on a 2s x 2s canvas. */
+static yolo_status mosaic4(const yolo_augment_params *p, yolo_rng *rng, int64_t index, const yolo_aug_source *src,
+                           yolo_image *canvas, yolo_instances *ins, yolo_aug_record *rec) {
+    int s = p->imgsz;
+    int64_t ids[4] = {index, 0, 0, 0};
+    for (int k = 1; k < 4; k++)
+        rec->mosaic_partners[k - 1] = ids[k] = draw_partner(rng, src, index, p->mosaic_window);
+    int yc = (int)yolo_rng_range(rng, s / 2.0, 1.5 * s); /* int(random.uniform(-border, 2s + border)) */
+    int xc = (int)yolo_rng_range(rng, s / 2.0, 1.5 * s);
+    rec->mosaic = 1;
+    rec->mosaic_center[0] = (float)xc;
+    rec->mosaic_center[1] = (float)yc;
+    yolo_status st = yolo_image_alloc(canvas, 2 * s, 2 * s);
+    if (st != YOLO_OK)
+        return st;
+    yolo_image_fill(canvas, YOLO_PAD_VALUE);
+    yolo_instances_clear(ins);
+    yolo_instances part;
+    yolo_instances_init(&part, ins->kpt_count, ins->kpt_dims);
+    for (int k = 0; k < 4 && st == YOLO_OK; k++) {
+        yolo_aug_tile t;
+        st = src->acquire(src->ctx, ids[k], &t);
+        if (st != YOLO_OK)
+            break;
+        int w = t.image->width, h = t.image->height;
+        int x1a, y1a, x2a, y2a, x1b, y1b, x2b, y2b;
+        switch (k) {
+        case 0: /* top left */
+            x1a = xc - w > 0 ? xc - w : 0, y1a = yc - h > 0 ? yc - h : 0, x2a = xc, y2a = yc;
+            x1b = w - (x2a - x1a), y1b = h - (y2a - y1a), x2b = w, y2b = h;
+            break;
+        case 1: /* top right */
+            x1a = xc, y1a = yc - h > 0 ? yc - h : 0, x2a = xc + w < 2 * s ? xc + w : 2 * s, y2a = yc;
+            x1b = 0, y1b = h - (y2a - y1a), x2b = w < x2a - x1a ? w : x2a - x1a, y2b = h;
+            break;
+        case 2: /* bottom left */
+            x1a = xc - w > 0 ? xc - w : 0, y1a = yc, x2a = xc, y2a = yc + h < 2 * s ? yc + h : 2 * s;
+            x1b = w - (x2a - x1a), y1b = 0, x2b = w, y2b = y2a - y1a < h ? y2a - y1a : h;
+            break;
+        default: /* bottom right */
+            x1a = xc, y1a = yc, x2a = xc + w < 2 * s ? xc + w : 2 * s, y2a = yc + h < 2 * s ? yc + h : 2 * s;
+            x1b = 0, y1b = 0, x2b = w < x2a - x1a ? w : x2a - x1a, y2b = y2a - y1a < h ? y2a - y1a : h;
+            break;
+        }
+        yolo_image_blit(t.image, x1b, y1b, canvas, x1a, y1a, x2b - x1b, y2b - y1b);
+        st = tile_instances(p, &t, &part);
+        if (st == YOLO_OK) {
+            yolo_ins_affine_axis(&part, 1, 1, (float)(x1a - x1b), (float)(y1a - y1b));
+            st = yolo_instances_append(ins, &part);
+        }
+        src->release(src->ctx, ids[k]);
+    }
+    yolo_instances_free(&part);
+    if (st != YOLO_OK) {
+        yolo_image_free(canvas);
+        return st;
+    }
+    yolo_ins_clip(ins, 2.0f * s, 2.0f * s);
+    yolo_ins_remove_empty(ins);
+    return YOLO_OK;
+}
+
+static void mat3_mul(const double a[9], const double b[9], double out[9]) {
+    double r[9];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            r[3 * i + j] = a[3 * i] * b[j] + a[3 * i + 1] * b[3 + j] + a[3 * i + 2] * b[6 + j];
+    memcpy(out, r, sizeof r);
+}
+
+yolo_status yolo_augment_perspective(const yolo_augment_params *p, yolo_rng *rng, yolo_image *image,
+                                     yolo_instances *ins, int out_w, int out_h, yolo_aug_record *rec) {
+    /* M = T S R P C, the draws in that order: P, R (angle, scale), S, T */
+    double C[9] = {1, 0, -image->width / 2.0, 0, 1, -image->height / 2.0, 0, 0, 1};
+    double P[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    P[6] = yolo_rng_range(rng, -p->perspective, p->perspective);
+    P[7] = yolo_rng_range(rng, -p->perspective, p->perspective);
+    double a = yolo_rng_range(rng, -p->degrees, p->degrees);
+    double sc = yolo_rng_range(rng, 1 - p->scale, 1 + p->scale);
+    double alpha = sc * cos(a * M_PI / 180), beta = sc * sin(a * M_PI / 180);
+    double R[9] = {alpha, beta, 0, -beta, alpha, 0, 0, 0, 1}; /* cv2.getRotationMatrix2D(center 0, a, sc) */
+    double S[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    double shx = yolo_rng_range(rng, -p->shear, p->shear), shy = yolo_rng_range(rng, -p->shear, p->shear);
+    S[1] = tan(shx * M_PI / 180);
+    S[3] = tan(shy * M_PI / 180);
+    double T[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    T[2] = yolo_rng_range(rng, 0.5 - p->translate, 0.5 + p->translate) * out_w;
+    T[5] = yolo_rng_range(rng, 0.5 - p->translate, 0.5 + p->translate) * out_h;
+    double M[9];
+    mat3_mul(P, C, M);
+    mat3_mul(R, M, M);
+    mat3_mul(S, M, M);
+    mat3_mul(T, M, M);
+    if (rec) {
+        rec->perspective_x = (float)P[6], rec->perspective_y = (float)P[7];
+        rec->degrees = (float)a, rec->scale = (float)sc;
+        rec->shear_x = (float)shx, rec->shear_y = (float)shy;
+        rec->translate_x = (float)T[2], rec->translate_y = (float)T[5];
+    }
+    yolo_image out;
+    yolo_status st = yolo_image_alloc(&out, out_w, out_h);
+    if (st != YOLO_OK)
+        return st;
+    if (p->perspective == 0) /* affine: keep the last row exact */
+        M[6] = M[7] = 0, M[8] = 1;
+    st = yolo_image_warp(image, M, &out);
+    if (st != YOLO_OK) {
+        yolo_image_free(&out);
+        return st;
+    }
+    yolo_image_free(image);
+    *image = out;
+    if (ins->n == 0)
+        return YOLO_OK;
+    /* filter against the original boxes scaled by sc, as Ultralytics does */
+    float *old = malloc(sizeof(float) * 4 * (size_t)ins->n);
+    bool *keep = malloc((size_t)ins->n);
+    if (!old || !keep) {
+        free(old), free(keep);
+        return yolo_error(YOLO_ERR_NOMEM, "perspective");
+    }
+    for (int k = 0; k < 4 * ins->n; k++)
+        old[k] = ins->boxes[k] * (float)sc;
+    bool has_poly = yolo_instances_poly_points(ins) > 0;
+    yolo_ins_transform(ins, M, (float)out_w, (float)out_h);
+    yolo_ins_box_candidates(old, ins, has_poly ? 0.01f : 0.10f, keep);
+    yolo_ins_filter(ins, keep);
+    free(old), free(keep);
+    return YOLO_OK;
+}
+
+/* Mosaic (p) or letterbox, then the random perspective: one s x s image. */
+static yolo_status pre_transform(const yolo_augment_params *p, bool mosaic_on, yolo_rng *rng, int64_t index,
+                                 const yolo_aug_source *src, yolo_image *img, yolo_instances *ins, yolo_aug_record *rec,
+                                 yolo_image_meta *meta) {
+    int s = p->imgsz;
+    yolo_status st;
+    bool use_mosaic = yolo_rng_bernoulli(rng, mosaic_on ? p->mosaic : 0);
+    if (use_mosaic) {
+        st = mosaic4(p, rng, index, src, img, ins, rec);
+    } else {
+        yolo_aug_tile t;
+        st = src->acquire(src->ctx, index, &t);
+        if (st != YOLO_OK)
+            return st;
+        st = letterbox(p, &t, s, s, img, ins, meta);
+        src->release(src->ctx, index);
+    }
+    if (st != YOLO_OK)
+        return st;
+    st = yolo_augment_perspective(p, rng, img, ins, s, s, rec);
+    if (st != YOLO_OK)
+        yolo_image_free(img);
+    return st;
+}
+
+static void start_record(yolo_aug_output *out, int epoch, int64_t index) {
+    yolo_aug_record *rec = &out->record;
+    memset(rec, 0, sizeof *rec);
+    rec->sample = index;
+    rec->epoch = epoch;
+    rec->mixup_partner = -1;
+    for (int k = 0; k < 3; k++)
+        rec->mosaic_partners[k] = -1;
+    memset(&out->meta, 0, sizeof out->meta);
+    out->image_class = -1;
+    yolo_instances_clear(&out->instances);
+}
+
+yolo_status yolo_augment_letterbox(const yolo_augment_params *p, int epoch, int64_t index, const yolo_aug_source *src,
+                                   int out_w, int out_h, yolo_aug_output *out) {
+    start_record(out, epoch, index);
+    yolo_aug_tile t;
+    yolo_status st = src->acquire(src->ctx, index, &t);
+    if (st != YOLO_OK)
+        return st;
+    st = letterbox(p, &t, out_w, out_h, &out->image, &out->instances, &out->meta);
+    src->release(src->ctx, index);
+    if (st == YOLO_OK)
+        yolo_ins_to_normalized(&out->instances, (float)out_w, (float)out_h);
+    return st;
+}
+
+yolo_status yolo_augment_detect(const yolo_augment_params *p, bool augment, bool mosaic_on, uint64_t seed, int epoch,
+                                int64_t index, const int *flip_idx, const yolo_aug_source *src, yolo_aug_output *out) {
+    if (!augment)
+        return yolo_augment_letterbox(p, epoch, index, src, p->imgsz, p->imgsz, out);
+    start_record(out, epoch, index);
+    yolo_aug_record *rec = &out->record;
+    yolo_status st;
+    yolo_rng rng;
+    yolo_rng_init(&rng, seed, YOLO_RNG_AUGMENT, (uint32_t)epoch, (uint32_t)index);
+    st = pre_transform(p, mosaic_on, &rng, index, src, &out->image, &out->instances, rec, &out->meta);
+    if (st != YOLO_OK)
+        return st;
+    /* a warped training image has no mapping back: it is its own original */
+    out->meta = (yolo_image_meta){p->imgsz, p->imgsz, 1.0f, 1.0f, 0.0f, 0.0f};
+    /* mixup: blend with an independently augmented partner */
+    bool mix = yolo_rng_bernoulli(&rng, mosaic_on ? p->mixup : 0);
+    if (mix) {
+        int64_t partner = draw_partner(&rng, src, index, p->mosaic_window);
+        double lambda = yolo_rng_beta(&rng, 32.0, 32.0);
+        yolo_rng prng;
+        yolo_rng_init(&prng, seed, YOLO_RNG_MIXUP_PARTNER, (uint32_t)epoch, (uint32_t)index);
+        yolo_image img2 = {0};
+        yolo_instances ins2;
+        yolo_instances_init(&ins2, out->instances.kpt_count, out->instances.kpt_dims);
+        yolo_aug_record rec2 = {0};
+        yolo_image_meta meta2 = {0};
+        st = pre_transform(p, mosaic_on, &prng, partner, src, &img2, &ins2, &rec2, &meta2);
+        if (st == YOLO_OK) {
+            yolo_image_blend(&out->image, &img2, (float)lambda);
+            st = yolo_instances_append(&out->instances, &ins2);
+        }
+        yolo_image_free(&img2);
+        yolo_instances_free(&ins2);
+        rec->mixup = 1;
+        rec->mixup_partner = partner;
+        rec->mixup_lambda = (float)lambda;
+        if (st != YOLO_OK)
+            return st;
+    }
+    /* HSV */
+    float r[3];
+    r[0] = (float)yolo_rng_range(&rng, -1, 1) * p->hsv_h;
+    r[1] = (float)yolo_rng_range(&rng, -1, 1) * p->hsv_s;
+    r[2] = (float)yolo_rng_range(&rng, -1, 1) * p->hsv_v;
+    memcpy(rec->hsv_gain, r, sizeof r);
+    if (p->hsv_h != 0 || p->hsv_s != 0 || p->hsv_v != 0)
+        yolo_image_hsv(&out->image, r);
+    /* flips */
+    float s = (float)p->imgsz;
+    if (yolo_rng_bernoulli(&rng, p->flipud)) {
+        rec->flip_ud = 1;
+        yolo_image_flip_ud(&out->image);
+        yolo_ins_flip_ud(&out->instances, s);
+    }
+    if (yolo_rng_bernoulli(&rng, p->fliplr)) {
+        rec->flip_lr = 1;
+        yolo_image_flip_lr(&out->image);
+        yolo_ins_flip_lr(&out->instances, s, flip_idx);
+    }
+    yolo_ins_to_normalized(&out->instances, s, s);
+    return YOLO_OK;
+}

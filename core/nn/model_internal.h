@@ -1,0 +1,89 @@
+/* Model internals shared by the .c files of core/nn. */
+#ifndef YOLO_NN_MODEL_INTERNAL_H
+#define YOLO_NN_MODEL_INTERNAL_H
+
+#include "nn/model_yaml.h"
+#include "yolo/model.h"
+
+#define MODEL_NAME_MAX 512
+
+typedef struct model_layer {
+    const yolo_module_type *type;
+    const model_row *row;          /* in the model's spec */
+    int index;
+    int from[YOLO_MODULE_MAX_INPUTS]; /* absolute layer numbers, -1 = the images */
+    int n_from;
+    int repeats;                   /* after the depth rule */
+    int n_copies;                  /* stacked copies (repeats, unless REPEATS_INSIDE) */
+    void **states;                 /* one per copy */
+    int in_channels[YOLO_MODULE_MAX_INPUTS];
+    int out_channels;
+    int in_strides[YOLO_MODULE_MAX_INPUTS]; /* measured by the probe */
+    int out_stride;
+    int leaves;                    /* torch leaf modules besides the Conv blocks */
+    yolo_arg *args;                /* resolved (nc substituted) */
+    char args_text[256];
+} model_layer;
+
+struct yolo_module_ctx {
+    yolo_model *model;
+    model_layer *layer;
+    int copy;
+    char prefix[64];
+    void *state;
+    int in_channels[YOLO_MODULE_MAX_INPUTS];
+    int n_in;
+    int out_channels;
+    bool out_set;
+};
+
+typedef struct model_conv_entry {
+    yolo_conv_block *block;
+    bool own_act_leaf; /* an activation module of its own (explicit act or Identity) */
+    int layer;
+} model_conv_entry;
+
+struct yolo_model {
+    yolo_backend *backend;
+    char name[MODEL_NAME_MAX];    /* as requested, e.g. "yolov8n.yaml" */
+    char source[MODEL_NAME_MAX];  /* what was read, e.g. "yolov8.yaml (embedded, detect)" */
+    char scale[16];
+    int nc, ch;
+    double depth, width, max_channels;
+    yolo_act default_act;
+    uint64_t seed;
+    int n_params_created;         /* parameter number for the init stream */
+    model_spec spec;
+    model_layer *layers;
+    int n_layers;
+    yolo_model_tensor *tensors;
+    int n_tensors, cap_tensors;
+    model_conv_entry *convs;
+    int n_convs, cap_convs;
+    void **allocs;                /* module states */
+    int n_allocs, cap_allocs;
+    int strides[YOLO_MODULE_MAX_INPUTS];
+    int n_strides;
+    bool fused;
+};
+
+/* core/nn/module_api.c */
+yolo_status model_register_tensor(yolo_model *m, yolo_tensor *t, yolo_param_role role, int layer);
+yolo_status model_register_conv(yolo_module_ctx *ctx, yolo_conv_block *b, bool own_act_leaf);
+/* Fills t (f32, persistent) from the init stream of parameter `number`. */
+yolo_status model_init_tensor(yolo_tensor *t, uint64_t seed, int number, yolo_param_init init, double value);
+void model_ctx_setup(yolo_module_ctx *ctx, yolo_model *m, model_layer *layer, int copy);
+
+/* core/nn/modules_core.c: the built-in module types. */
+extern const yolo_module_type *const yolo_core_modules[];
+extern const int yolo_core_module_count;
+
+/* core/nn/model_forward.c: forward with every layer's first output kept
+ * in layer_out (n_layers entries) when not NULL. */
+yolo_status model_forward_all(yolo_model *m, yolo_graph *g, yolo_tensor *images, bool training,
+                              yolo_model_outputs *out, yolo_tensor **layer_out);
+
+/* core/nn/model_info.c */
+int64_t model_layer_param_count(const yolo_model *m, int layer);
+
+#endif

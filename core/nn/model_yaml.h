@@ -1,0 +1,76 @@
+/* The parsed form of an Ultralytics model yaml (core/nn/model_yaml.c).
+ *
+ * Parsing checks the structure (types, row shapes, `from` references,
+ * scales) and evaluates argument scalars as Ultralytics does (None, bools,
+ * numbers, nn.X() activations, `nc`); building the modules is
+ * core/nn/model_build.c's job. Every error names "file:line:column". */
+#ifndef YOLO_NN_MODEL_YAML_H
+#define YOLO_NN_MODEL_YAML_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "yolo/model.h"
+
+typedef struct model_arena_block model_arena_block;
+
+/* A bump allocator for everything a spec holds (freed at once). */
+typedef struct model_arena {
+    model_arena_block *head;
+} model_arena;
+
+void *model_arena_alloc(model_arena *arena, size_t size); /* zeroed; NULL on failure */
+char *model_arena_strdup(model_arena *arena, const char *s, size_t len);
+void model_arena_free(model_arena *arena);
+
+typedef struct model_scale {
+    char letter[16];
+    double depth, width, max_channels;
+} model_scale;
+
+typedef struct model_row {
+    int from[YOLO_MODULE_MAX_INPUTS]; /* as written: negative is relative */
+    int n_from;
+    bool from_list;                   /* written as a list */
+    int repeats;
+    const char *module;
+    yolo_arg *args;
+    int n_args;
+    int line, column;                 /* of the row */
+    int module_line, module_column;   /* of the module name */
+    bool in_head;                     /* listed under `head:` */
+} model_row;
+
+typedef struct model_spec {
+    const char *name;      /* file name as given, for messages */
+    int nc;                /* -1 if absent */
+    int ch;                /* input channels (3 if absent) */
+    bool has_activation;
+    yolo_act activation;
+    const char *activation_text;
+    model_scale *scales;
+    int n_scales;
+    bool has_multiples;    /* YOLOv5-style depth_multiple / width_multiple */
+    double depth_multiple, width_multiple;
+    model_row *rows;
+    int n_rows;
+    model_arena arena;
+} model_spec;
+
+/* Parses text (size bytes) into *spec. On failure spec is empty and the
+ * error names "name:line:column". */
+yolo_status model_spec_parse(const char *name, const char *text, size_t size, model_spec *spec);
+void model_spec_free(model_spec *spec);
+
+/* Evaluates one scalar as Ultralytics evaluates a yaml arg (None, bool, int,
+ * float, nn.X(), else a string). Errors (an activation that is not built)
+ * name name:line:column. */
+yolo_status model_arg_from_scalar(const char *name, const char *text, bool quoted, int line, int column,
+                                  model_arena *arena, yolo_arg *out);
+
+/* Parses "nn.ReLU()", "nn.SiLU(inplace=True)", "torch.nn.Identity()" into an
+ * activation; false if the text is not of that form at all. *known is false
+ * for a well-formed nn.X() whose X is not built. */
+bool model_parse_activation(const char *text, yolo_act *act, bool *known);
+
+#endif

@@ -1,0 +1,73 @@
+/* Device-side EMA of the model's tensors (see ema.h). */
+#include "train/ema.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+double yolo_ema_decay(int64_t updates) { return 0.9999 * (1.0 - exp(-(double)updates / 2000.0)); }
+
+yolo_status yolo_model_copy_tensors(const yolo_model *from, yolo_model *to) {
+    int n = yolo_model_tensor_count(from);
+    if (n != yolo_model_tensor_count(to))
+        return yolo_error(YOLO_ERR_ARG, "copy model: %d tensors vs %d", n, yolo_model_tensor_count(to));
+    for (int i = 0; i < n; i++) {
+        const yolo_tensor *src = yolo_model_tensor_at(from, i)->tensor;
+        yolo_tensor *dst = yolo_model_tensor_at(to, i)->tensor;
+        if (!yolo_tensor_same_shape(src, dst) || src->dtype != dst->dtype)
+            return yolo_error(YOLO_ERR_SHAPE, "copy model: tensor %d '%s' does not match '%s'", i, src->name, dst->name);
+        size_t bytes = yolo_tensor_bytes(src);
+        void *tmp = malloc(bytes ? bytes : 1);
+        if (!tmp) return yolo_error(YOLO_ERR_NOMEM, "copy model: out of memory");
+        yolo_status st = yolo_tensor_download(src, tmp, bytes);
+        if (!st) st = yolo_tensor_upload(dst, tmp, bytes);
+        free(tmp);
+        if (st) return st;
+    }
+    return YOLO_OK;
+}
+
+yolo_status yolo_ema_create(yolo_model *source, yolo_model *ema_model, yolo_ema **out) {
+    *out = NULL;
+    yolo_ema *ema = calloc(1, sizeof *ema);
+    if (!ema) {
+        yolo_model_free(ema_model);
+        return yolo_error(YOLO_ERR_NOMEM, "ema: out of memory");
+    }
+    ema->ema = ema_model;
+    ema->source = source;
+    yolo_status st = yolo_model_copy_tensors(source, ema_model);
+    int64_t one = 1;
+    if (!st) {
+        ema->hyper = yolo_tensor_new(yolo_model_backend(source), "ema.decay", YOLO_F32, 1, &one, false);
+        ema->graph = yolo_graph_new(yolo_model_backend(source));
+        if (!ema->hyper || !ema->graph) st = YOLO_ERR_NOMEM;
+    }
+    for (int i = 0; !st && i < yolo_model_tensor_count(source); i++) {
+        yolo_tensor *p = yolo_model_tensor_at(source, i)->tensor;
+        yolo_tensor *e = yolo_model_tensor_at(ema_model, i)->tensor;
+        if (p->dtype == YOLO_F32 && !yolo_ema_update(ema->graph, e, p, ema->hyper))
+            st = yolo_graph_status(ema->graph);
+    }
+    if (!st) st = yolo_graph_plan(ema->graph, NULL);
+    if (st) {
+        yolo_ema_free(ema);
+        return st;
+    }
+    *out = ema;
+    return YOLO_OK;
+}
+
+void yolo_ema_free(yolo_ema *ema) {
+    if (!ema) return;
+    yolo_graph_free(ema->graph);
+    yolo_tensor_free(ema->hyper);
+    yolo_model_free(ema->ema);
+    free(ema);
+}
+
+yolo_status yolo_ema_step(yolo_ema *ema) {
+    ema->updates++;
+    float d = (float)yolo_ema_decay(ema->updates);
+    yolo_status st = yolo_tensor_upload(ema->hyper, &d, sizeof d);
+    return st ? st : yolo_graph_run(ema->graph);
+}

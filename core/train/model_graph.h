@@ -1,0 +1,48 @@
+/* A model's forward (and, for training, backward) graph for one batch shape,
+ * with host copies of its outputs: the bridge between a batch of uint8
+ * images and a task's hooks. Built once per (batch size, image size) and
+ * replayed for every batch of that shape. */
+#ifndef YOLO_TRAIN_MODEL_GRAPH_H
+#define YOLO_TRAIN_MODEL_GRAPH_H
+
+#include "yolo/data.h"
+#include "yolo/model.h"
+#include "yolo/task.h"
+
+typedef struct yolo_model_graph {
+    int batch, height, width;
+    bool training;
+    yolo_graph *graph;
+    yolo_tensor *images;          /* u8 [N,3,H,W] input */
+    yolo_model_outputs out;
+    yolo_tensor *grad_in[YOLO_MODULE_MAX_OUTPUTS];
+    yolo_host_tensor host_out[YOLO_MODULE_MAX_OUTPUTS];
+    yolo_host_tensor host_grad[YOLO_MODULE_MAX_OUTPUTS];
+    size_t peak_bytes;
+} yolo_model_graph;
+
+/* training: BN in batch mode and a backward pass seeded by host gradients. */
+yolo_status yolo_model_graph_build(yolo_model *model, int batch, int height, int width, bool training,
+                                   yolo_model_graph **out);
+void yolo_model_graph_free(yolo_model_graph *mg);
+
+/* Uploads the batch's images, runs the forward pass, downloads the outputs. */
+yolo_status yolo_model_graph_forward(yolo_model_graph *mg, const yolo_batch *batch);
+/* Uploads host_grad and runs the backward pass (gradients accumulate into
+ * the model's parameters). */
+yolo_status yolo_model_graph_backward(yolo_model_graph *mg);
+
+/* A small cache of graphs keyed by batch shape (the last batch of an epoch
+ * is usually smaller). */
+#define YOLO_GRAPH_CACHE 4
+typedef struct yolo_graph_cache {
+    yolo_model *model;
+    bool training;
+    yolo_model_graph *entries[YOLO_GRAPH_CACHE];
+    int n;
+} yolo_graph_cache;
+
+yolo_status yolo_graph_cache_get(yolo_graph_cache *c, const yolo_batch *batch, yolo_model_graph **out);
+void yolo_graph_cache_clear(yolo_graph_cache *c);
+
+#endif

@@ -1,0 +1,186 @@
+/* Parameter groups and the device-side update graph (see optimizer.h). */
+#include "train/optimizer.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Ultralytics' group of a parameter: biases 0, decayed weights 1, norm weights 2. */
+static int group_of(yolo_param_role role) {
+    switch (role) {
+    case YOLO_PARAM_BIAS: return 0;
+    case YOLO_PARAM_NORM_WEIGHT: return 2;
+    default: return 1;
+    }
+}
+
+static yolo_tensor *state_like(yolo_backend *be, const yolo_tensor *p, const char *suffix) {
+    char name[YOLO_NAME_MAX + 32];
+    snprintf(name, sizeof name, "%s.%s", p->name, suffix);
+    return yolo_tensor_new(be, name, YOLO_F32, p->ndim, p->shape, false);
+}
+
+/* sum of squares of every gradient -> one value the host reads. */
+static yolo_status build_norm_graph(yolo_optimizer *opt) {
+    yolo_graph *g = yolo_graph_new(opt->backend);
+    if (!g) return YOLO_ERR_NOMEM;
+    yolo_tensor *total = NULL;
+    for (int i = 0; i < opt->n_params; i++) {
+        yolo_tensor *sq = yolo_sum_squares(g, opt->params[i]->grad);
+        total = total ? yolo_add(g, total, sq) : sq;
+    }
+    opt->norm_graph = g;
+    opt->norm_sq = total;
+    if (!total) return yolo_graph_status(g) ? yolo_graph_status(g) : YOLO_ERR_ARG;
+    yolo_status st = yolo_graph_mark_output(g, total);
+    return st ? st : yolo_graph_plan(g, NULL);
+}
+
+static yolo_status build_update_graph(yolo_optimizer *opt) {
+    yolo_graph *g = yolo_graph_new(opt->backend);
+    if (!g) return YOLO_ERR_NOMEM;
+    opt->update_graph = g;
+    for (int i = 0; i < opt->n_params; i++) {
+        yolo_tensor *p = opt->params[i];
+        yolo_tensor *hyper = opt->hyper[opt->group[i]];
+        if (opt->kind == YOLO_OPTIMIZER_SGD)
+            yolo_sgd_update(g, p, p->grad, opt->state_a[i], hyper, opt->grad_scale);
+        else
+            yolo_adamw_update(g, p, p->grad, opt->state_a[i], opt->state_b[i], hyper, opt->grad_scale);
+        yolo_zero(g, p->grad);
+    }
+    if (yolo_graph_status(g)) return yolo_graph_status(g);
+    return yolo_graph_plan(g, NULL);
+}
+
+yolo_status yolo_optimizer_create(yolo_model *model, yolo_optimizer_kind kind, float lr, float momentum,
+                                  float weight_decay, yolo_optimizer **out) {
+    *out = NULL;
+    yolo_optimizer *opt = calloc(1, sizeof *opt);
+    int n = yolo_model_tensor_count(model);
+    if (!opt) return yolo_error(YOLO_ERR_NOMEM, "optimizer: out of memory");
+    opt->kind = kind;
+    opt->backend = yolo_model_backend(model);
+    opt->initial_lr = lr;
+    opt->momentum = momentum;
+    opt->weight_decay = weight_decay;
+    opt->params = calloc((size_t)n + 1, sizeof *opt->params);
+    opt->group = calloc((size_t)n + 1, sizeof *opt->group);
+    opt->state_a = calloc((size_t)n + 1, sizeof *opt->state_a);
+    opt->state_b = calloc((size_t)n + 1, sizeof *opt->state_b);
+    if (!opt->params || !opt->group || !opt->state_a || !opt->state_b) {
+        yolo_optimizer_free(opt);
+        return yolo_error(YOLO_ERR_NOMEM, "optimizer: out of memory");
+    }
+    for (int i = 0; i < n; i++) {
+        const yolo_model_tensor *mt = yolo_model_tensor_at(model, i);
+        if (mt->role == YOLO_PARAM_BUFFER || !mt->tensor->requires_grad) continue; /* DFL's fixed weights */
+        int k = opt->n_params++;
+        opt->params[k] = mt->tensor;
+        opt->group[k] = group_of(mt->role);
+        opt->group_count[opt->group[k]]++;
+        opt->state_a[k] = state_like(opt->backend, mt->tensor, kind == YOLO_OPTIMIZER_SGD ? "momentum_buffer" : "exp_avg");
+        if (kind == YOLO_OPTIMIZER_ADAMW) opt->state_b[k] = state_like(opt->backend, mt->tensor, "exp_avg_sq");
+        if (!opt->state_a[k] || (kind == YOLO_OPTIMIZER_ADAMW && !opt->state_b[k])) {
+            yolo_optimizer_free(opt);
+            return yolo_error_context(YOLO_ERR_NOMEM, "optimizer state");
+        }
+    }
+    if (opt->n_params == 0) {
+        yolo_optimizer_free(opt);
+        return yolo_error(YOLO_ERR_ARG, "optimizer: the model has no trainable parameters");
+    }
+    int64_t one = 1, hyper_n = kind == YOLO_OPTIMIZER_SGD ? YOLO_SGD_HYPER_COUNT : YOLO_ADAMW_HYPER_COUNT;
+    for (int gi = 0; gi < YOLO_PARAM_GROUPS; gi++) {
+        char name[32];
+        snprintf(name, sizeof name, "optimizer.pg%d", gi);
+        opt->hyper[gi] = yolo_tensor_new(opt->backend, name, YOLO_F32, 1, &hyper_n, false);
+        opt->lr[gi] = lr;
+    }
+    opt->grad_scale = yolo_tensor_new(opt->backend, "optimizer.grad_scale", YOLO_F32, 1, &one, false);
+    yolo_status st = YOLO_OK;
+    for (int gi = 0; gi < YOLO_PARAM_GROUPS && !st; gi++)
+        if (!opt->hyper[gi]) st = YOLO_ERR_NOMEM;
+    if (!st && !opt->grad_scale) st = YOLO_ERR_NOMEM;
+    if (!st) st = build_norm_graph(opt);
+    if (!st) st = build_update_graph(opt);
+    if (st) {
+        yolo_optimizer_free(opt);
+        return yolo_error_context(st, "optimizer");
+    }
+    *out = opt;
+    return YOLO_OK;
+}
+
+void yolo_optimizer_free(yolo_optimizer *opt) {
+    if (!opt) return;
+    yolo_graph_free(opt->norm_graph);
+    yolo_graph_free(opt->update_graph);
+    for (int i = 0; i < opt->n_params; i++) {
+        yolo_tensor_free(opt->state_a[i]);
+        yolo_tensor_free(opt->state_b[i]);
+    }
+    for (int gi = 0; gi < YOLO_PARAM_GROUPS; gi++) yolo_tensor_free(opt->hyper[gi]);
+    yolo_tensor_free(opt->grad_scale);
+    free(opt->params);
+    free(opt->group);
+    free(opt->state_a);
+    free(opt->state_b);
+    free(opt);
+}
+
+static yolo_status upload_hypers(yolo_optimizer *opt) {
+    for (int gi = 0; gi < YOLO_PARAM_GROUPS; gi++) {
+        float wd = gi == 1 ? opt->weight_decay : 0.0f;
+        yolo_status st;
+        if (opt->kind == YOLO_OPTIMIZER_SGD) {
+            float h[YOLO_SGD_HYPER_COUNT] = {[YOLO_SGD_LR] = opt->lr[gi],
+                                             [YOLO_SGD_MOMENTUM] = opt->momentum,
+                                             [YOLO_SGD_WEIGHT_DECAY] = wd,
+                                             [YOLO_SGD_NESTEROV] = 1.0f};
+            st = yolo_tensor_upload(opt->hyper[gi], h, sizeof h);
+        } else {
+            float h[YOLO_ADAMW_HYPER_COUNT] = {[YOLO_ADAMW_LR] = opt->lr[gi],
+                                               [YOLO_ADAMW_BETA1] = opt->momentum,
+                                               [YOLO_ADAMW_BETA2] = 0.999f,
+                                               [YOLO_ADAMW_EPS] = 1e-8f,
+                                               [YOLO_ADAMW_WEIGHT_DECAY] = wd,
+                                               [YOLO_ADAMW_STEP] = (float)(opt->steps + 1)};
+            st = yolo_tensor_upload(opt->hyper[gi], h, sizeof h);
+        }
+        if (st) return st;
+    }
+    return YOLO_OK;
+}
+
+yolo_status yolo_optimizer_step(yolo_optimizer *opt, float max_norm, double *grad_norm) {
+    yolo_status st = yolo_graph_run(opt->norm_graph);
+    float sq = 0.0f;
+    if (!st) st = yolo_tensor_download(opt->norm_sq, &sq, sizeof sq);
+    if (st) return yolo_error_context(st, "optimizer: gradient norm");
+    double norm = sqrt((double)sq);
+    if (grad_norm) *grad_norm = norm;
+    /* torch.nn.utils.clip_grad_norm_: scale = max_norm / (norm + 1e-6), capped at 1 */
+    float scale = 1.0f;
+    if (!isfinite(norm)) scale = 0.0f;
+    else if (max_norm > 0.0f && norm + 1e-6 > max_norm) scale = (float)(max_norm / (norm + 1e-6));
+    st = yolo_tensor_upload(opt->grad_scale, &scale, sizeof scale);
+    if (!st) st = upload_hypers(opt);
+    if (st) return st;
+    if (!isfinite(norm)) {
+        /* zero the gradients without touching the weights */
+        for (int i = 0; i < opt->n_params && !st; i++) st = yolo_tensor_zero(opt->params[i]->grad);
+        return yolo_error(YOLO_ERR_NUMERIC, "optimizer: the gradient norm is %g; the step was skipped", norm);
+    }
+    st = yolo_graph_run(opt->update_graph);
+    if (!st) opt->steps++;
+    return st;
+}
+
+void yolo_optimizer_describe(const yolo_optimizer *opt, char *buf, size_t size) {
+    snprintf(buf, size,
+             "%s(lr=%g, momentum=%g) with parameter groups %d weight(decay=0.0), %d weight(decay=%g), %d bias(decay=0.0)",
+             opt->kind == YOLO_OPTIMIZER_SGD ? "SGD" : "AdamW", (double)opt->initial_lr, (double)opt->momentum,
+             opt->group_count[2], opt->group_count[1], (double)opt->weight_decay, opt->group_count[0]);
+}

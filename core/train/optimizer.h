@@ -1,0 +1,53 @@
+/* The optimizer: Ultralytics' three parameter groups and their update graph.
+ *
+ * Groups (the order of lr/pg0..2): 0 biases (no decay), 1 weights (decay),
+ * 2 batch-norm weights (no decay). A step computes the total gradient norm,
+ * clips it to max_norm, applies SGD (Nesterov momentum) or AdamW to every
+ * trainable parameter on the device, and zeroes the gradients. */
+#ifndef YOLO_TRAIN_OPTIMIZER_H
+#define YOLO_TRAIN_OPTIMIZER_H
+
+#include "yolo/model.h"
+
+#define YOLO_PARAM_GROUPS 3
+
+typedef enum yolo_optimizer_kind { YOLO_OPTIMIZER_SGD = 0, YOLO_OPTIMIZER_ADAMW } yolo_optimizer_kind;
+
+typedef struct yolo_optimizer {
+    yolo_optimizer_kind kind;
+    yolo_backend *backend;
+    int n_params;
+    yolo_tensor **params;
+    int *group;            /* [n_params] 0 bias, 1 decay, 2 norm */
+    yolo_tensor **state_a; /* SGD momentum buffer, AdamW exp_avg */
+    yolo_tensor **state_b; /* AdamW exp_avg_sq */
+    int group_count[YOLO_PARAM_GROUPS];
+    /* host copies of the hyper-parameters, uploaded before each step */
+    float lr[YOLO_PARAM_GROUPS];
+    float initial_lr;      /* lr0 after `auto` */
+    float momentum;        /* SGD momentum / AdamW beta1 */
+    float weight_decay;    /* already scaled by batch * accumulate / nbs */
+    int64_t steps;         /* optimizer steps taken */
+    yolo_tensor *hyper[YOLO_PARAM_GROUPS];
+    yolo_tensor *grad_scale;
+    yolo_graph *norm_graph;
+    yolo_tensor *norm_sq;
+    yolo_graph *update_graph;
+} yolo_optimizer;
+
+/* Collects the trainable parameters of `model` into the groups and creates
+ * the optimizer state (zeros). */
+yolo_status yolo_optimizer_create(yolo_model *model, yolo_optimizer_kind kind, float lr, float momentum,
+                                  float weight_decay, yolo_optimizer **out);
+void yolo_optimizer_free(yolo_optimizer *opt);
+
+/* One step with the current lr[] and momentum: clip the total gradient norm
+ * to max_norm (<= 0: no clipping), update, zero the gradients. *grad_norm
+ * (may be NULL) receives the norm before clipping. A non-finite norm skips
+ * the update, zeroes the gradients and returns YOLO_ERR_NUMERIC. */
+yolo_status yolo_optimizer_step(yolo_optimizer *opt, float max_norm, double *grad_norm);
+
+/* "SGD(lr=0.01, momentum=0.937) with parameter groups 57 weight(decay=0.0), 64 weight(decay=0.0005), 63 bias(decay=0.0)" */
+void yolo_optimizer_describe(const yolo_optimizer *opt, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,122 @@
+/* Session setup shared by the train, val and predict modes (session.h). */
+#include "train/session.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "backend/backend.h"
+
+int64_t yolo_cfg_int(const yolo_config *cfg, const char *key, yolo_status *st) {
+    int64_t v = 0;
+    yolo_status s = yolo_config_get_int(cfg, key, &v);
+    if (s && !*st) *st = s;
+    return v;
+}
+
+double yolo_cfg_float(const yolo_config *cfg, const char *key, yolo_status *st) {
+    double v = 0;
+    yolo_status s = yolo_config_get_float(cfg, key, &v);
+    if (s && !*st) *st = s;
+    return v;
+}
+
+bool yolo_cfg_bool(const yolo_config *cfg, const char *key, yolo_status *st) {
+    bool v = false;
+    yolo_status s = yolo_config_get_bool(cfg, key, &v);
+    if (s && !*st) *st = s;
+    return v;
+}
+
+const char *yolo_cfg_string(const yolo_config *cfg, const char *key, yolo_status *st) {
+    const char *v = NULL;
+    if (yolo_config_is_null(cfg, key)) return NULL;
+    yolo_status s = yolo_config_get_string(cfg, key, &v);
+    if (s && !*st) *st = s;
+    return v;
+}
+
+static bool is_file(const char *path) {
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+/* device=null: the first GPU when Vulkan has one, else the CPU. */
+static yolo_status open_backend(yolo_session *s, const char *device, int threads) {
+    if (device && *device) return yolo_backend_create(device, threads, &s->backend);
+    if (yolo_backend_create("vulkan", threads, &s->backend) == YOLO_OK) {
+        if (strstr(yolo_backend_name(s->backend), "llvmpipe") == NULL) return YOLO_OK;
+        yolo_backend_free(s->backend); /* a software Vulkan device is slower than the CPU backend */
+        s->backend = NULL;
+    }
+    return yolo_backend_create("cpu", threads, &s->backend);
+}
+
+yolo_status yolo_session_open(const yolo_mode_context *ctx, yolo_session *s) {
+    memset(s, 0, sizeof *s);
+    s->cfg = ctx->config;
+    s->task = ctx->task;
+    s->hooks = ctx->task->hooks;
+    if (!s->hooks)
+        return yolo_error(YOLO_ERR_UNSUPPORTED, "task '%s' (%s) has no training/validation hooks yet",
+                          ctx->task->name, yolo_config_source(s->cfg, "task"));
+    yolo_status st = YOLO_OK;
+    const char *data = yolo_cfg_string(s->cfg, "data", &st);
+    if (!data) data = ctx->task->default_data;
+    if (!data) return yolo_error(YOLO_ERR_CONFIG, "data: no dataset given (data=...) and task '%s' has no default",
+                                 ctx->task->name);
+    st = yolo_data_config_load(data, s->hooks->data.needs, &s->data);
+    if (st) return yolo_error_context(st, "data=%s", data);
+    s->data_loaded = true;
+    if (s->data.yaml_path) {
+        st = yolo_config_merge_yaml_file(s->cfg, YOLO_CONFIG_LAYER_DATA, s->data.yaml_path,
+                                         YOLO_CONFIG_KNOWN_ONLY | YOLO_CONFIG_DATA_YAML);
+        if (st) return st;
+    }
+    s->imgsz = (int)yolo_cfg_int(s->cfg, "imgsz", &st);
+    s->batch = (int)yolo_cfg_int(s->cfg, "batch", &st);
+    s->workers = (int)yolo_cfg_int(s->cfg, "workers", &st);
+    s->seed = (uint64_t)yolo_cfg_int(s->cfg, "seed", &st);
+    int threads = (int)yolo_cfg_int(s->cfg, "threads", &st);
+    const char *device = yolo_cfg_string(s->cfg, "device", &st);
+    if (st) return st;
+    if (s->imgsz < 32 || s->imgsz % 32)
+        return yolo_error(YOLO_ERR_CONFIG, "imgsz=%d: must be a positive multiple of 32 (the model's largest stride)",
+                          s->imgsz);
+    if (s->batch < 1) return yolo_error(YOLO_ERR_CONFIG, "batch=%d: must be >= 1 (AutoBatch is not built yet)", s->batch);
+    st = open_backend(s, device, threads);
+    if (st) return st;
+    s->tctx.cfg = s->cfg;
+    s->tctx.nc = s->data.nc;
+    s->tctx.names = (const char *const *)s->data.names;
+    s->tctx.imgsz = s->imgsz;
+    s->tctx.world = 1;
+    s->tctx.rank = 0;
+    return YOLO_OK;
+}
+
+yolo_status yolo_session_build_model(yolo_session *s, const char *model, yolo_model **out) {
+    if (!model) model = s->task->default_model;
+    if (!model) return yolo_error(YOLO_ERR_CONFIG, "model: no model given and task '%s' has no default", s->task->name);
+    snprintf(s->model_name, sizeof s->model_name, "%s", model);
+    if (is_file(model)) {
+        yolo_status st = yolo_config_merge_yaml_file(s->cfg, YOLO_CONFIG_LAYER_MODEL, model, YOLO_CONFIG_KNOWN_ONLY);
+        if (st) return st;
+    }
+    const yolo_task *tasks[1] = {s->task};
+    yolo_model_options opt = {.tasks = tasks, .n_tasks = 1, .nc = s->data.nc, .seed = s->seed};
+    return yolo_model_load(model, s->backend, &opt, out);
+}
+
+yolo_status yolo_session_make_run_dir(yolo_session *s) {
+    yolo_status st = yolo_config_make_run_dir(s->cfg, s->run_dir, sizeof s->run_dir);
+    if (!st) st = yolo_config_save_args(s->cfg, s->run_dir);
+    return st;
+}
+
+void yolo_session_close(yolo_session *s) {
+    yolo_model_free(s->model);
+    if (s->data_loaded) yolo_data_config_free(&s->data);
+    yolo_backend_free(s->backend);
+    memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,45 @@
+/* What train, val and predict share: the merged configuration resolved into
+ * a task, a backend, data and a model, and small typed config readers. */
+#ifndef YOLO_TRAIN_SESSION_H
+#define YOLO_TRAIN_SESSION_H
+
+#include "cli/cli.h"
+#include "data/data_config.h"
+#include "yolo/config.h"
+#include "yolo/model.h"
+#include "yolo/plugin.h"
+#include "yolo/task.h"
+
+typedef struct yolo_session {
+    yolo_config *cfg;          /* borrowed from the mode context */
+    const yolo_task *task;
+    const yolo_task_hooks *hooks;
+    yolo_backend *backend;
+    yolo_data_config data;
+    bool data_loaded;
+    yolo_model *model;
+    yolo_task_context tctx;
+    char model_name[1024];     /* what the model was built from */
+    char run_dir[1024];
+    int imgsz;
+    int batch;
+    int workers;
+    uint64_t seed;
+} yolo_session;
+
+/* Resolves task hooks, data (merging its yaml into the config) and backend. */
+yolo_status yolo_session_open(const yolo_mode_context *ctx, yolo_session *s);
+/* Builds the model named by `model` (a yaml) for the data's nc, seeded. */
+yolo_status yolo_session_build_model(yolo_session *s, const char *model, yolo_model **out);
+/* Creates the run directory and writes args.yaml into it. */
+yolo_status yolo_session_make_run_dir(yolo_session *s);
+void yolo_session_close(yolo_session *s);
+
+/* Typed config reads for keys default.yaml defines (an error names the key). */
+int64_t yolo_cfg_int(const yolo_config *cfg, const char *key, yolo_status *st);
+double yolo_cfg_float(const yolo_config *cfg, const char *key, yolo_status *st);
+bool yolo_cfg_bool(const yolo_config *cfg, const char *key, yolo_status *st);
+/* NULL when null. */
+const char *yolo_cfg_string(const yolo_config *cfg, const char *key, yolo_status *st);
+
+#endif

@@ -1,0 +1,76 @@
+/* The validation pass (validate.h). */
+#include "train/validate.h"
+
+#include <string.h>
+#include <time.h>
+
+#include "data/loader.h"
+
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void yolo_validator_init(yolo_validator *v, const yolo_task_hooks *hooks, const yolo_task_context *tctx,
+                         const yolo_dataset *dataset, yolo_model *model, int batch, int workers, int imgsz,
+                         uint64_t seed) {
+    memset(v, 0, sizeof *v);
+    v->hooks = hooks;
+    v->tctx = *tctx;
+    v->tctx.model = model;
+    v->dataset = dataset;
+    v->graphs.model = model;
+    v->graphs.training = false;
+    v->batch = batch;
+    v->workers = workers;
+    v->imgsz = imgsz;
+    v->seed = seed;
+}
+
+void yolo_validator_release(yolo_validator *v) { yolo_graph_cache_clear(&v->graphs); }
+
+yolo_status yolo_validator_run(yolo_validator *v, FILE *table, yolo_val_result *out) {
+    memset(out, 0, sizeof *out);
+    double t0 = now_seconds();
+    const yolo_task_hooks *h = v->hooks;
+    yolo_loader_options lo = {.batch = v->batch, .workers = v->workers, .world = 1, .seed = v->seed, .augment = false};
+    yolo_augment_defaults(&lo.aug);
+    lo.aug.imgsz = v->imgsz;
+    yolo_loader *loader = NULL;
+    void *metrics = NULL, *loss_state = NULL;
+    yolo_status st = yolo_loader_create(v->dataset, &lo, &loader);
+    if (!st) st = h->metrics_create(&v->tctx, &metrics);
+    bool val_loss = h->val_loss_outputs >= 0 && h->loss_create;
+    if (!st && val_loss) st = h->loss_create(&v->tctx, &loss_state);
+    if (!st) st = yolo_loader_start_epoch(loader, 0, 0);
+    double loss_sum[YOLO_TASK_MAX_ITEMS] = {0};
+    int64_t n_batches = 0;
+    while (!st) {
+        yolo_batch *batch = NULL;
+        st = yolo_loader_next(loader, &batch);
+        if (st || !batch) break;
+        yolo_model_graph *mg = NULL;
+        st = yolo_graph_cache_get(&v->graphs, batch, &mg);
+        if (!st) st = yolo_model_graph_forward(mg, batch);
+        if (!st) st = h->metrics_update(metrics, batch, mg->out.n, mg->host_out);
+        if (!st && val_loss && mg->out.n > h->val_loss_outputs) {
+            double loss = 0;
+            float items[YOLO_TASK_MAX_ITEMS] = {0};
+            int from = h->val_loss_outputs;
+            st = h->loss_compute(loss_state, batch, mg->out.n - from, mg->host_out + from, NULL, &loss, items);
+            for (int i = 0; i < h->n_loss_items && i < YOLO_TASK_MAX_ITEMS; i++) loss_sum[i] += items[i];
+        }
+        out->images += batch->n;
+        n_batches++;
+        yolo_loader_release(loader, batch);
+    }
+    if (!st) st = h->metrics_summarize(metrics, out->metrics, &out->fitness, table);
+    for (int i = 0; i < h->n_loss_items && i < YOLO_TASK_MAX_ITEMS && n_batches; i++)
+        out->losses[i] = (float)(loss_sum[i] / (double)n_batches);
+    if (metrics) h->metrics_destroy(metrics);
+    if (loss_state) h->loss_destroy(loss_state);
+    yolo_loader_free(loader);
+    out->seconds = now_seconds() - t0;
+    return st ? yolo_error_context(st, "validation") : YOLO_OK;
+}

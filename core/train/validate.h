@@ -1,0 +1,39 @@
+/* Validation: the eval-mode model over a split, the task's metrics and
+ * (where the task has them) validation losses. Used after every training
+ * epoch (with the EMA weights) and by `yolo val`. */
+#ifndef YOLO_TRAIN_VALIDATE_H
+#define YOLO_TRAIN_VALIDATE_H
+
+#include <stdio.h>
+
+#include "data/dataset.h"
+#include "train/model_graph.h"
+#include "yolo/task.h"
+
+typedef struct yolo_val_result {
+    double metrics[32];      /* hooks->n_metrics values */
+    double fitness;
+    float losses[YOLO_TASK_MAX_ITEMS]; /* mean validation loss items (0 where none) */
+    double seconds;
+    int64_t images;
+} yolo_val_result;
+
+typedef struct yolo_validator {
+    const yolo_task_hooks *hooks;
+    yolo_task_context tctx;
+    const yolo_dataset *dataset;
+    yolo_graph_cache graphs;
+    int batch, workers, imgsz;
+    uint64_t seed;
+} yolo_validator;
+
+/* model: the model to evaluate (its graphs are cached in the validator). */
+void yolo_validator_init(yolo_validator *v, const yolo_task_hooks *hooks, const yolo_task_context *tctx,
+                         const yolo_dataset *dataset, yolo_model *model, int batch, int workers, int imgsz,
+                         uint64_t seed);
+void yolo_validator_release(yolo_validator *v);
+
+/* Runs one pass; `table` (may be NULL) receives the task's metrics table. */
+yolo_status yolo_validator_run(yolo_validator *v, FILE *table, yolo_val_result *out);
+
+#endif

@@ -1,0 +1,20 @@
+/* What the detect plugin contributes to the model builder: its head
+ * modules and its embedded model yamls, for the task table in plugin.c:
+ *
+ *     .modules = detect_modules, .n_modules = DETECT_N_MODULES,
+ *     .model_yaml_names = detect_model_yaml_names,
+ *     .model_yaml_texts = detect_model_yaml_texts,
+ *     .n_model_yamls = DETECT_N_MODEL_YAMLS, */
+#ifndef YOLO_DETECT_MODULES_H
+#define YOLO_DETECT_MODULES_H
+
+#include "yolo/model.h"
+
+#define DETECT_N_MODULES 1
+extern const yolo_module_type *const detect_modules[DETECT_N_MODULES];
+
+#define DETECT_N_MODEL_YAMLS 1
+extern const char *const detect_model_yaml_names[DETECT_N_MODEL_YAMLS];
+extern const char *const detect_model_yaml_texts[DETECT_N_MODEL_YAMLS];
+
+#endif

@@ -1,0 +1,27 @@
+/* The segment task plugin: its entry point and task table (yolo/plugin.h).
+ * It includes only sdk headers. Head modules live in their own files in
+ * this directory (segment_modules.h) and are listed in the table below. */
+#include "segment_modules.h"
+#include "yolo/plugin.h"
+
+#include <stddef.h>
+
+#define YOLO_SEGMENT_VERSION "0.1.0"
+
+static const yolo_task segment_task = {
+    .abi = {YOLO_PLUGIN_ABI_MAJOR, YOLO_PLUGIN_ABI_MINOR},
+    .name = "segment",
+    .version = YOLO_SEGMENT_VERSION,
+    .description = "instance segmentation: a box, a class and a mask per object",
+    .default_model = "yolov8n-seg.yaml",
+    .default_data = "coco8-seg.yaml",
+    .modules = segment_modules, /* segment_modules.h */
+    .n_modules = SEGMENT_N_MODULES,
+    .model_yaml_names = segment_model_yaml_names,
+    .model_yaml_texts = segment_model_yaml_texts,
+    .n_model_yamls = SEGMENT_N_MODEL_YAMLS,
+    .config_keys = NULL, /* no keys of its own: the core's default.yaml holds Ultralytics' */
+    .n_config_keys = 0,
+};
+
+__attribute__((visibility("default"))) const yolo_task *yolo_task_register(void) { return &segment_task; }

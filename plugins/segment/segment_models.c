@@ -1,0 +1,50 @@
+/* The segment plugin's embedded model yamls (see segment_modules.h). */
+#include "segment_modules.h"
+
+/* Ultralytics' ultralytics/cfg/models/v8/yolov8-seg.yaml (same layers and
+ * scales). model=yolov8n-seg.yaml selects scale n. */
+static const char yolov8_seg_yaml[] =
+    "# YOLOv8-seg instance segmentation model with P3/8 - P5/32 outputs\n"
+    "# YOLOv8n-seg: 3,409,968 parameters, 12.8 GFLOPs at 640 (3,404,320 and 12.6 fused)\n"
+    "nc: 80 # number of classes\n"
+    "scales: # [depth, width, max_channels]; model=yolov8n-seg.yaml uses scale n\n"
+    "  n: [0.33, 0.25, 1024]\n"
+    "  s: [0.33, 0.50, 1024]\n"
+    "  m: [0.67, 0.75, 768]\n"
+    "  l: [1.00, 1.00, 512]\n"
+    "  x: [1.00, 1.25, 512]\n"
+    "\n"
+    "backbone:\n"
+    "  # [from, repeats, module, args]\n"
+    "  - [-1, 1, Conv, [64, 3, 2]] # 0-P1/2\n"
+    "  - [-1, 1, Conv, [128, 3, 2]] # 1-P2/4\n"
+    "  - [-1, 3, C2f, [128, True]]\n"
+    "  - [-1, 1, Conv, [256, 3, 2]] # 3-P3/8\n"
+    "  - [-1, 6, C2f, [256, True]]\n"
+    "  - [-1, 1, Conv, [512, 3, 2]] # 5-P4/16\n"
+    "  - [-1, 6, C2f, [512, True]]\n"
+    "  - [-1, 1, Conv, [1024, 3, 2]] # 7-P5/32\n"
+    "  - [-1, 3, C2f, [1024, True]]\n"
+    "  - [-1, 1, SPPF, [1024, 5]] # 9\n"
+    "\n"
+    "head:\n"
+    "  - [-1, 1, nn.Upsample, [None, 2, \"nearest\"]]\n"
+    "  - [[-1, 6], 1, Concat, [1]] # cat backbone P4\n"
+    "  - [-1, 3, C2f, [512]] # 12\n"
+    "\n"
+    "  - [-1, 1, nn.Upsample, [None, 2, \"nearest\"]]\n"
+    "  - [[-1, 4], 1, Concat, [1]] # cat backbone P3\n"
+    "  - [-1, 3, C2f, [256]] # 15 (P3/8-small)\n"
+    "\n"
+    "  - [-1, 1, Conv, [256, 3, 2]]\n"
+    "  - [[-1, 12], 1, Concat, [1]] # cat head P4\n"
+    "  - [-1, 3, C2f, [512]] # 18 (P4/16-medium)\n"
+    "\n"
+    "  - [-1, 1, Conv, [512, 3, 2]]\n"
+    "  - [[-1, 9], 1, Concat, [1]] # cat head P5\n"
+    "  - [-1, 3, C2f, [1024]] # 21 (P5/32-large)\n"
+    "\n"
+    "  - [[15, 18, 21], 1, Segment, [nc, 32, 256]] # Segment(P3, P4, P5)\n";
+
+const char *const segment_model_yaml_names[SEGMENT_N_MODEL_YAMLS] = {"yolov8-seg.yaml"};
+const char *const segment_model_yaml_texts[SEGMENT_N_MODEL_YAMLS] = {yolov8_seg_yaml};

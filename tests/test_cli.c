@@ -1,0 +1,236 @@
+/* The command line: the built `yolo` binary's exit codes and messages
+ * (0 ok, 2 usage/config error, 1 runtime failure), and, in process, how
+ * arguments become the merged configuration a mode function gets. */
+#include "cli/cli.h"
+#include "plugin/plugin_loader.h"
+#include "test_util.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static char yolo_binary[1024];
+static char real_dir[1024];
+static char fixture_dir[1024];
+static char out_text[1 << 16], err_text[1 << 16];
+
+static void read_file(const char *path, char *buf, size_t size) {
+    buf[0] = '\0';
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) return;
+    size_t n = fread(buf, 1, size - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+}
+
+/* Runs yolo with the arguments (NULL-terminated) and YOLO_PLUGIN_PATH set to
+ * plugin_path; returns its exit code, output in out_text / err_text. */
+static int run(const char *plugin_path, ...) {
+    const char *argv[64] = {yolo_binary};
+    int argc = 1;
+    va_list ap;
+    va_start(ap, plugin_path);
+    for (const char *a; (a = va_arg(ap, const char *)) != NULL && argc < 63;) argv[argc++] = a;
+    va_end(ap);
+    argv[argc] = NULL;
+    setenv("YOLO_PLUGIN_PATH", plugin_path, 1);
+    char out_path[] = "/tmp/yolo_test_cli_out_XXXXXX", err_path[] = "/tmp/yolo_test_cli_err_XXXXXX";
+    int out_fd = mkstemp(out_path), err_fd = mkstemp(err_path);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
+    posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
+    pid_t pid;
+    int status = -1, code = -1;
+    if (posix_spawn(&pid, yolo_binary, &actions, NULL, (char *const *)argv, environ) == 0 &&
+        waitpid(pid, &status, 0) == pid)
+        code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    posix_spawn_file_actions_destroy(&actions);
+    close(out_fd);
+    close(err_fd);
+    read_file(out_path, out_text, sizeof out_text);
+    read_file(err_path, err_text, sizeof err_text);
+    unlink(out_path);
+    unlink(err_path);
+    return code;
+}
+
+static void expect(int line, int code, int want, const char *where, const char *const *needles) {
+    const char *text = strcmp(where, "out") == 0 ? out_text : err_text;
+    if (code != want) {
+        fprintf(stderr, "test_cli.c:%d: exit %d, expected %d\nstdout: %s\nstderr: %s\n", line, code, want, out_text,
+                err_text);
+        test_failures++;
+    }
+    for (int i = 0; needles[i]; i++) {
+        if (strstr(text, needles[i]) == NULL) {
+            fprintf(stderr, "test_cli.c:%d: std%s lacks '%s':\n%s\n", line, where, needles[i], text);
+            test_failures++;
+        }
+    }
+}
+#define EXPECT(code, want, where, ...) expect(__LINE__, (code), (want), (where), (const char *const[]){__VA_ARGS__, NULL})
+
+static void test_binary(void) {
+    EXPECT(run(real_dir, NULL), 2, "err", "usage: yolo");
+    EXPECT(run(real_dir, "version", NULL), 0, "out", "yolo ", "plugin ABI");
+    EXPECT(run(real_dir, "help", NULL), 0, "out", "usage: yolo", "epochs=100", "lr0=0.01", "dist_timeout", "sync_bn",
+           "float in [0, 1]", "tasks found: classify, detect, segment");
+    EXPECT(run(real_dir, "--help", NULL), 0, "out", "usage: yolo");
+    EXPECT(run(real_dir, "train", "help", NULL), 0, "out", "keys for train", "lr0=0.01", "mosaic=1.0");
+    EXPECT(run(real_dir, "predict", "help", NULL), 0, "out", "keys for predict", "source=null", "conf=null");
+    CHECK(strstr(out_text, "lr0=") == NULL); /* a train-only key */
+    EXPECT(run(real_dir, "help", "epochs", NULL), 0, "out", "epochs", "int >= 1", "default: 100");
+    EXPECT(run(real_dir, "help", "detect", NULL), 0, "out", "task detect", "libyolo-detect.so");
+    EXPECT(run(real_dir, "help", "epoch", NULL), 2, "err", "'epoch'", "did you mean 'epochs'");
+    EXPECT(run(real_dir, "checks", NULL), 0, "out", "yolo ", "CPU backend", "oneDNN", "OpenBLAS", "Vulkan", "MPI",
+           "detect", "classify", "segment", "ABI 0.", "libyolo-detect.so");
+    EXPECT(run(real_dir, "checks", "verbose=true", NULL), 2, "err", "takes no arguments");
+    /* configuration errors: 2, naming key and value, suggesting the near key */
+    EXPECT(run(real_dir, "detect", "train", "epoch=3", NULL), 2, "err", "'epoch'", "epoch=3", "did you mean 'epochs'");
+    EXPECT(run(real_dir, "--task", "detect", "train", "epochs=1.5", NULL), 2, "err", "'epochs=1.5'", "integer");
+    EXPECT(run(real_dir, "--task=detect", "val", "iou=2", NULL), 2, "err", "'iou=2'", "out of range");
+    EXPECT(run(real_dir, "detect", "train", "optimizer=sgdd", NULL), 2, "err", "'optimizer=sgdd'", "SGD");
+    EXPECT(run(real_dir, "detect", "train", "epochs", NULL), 2, "err", "'epochs' needs a value");
+    EXPECT(run(real_dir, "detect", "train", "epochs=", NULL), 2, "err", "has no value");
+    EXPECT(run(real_dir, "detect", "train", "cfg=/nonexistent/my.yaml", NULL), 2, "err", "/nonexistent/my.yaml");
+    /* usage errors */
+    EXPECT(run(real_dir, "trian", NULL), 2, "err", "did you mean 'train'");
+    EXPECT(run(real_dir, "detct", "train", NULL), 2, "err", "'detct'", "did you mean 'detect'");
+    EXPECT(run(real_dir, "detect", "segment", "train", NULL), 2, "err", "two tasks");
+    EXPECT(run(real_dir, "--task", "detect", "--task", "segment", "train", NULL), 2, "err", "two tasks");
+    EXPECT(run(real_dir, "train", "val", NULL), 2, "err", "two modes");
+    EXPECT(run(real_dir, "-x", "train", NULL), 2, "err", "'-x'");
+    EXPECT(run(real_dir, "--task", NULL), 2, "err", "--task needs a task name");
+    EXPECT(run(real_dir, "--task", "nosuch", "train", NULL), 2, "err", "task 'nosuch' not found", "libyolo-nosuch.so",
+           "tasks found: classify, detect, segment");
+    /* modes not built yet: exit 1 with a clear message (never faked) */
+    const char *modes[] = {"train", "val", "predict", "info"};
+    for (int i = 0; i < 4; i++) {
+        if (yolo_cli_mode_function(modes[i]) != NULL) continue; /* built: its own tests cover it */
+        EXPECT(run(real_dir, "detect", modes[i], NULL), 1, "err", "not built yet", modes[i]);
+    }
+    /* plugins from YOLO_PLUGIN_PATH: their keys validate and show in help; a broken one is a runtime failure */
+    EXPECT(run(fixture_dir, "help", NULL), 0, "out", "keys of task 'fixture'", "fixture_gain=2.5", "float in [0, 10]",
+           "failed to load");
+    EXPECT(run(fixture_dir, "train", "help", NULL), 0, "out", "fixture_gain=2.5");
+    EXPECT(run(fixture_dir, "--task", "fixture", "train", "fixture_gain=20", NULL), 2, "err", "'fixture_gain=20'",
+           "out of range");
+    EXPECT(run(fixture_dir, "fixture", "train", "fixture_gian=2", NULL), 2, "err", "did you mean 'fixture_gain'");
+    EXPECT(run(fixture_dir, "--task", "badabi", "train", NULL), 1, "err", "libyolo-badabi.so", "ABI");
+    EXPECT(run(fixture_dir, "--task", "nosymbol", "train", NULL), 1, "err", "libyolo-nosymbol.so", "yolo_task_register");
+    EXPECT(run(fixture_dir, "--task", "garbage", "train", NULL), 1, "err", "libyolo-garbage.so", "not a yolo plugin");
+    EXPECT(run(fixture_dir, "checks", NULL), 1, "out", "fixture    9.8.7", "FAILED", "libyolo-badabi.so",
+           "libyolo-garbage.so", "libyolo-nosymbol.so");
+}
+
+/* In process: argv -> the configuration a mode function receives. */
+static yolo_config *build(int *exit_code, const char *const *argv) {
+    int argc = 0;
+    while (argv[argc]) argc++;
+    yolo_cli_args *args = calloc(1, sizeof *args);
+    yolo_config *cfg = NULL;
+    const yolo_task *task;
+    *exit_code = -1;
+    if (yolo_cli_parse(argc, (char **)argv, args) != YOLO_OK) *exit_code = YOLO_EXIT_USAGE;
+    else if (yolo_cli_build_config(args, &cfg, &task, exit_code) == YOLO_OK) CHECK(strcmp(task->name, argv[0]) == 0);
+    free(args);
+    return cfg;
+}
+#define BUILD(code, ...) build(code, (const char *const[]){__VA_ARGS__, NULL})
+
+static const char *str(const yolo_config *cfg, const char *key) {
+    const char *v = "unset";
+    CHECK_MSG(yolo_config_get_string(cfg, key, &v) == YOLO_OK, "%s", yolo_last_error());
+    return v ? v : "(null)";
+}
+
+static void test_in_process(void) {
+    int code;
+    /* argv[0] is the expected task name (the program name is ignored) */
+    yolo_config *cfg = BUILD(&code, "detect", "detect", "train", "resume", "epochs=3", "exist_ok");
+    CHECK_MSG(cfg != NULL && code == 0, "%s", yolo_last_error());
+    if (cfg) {
+        bool b = false;
+        int64_t epochs = 0;
+        CHECK(yolo_config_get_bool(cfg, "resume", &b) == YOLO_OK && b);
+        CHECK(yolo_config_get_bool(cfg, "exist_ok", &b) == YOLO_OK && b);
+        CHECK(yolo_config_get_int(cfg, "epochs", &epochs) == YOLO_OK && epochs == 3);
+        CHECK(strcmp(str(cfg, "task"), "detect") == 0 && strcmp(str(cfg, "mode"), "train") == 0);
+        CHECK(strcmp(str(cfg, "model"), "yolov8n.yaml") == 0 && strcmp(str(cfg, "data"), "coco8.yaml") == 0);
+        CHECK(yolo_config_layer_of(cfg, "model") == YOLO_CONFIG_LAYER_TASK);
+        CHECK(strcmp(yolo_config_source(cfg, "epochs"), "command line") == 0);
+        yolo_config_free(cfg);
+    }
+    cfg = BUILD(&code, "segment", "--task", "segment", "val", "model=my.yaml", "resume=runs/x/last.ckpt");
+    CHECK(cfg != NULL);
+    if (cfg) {
+        CHECK(strcmp(str(cfg, "mode"), "val") == 0 && strcmp(str(cfg, "model"), "my.yaml") == 0);
+        CHECK(strcmp(str(cfg, "data"), "coco8-seg.yaml") == 0 && strcmp(str(cfg, "resume"), "runs/x/last.ckpt") == 0);
+        yolo_config_free(cfg);
+    }
+    cfg = BUILD(&code, "classify", "task=classify", "predict", "source=images/");
+    CHECK(cfg != NULL);
+    if (cfg) {
+        CHECK(strcmp(str(cfg, "task"), "classify") == 0 && strcmp(str(cfg, "source"), "images/") == 0);
+        yolo_config_free(cfg);
+    }
+    /* cfg=FILE: above the task plugin, below the command line; it may name the task */
+    char path[] = "/tmp/yolo_test_cli_cfg_XXXXXX";
+    int fd = mkstemp(path);
+    const char *yaml = "task: segment\nepochs: 7\nlr0: 0.003\nmodel: custom.yaml\n";
+    CHECK(fd >= 0 && write(fd, yaml, strlen(yaml)) == (ssize_t)strlen(yaml));
+    close(fd);
+    char cfg_arg[64];
+    snprintf(cfg_arg, sizeof cfg_arg, "cfg=%s", path);
+    cfg = BUILD(&code, "segment", "train", cfg_arg, "lr0=0.004");
+    CHECK_MSG(cfg != NULL, "%s", yolo_last_error());
+    if (cfg) {
+        int64_t epochs = 0;
+        double lr0 = 0;
+        CHECK(yolo_config_get_int(cfg, "epochs", &epochs) == YOLO_OK && epochs == 7);
+        CHECK(yolo_config_get_float(cfg, "lr0", &lr0) == YOLO_OK && lr0 == 0.004);
+        CHECK(strcmp(str(cfg, "model"), "custom.yaml") == 0);
+        CHECK(strstr(yolo_config_source(cfg, "epochs"), path) != NULL);
+        yolo_config_free(cfg);
+    }
+    unlink(path);
+    /* plugin keys: defaults at the task layer, bare bool keys, validation */
+    setenv("YOLO_PLUGIN_PATH", fixture_dir, 1);
+    cfg = BUILD(&code, "fixture", "--task", "fixture", "train", "fixture_flag", "fixture_gain=3", "fixture_style=FANCY");
+    CHECK_MSG(cfg != NULL, "%s", yolo_last_error());
+    if (cfg) {
+        bool flag = false;
+        double gain = 0;
+        CHECK(yolo_config_get_bool(cfg, "fixture_flag", &flag) == YOLO_OK && flag);
+        CHECK(yolo_config_get_float(cfg, "fixture_gain", &gain) == YOLO_OK && gain == 3.0);
+        CHECK(strcmp(str(cfg, "fixture_style"), "fancy") == 0 && strcmp(str(cfg, "model"), "fixture-model.yaml") == 0);
+        yolo_config_free(cfg);
+    }
+    cfg = BUILD(&code, "fixture", "--task", "fixture", "train", "fixture_gian=3");
+    CHECK(cfg == NULL && code == YOLO_EXIT_USAGE && test_error_mentions("did you mean 'fixture_gain'"));
+    cfg = BUILD(&code, "badabi", "--task", "badabi", "train");
+    CHECK(cfg == NULL && code == YOLO_EXIT_FAILURE && test_error_mentions("libyolo-badabi.so"));
+    cfg = BUILD(&code, "detect", "detect", "train", "nosuchword");
+    CHECK(cfg == NULL && code == YOLO_EXIT_USAGE && test_error_mentions("'nosuchword'"));
+    CHECK(yolo_cli_exit_code(YOLO_OK) == 0 && yolo_cli_exit_code(YOLO_ERR_CONFIG) == 2 && yolo_cli_exit_code(YOLO_ERR_IO) == 1);
+}
+
+int main(void) {
+    const char *bin = getenv("YOLO_BINARY_DIR");
+    if (bin == NULL) return test_skip("YOLO_BINARY_DIR is not set (run through ctest)");
+    snprintf(yolo_binary, sizeof yolo_binary, "%s/bin/yolo", bin);
+    snprintf(real_dir, sizeof real_dir, "%s/lib/yolo/plugins", bin);
+    snprintf(fixture_dir, sizeof fixture_dir, "%s/tests/plugin-fixtures", bin);
+    if (access(yolo_binary, X_OK) != 0) return test_skip("the yolo binary is not built");
+    if (access(fixture_dir, F_OK) != 0) return test_skip("the fixture plugins are not built (tests/plugins.cmake)");
+    test_binary();
+    test_in_process();
+    return test_result("test_cli");
+}

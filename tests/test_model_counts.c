@@ -1,0 +1,144 @@
+/* Parameter, gradient, layer and GFLOP counts of the shipped model yamls
+ * against Ultralytics' model.info().
+ *
+ * Where the numbers come from:
+ *  - published by Ultralytics (yaml comments, docs, release logs):
+ *    YOLOv8n 3,157,200 params, 8.9 GFLOPs, fused 3,151,904 / 8.7; YOLOv8s
+ *    11,166,560 / 28.8 (docs fused 28.6); m/l/x 25,902,640 / 79.3,
+ *    43,691,520 / 165.7, 68,229,648 / 258.5; YOLOv8n-seg fused 3,404,320 / 12.6;
+ *    YOLOv8s-seg 11.8M / 42.6 fused; YOLOv8n-cls 2.7M / 4.3 fused,
+ *    YOLOv8s-cls 6.4M / 13.5 fused (docs/en/tasks/classify.md); YOLOv8n-cls with
+ *    nc=10 fused 1,447,690 params / 3.3 GFLOPs (an Ultralytics 8.1.18 log);
+ *    layers 129 / 72 fused for YOLOv8n (8.1+ logs count leaf modules);
+ *  - exact counts for the rest from the PyTorch re-implementation of the
+ *    same architectures in ../shared/bench/torch_yolo_baseline.py
+ *    (parameters of nn.Module, thop's counting rules applied by hooks, leaf
+ *    modules with Ultralytics' shared default activation), which reproduces
+ *    every published number above. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "plugin/plugin_loader.h"
+#include "test_util.h"
+#include "yolo/model.h"
+
+typedef struct expected {
+    const char *task, *model;
+    int nc; /* 0: the yaml's */
+    int64_t params, grads;
+    int layers;
+    double gflops;
+    int64_t fused_params;
+    int fused_layers;
+    double fused_gflops;
+} expected;
+
+static const expected cases[] = {
+    {"detect", "yolov8n.yaml", 0, 3157200, 3157184, 129, 8.8575, 3151904, 72, 8.7464},
+    {"detect", "yolov8s.yaml", 0, 11166560, 11166544, 129, 28.8168, 11156544, 72, 28.6075},
+    {"segment", "yolov8n-seg.yaml", 0, 3409968, 3409952, 151, 12.7727, 3404320, 85, 12.6344},
+    {"segment", "yolov8s-seg.yaml", 0, 11821056, 11821040, 151, 42.8606, 11810560, 85, 42.6077},
+    {"classify", "yolov8n-cls.yaml", 0, 2719288, 2719288, 56, 4.3839, 2715880, 30, 4.3127},
+    {"classify", "yolov8s-cls.yaml", 0, 6361736, 6361736, 56, 13.6098, 6356200, 30, 13.4713},
+    {"classify", "yolov8n-cls.yaml", 10, 1451098, 1451098, 56, 3.3702, 1447690, 30, 3.2989},
+};
+
+static void check_case(yolo_backend *be, const expected *e) {
+    const yolo_task *task = NULL;
+    if (yolo_plugin_load_task(e->task, &task)) {
+        CHECK_MSG(0, "loading the %s plugin: %s", e->task, yolo_last_error());
+        return;
+    }
+    yolo_model_options opt = {.nc = e->nc, .seed = 1};
+    yolo_model *m = NULL;
+    if (yolo_model_load(e->model, be, &opt, &m)) {
+        CHECK_MSG(0, "%s: %s", e->model, yolo_last_error());
+        return;
+    }
+    yolo_model_info info;
+    CHECK_MSG(!yolo_model_get_info(m, 640, &info), "%s", yolo_last_error());
+    CHECK_MSG(info.parameters == e->params, "%s nc=%d: %lld parameters, expected %lld", e->model, e->nc,
+              (long long)info.parameters, (long long)e->params);
+    CHECK_MSG(info.gradients == e->grads, "%s: %lld gradients, expected %lld", e->model, (long long)info.gradients,
+              (long long)e->grads);
+    CHECK_MSG(info.layers == e->layers, "%s: %d layers, expected %d", e->model, info.layers, e->layers);
+    CHECK_MSG(fabs(info.gflops - e->gflops) < 2e-4, "%s: %.4f GFLOPs, expected %.4f", e->model, info.gflops,
+              e->gflops);
+    yolo_model_print_summary(m, 640, stdout);
+    CHECK_MSG(!yolo_model_fuse(m), "fuse %s: %s", e->model, yolo_last_error());
+    CHECK_MSG(!yolo_model_get_info(m, 640, &info), "%s", yolo_last_error());
+    CHECK_MSG(info.parameters == e->fused_params, "%s fused: %lld parameters, expected %lld", e->model,
+              (long long)info.parameters, (long long)e->fused_params);
+    CHECK_MSG(info.gradients == 0, "%s fused: %lld gradients", e->model, (long long)info.gradients);
+    CHECK_MSG(info.layers == e->fused_layers, "%s fused: %d layers, expected %d", e->model, info.layers,
+              e->fused_layers);
+    CHECK_MSG(fabs(info.gflops - e->fused_gflops) < 2e-4, "%s fused: %.4f GFLOPs, expected %.4f", e->model,
+              info.gflops, e->fused_gflops);
+    yolo_model_print_summary(m, 640, stdout);
+    yolo_model_free(m);
+}
+
+/* The one-decimal figures Ultralytics prints. */
+static void check_printed(yolo_backend *be) {
+    const yolo_task *task;
+    if (yolo_plugin_load_task("detect", &task)) return;
+    yolo_model *m;
+    yolo_model_options opt = {0};
+    if (yolo_model_load("yolov8n.yaml", be, &opt, &m)) {
+        CHECK_MSG(0, "%s", yolo_last_error());
+        return;
+    }
+    char buf[512] = "";
+    FILE *f = fmemopen(buf, sizeof(buf) - 1, "w");
+    yolo_model_print_summary(m, 640, f);
+    fclose(f);
+    CHECK_MSG(!strcmp(buf, "YOLOv8n summary: 129 layers, 3,157,200 parameters, 3,157,184 gradients, 8.9 GFLOPs\n"),
+              "summary: %s", buf);
+    yolo_model_fuse(m);
+    f = fmemopen(buf, sizeof(buf) - 1, "w");
+    yolo_model_print_summary(m, 640, f);
+    fclose(f);
+    CHECK_MSG(!strcmp(buf, "YOLOv8n summary (fused): 72 layers, 3,151,904 parameters, 0 gradients, 8.7 GFLOPs\n"),
+              "fused summary: %s", buf);
+    yolo_model_free(m);
+}
+
+/* The larger scales against the published yaml comments (parameters and
+ * GFLOPs as printed). */
+static void check_published(yolo_backend *be) {
+    static const struct {
+        const char *model;
+        int64_t params;
+        const char *gflops;
+    } published[] = {{"yolov8m.yaml", 25902640, "79.3"}, {"yolov8l.yaml", 43691520, "165.7"},
+                     {"yolov8x.yaml", 68229648, "258.5"}};
+    for (size_t i = 0; i < sizeof(published) / sizeof(published[0]); i++) {
+        yolo_model_options opt = {0};
+        yolo_model *m = NULL;
+        if (yolo_model_load(published[i].model, be, &opt, &m)) {
+            CHECK_MSG(0, "%s: %s", published[i].model, yolo_last_error());
+            continue;
+        }
+        yolo_model_info info;
+        char gf[32] = "";
+        if (!yolo_model_get_info(m, 640, &info)) snprintf(gf, sizeof(gf), "%.1f", info.gflops);
+        CHECK_MSG(info.parameters == published[i].params && !strcmp(gf, published[i].gflops),
+                  "%s: %lld parameters, %s GFLOPs; published %lld, %s", published[i].model, (long long)info.parameters,
+                  gf, (long long)published[i].params, published[i].gflops);
+        yolo_model_free(m);
+    }
+}
+
+int main(void) {
+    yolo_backend *be;
+    if (yolo_backend_create("cpu", 1, &be)) {
+        fprintf(stderr, "cpu backend: %s\n", yolo_last_error());
+        return 1;
+    }
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) check_case(be, &cases[i]);
+    check_printed(be);
+    check_published(be);
+    yolo_backend_free(be);
+    return test_result("test_model_counts");
+}

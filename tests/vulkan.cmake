@@ -1,0 +1,21 @@
+# The Vulkan tests (test_vulkan_*) run with the Khronos validation layer and
+# its synchronization validation when the layer is installed (Debian package
+# vulkan-validationlayers): any message it emits fails the test. Without a
+# Vulkan device they skip (exit code 77) with the reason printed.
+find_file(YOLO_VK_VALIDATION_LAYER VkLayer_khronos_validation.json
+  PATHS /usr/share/vulkan/explicit_layer.d /usr/local/share/vulkan/explicit_layer.d /etc/vulkan/explicit_layer.d
+  NO_DEFAULT_PATH)
+foreach(src ${YOLO_TEST_SOURCES})
+  get_filename_component(name ${src} NAME_WE)
+  if(name MATCHES "^test_vulkan_")
+    set_property(TEST ${name} APPEND PROPERTY LABELS vulkan)
+    if(YOLO_VK_VALIDATION_LAYER)
+      set_property(TEST ${name} APPEND PROPERTY ENVIRONMENT "YOLO_VK_VALIDATE=1")
+    endif()
+    if(YOLO_SANITIZE)
+      # the validation layer's own leaks (see the file); libyolo's still fail the test
+      set_property(TEST ${name} APPEND PROPERTY ENVIRONMENT
+        "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/vulkan_lsan.supp:print_suppressions=0")
+    endif()
+  endif()
+endforeach()
