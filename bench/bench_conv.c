@@ -9,7 +9,7 @@
  * before and after so a reader knows how busy it was.
  *
  *     bench_conv [--threads N] [--impl onednn|im2col|both] [--batch N]
- *                [--imgsz N] [--rounds N] [--min-time S] [--only LAYER-SUBSTRING]
+ *                [--imgsz N] [--rounds N] [--min-time S] [--only LAYER-SUBSTRING] [--kernel K]
  *
  * Issue 2's acceptance: 3x3 convolutions with >= 64 channels reach at least
  * 0.6 of sgemm on 2 threads. */
@@ -162,7 +162,7 @@ static double time_sgemm(int threads, int64_t M, int64_t N, int64_t K, buffers *
 
 static void usage(void) {
     fprintf(stderr, "usage: bench_conv [--threads N] [--impl onednn|im2col|both] [--batch N] [--imgsz N] "
-                    "[--rounds N] [--min-time S] [--only LAYER-SUBSTRING]\n");
+                    "[--rounds N] [--min-time S] [--only LAYER-SUBSTRING] [--kernel K]\n");
 }
 
 /* OpenBLAS 0.3.21 picks its kernels from the CPU model number and falls
@@ -184,6 +184,7 @@ int main(int argc, char **argv) {
     int threads = 2, batch = 8, imgsz = 320, rounds = 3;
     double min_time = 0.05;
     const char *only = NULL; /* substring of the layer names to run */
+    int only_k = 0;          /* kernel size to run, 0: all */
     bool use[3] = {false, true, true}; /* indexed by yolo_conv_impl */
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -193,6 +194,7 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--rounds") == 0 && v) rounds = atoi(v), i++;
         else if (strcmp(argv[i], "--min-time") == 0 && v) min_time = atof(v), i++;
         else if (strcmp(argv[i], "--only") == 0 && v) only = v, i++;
+        else if (strcmp(argv[i], "--kernel") == 0 && v) only_k = atoi(v), i++;
         else if (strcmp(argv[i], "--impl") == 0 && v) {
             use[YOLO_CONV_IMPL_ONEDNN] = strcmp(v, "onednn") == 0 || strcmp(v, "both") == 0;
             use[YOLO_CONV_IMPL_IM2COL] = strcmp(v, "im2col") == 0 || strcmp(v, "both") == 0;
@@ -249,7 +251,7 @@ int main(int argc, char **argv) {
             if (e < 3 && !use[e]) continue;
             nap(0.3);
             for (int li = 0; li < N_LAYERS && !error; li++) {
-                if (only && !strstr(model[li].where, only)) continue;
+                if ((only && !strstr(model[li].where, only)) || (only_k && model[li].k != only_k)) continue;
                 const yolo_conv_geom *g = &geo[li];
                 for (int p = 0; p < 3; p++) {
                     double t;
@@ -273,7 +275,7 @@ int main(int argc, char **argv) {
     double total[3] = {0, 0, 0}, total_gemm = 0, total_flop = 0;
     double worst_ratio[3] = {1e30, 1e30, 1e30}; /* over 3x3 convs with >= 64 channels */
     for (int li = 0; li < N_LAYERS && !error; li++) {
-        if (only && !strstr(model[li].where, only)) continue;
+        if ((only && !strstr(model[li].where, only)) || (only_k && model[li].k != only_k)) continue;
         const layer *L = &model[li];
         const yolo_conv_geom *g = &geo[li];
         double flop = 2.0 * g->o * (g->n * g->ho * g->wo) * (g->c / g->groups * g->kh * g->kw); /* per pass */

@@ -2,7 +2,7 @@
 # and embeds the words in libyolo as the table yolo_vk_shader_blobs
 # (core/backend/vulkan/vk_pipeline.h). No shader compiler is needed at run time.
 find_program(YOLO_GLSLANG glslangValidator)
-if(NOT YOLO_GLSLANG)
+if(NOT YOLO_GLSLANG OR NOT EXISTS "${YOLO_GLSLANG}")
   message(FATAL_ERROR "glslangValidator not found: the Vulkan backend's shaders are compiled at build time. "
                       "Install the Debian package glslang-tools (apt-get install glslang-tools).")
 endif()

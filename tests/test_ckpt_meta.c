@@ -56,6 +56,12 @@ static void test_fixed_roundtrip(void) {
     yolo_meta_set_list(row, "l");
     yolo_meta_append_str(yolo_meta_set_list(row, "l2"), "x");
     yolo_meta_set_map(yolo_meta_set_map(row, "m"), "deeper");
+    char long_key[3000];
+    memset(long_key, 'k', sizeof long_key - 1);
+    long_key[sizeof long_key - 1] = '\0';
+    yolo_meta_set_int(m, long_key, 1); /* YAML's implicit keys stop at 1024 characters */
+    yolo_meta_set_map(yolo_meta_append_map(nest), long_key);
+    yolo_meta_set_str(yolo_meta_set_map(yolo_meta_get_mut(m, "keys"), long_key + 1000), long_key + 1500, "v");
     CHECK(roundtrip(m));
 
     /* replace keeps position; remove */

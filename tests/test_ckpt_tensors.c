@@ -123,6 +123,22 @@ int main(void) {
     yolo_tensor_download_f32(fresh_b, fb, 6);
     CHECK(fb[0] == 0.0f && fb[5] == 0.0f);
 
+    /* The wrappers on a read checkpoint name the member and the file. */
+    CHECK(yolo_ckpt_weights_member(ck) == YOLO_CKPT_EMA);
+    CHECK(yolo_ckpt_transfer(ck, YOLO_CKPT_MODEL, model, 5, &transferred) == YOLO_OK && transferred == 3);
+    CHECK(same_values(src[0], dst[0], false));
+    CHECK(yolo_ckpt_restore(ck, YOLO_CKPT_MODEL, miss, NULL, 4) == YOLO_ERR_FORMAT &&
+          test_error_mentions("model.safetensors of ") && test_error_mentions(path));
+    CHECK(yolo_ckpt_restore(ck, YOLO_CKPT_OPTIMIZER, dst, opt_names, 4) == YOLO_OK);
+    yolo_ckpt_free(ck);
+    c.blobs[YOLO_CKPT_MODEL] = NULL;
+    c.blobs[YOLO_CKPT_OPTIMIZER] = NULL;
+    CHECK(yolo_ckpt_write(path, &c) == YOLO_OK && yolo_ckpt_read(path, &ck) == YOLO_OK);
+    if (ck) {
+        CHECK(yolo_ckpt_restore(ck, YOLO_CKPT_OPTIMIZER, dst, opt_names, 4) == YOLO_ERR_FORMAT &&
+              test_error_mentions("has no member optimizer.safetensors"));
+        CHECK(yolo_ckpt_transfer(ck, yolo_ckpt_weights_member(ck), model, 5, &transferred) == YOLO_OK && transferred == 3);
+    }
     yolo_ckpt_free(ck);
     yolo_ckpt_tensors_free(&f32);
     yolo_ckpt_tensors_free(&f16);

@@ -96,6 +96,7 @@ __attribute__((unused)) static int ckpt_sample_build(ckpt_sample *s, int version
                            .ema_updates = 999999 + version, .best_fitness = 0.125 * version, .seed = 7,
                            .sampler_epoch = version + 1, .sampler_batch = 5};
     if (yolo_ckpt_meta_new(&info, &s->meta)) return -1;
+    yolo_meta_set_str(s->meta, "date", "2024-01-02T03:04:05Z"); /* fixed, so that rebuilt samples compare equal */
     yolo_meta *args = yolo_meta_get_mut(s->meta, "train_args");
     yolo_meta_set_str(args, "model", "yolov8n.yaml");
     yolo_meta_set_str(args, "data", "coco8.yaml");

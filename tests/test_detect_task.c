@@ -27,7 +27,9 @@
 #define IMG 64
 #define NL 3
 
-static const int level_hw[NL] = {8, 4, 2}; /* strides 8, 16, 32 of a 64 x 64 batch */
+/* The loss runs on a 64 wide, 32 high batch: maps of strides 8, 16, 32. */
+#define LOSS_H 32
+static const int level_h[NL] = {4, 2, 1}, level_w[NL] = {8, 4, 2};
 static const char *const names[NC] = {"circle", "square", "tri\"angle"};
 static const yolo_task_hooks *hooks;
 
@@ -78,15 +80,15 @@ static void make_batch(test_batch *t, int only) {
 
 static int n_anchors(void) {
     int a = 0;
-    for (int l = 0; l < NL; l++) a += level_hw[l] * level_hw[l];
+    for (int l = 0; l < NL; l++) a += level_h[l] * level_w[l];
     return a;
 }
 
 static void make_maps(yolo_host_tensor *t, int batch, float **data, uint64_t seed) {
     for (int l = 0; l < NL; l++) {
         t[l].ndim = 4;
-        t[l].shape[0] = batch, t[l].shape[1] = CH, t[l].shape[2] = level_hw[l], t[l].shape[3] = level_hw[l];
-        size_t n = (size_t)batch * CH * level_hw[l] * level_hw[l];
+        t[l].shape[0] = batch, t[l].shape[1] = CH, t[l].shape[2] = level_h[l], t[l].shape[3] = level_w[l];
+        size_t n = (size_t)batch * CH * level_h[l] * level_w[l];
         data[l] = calloc(n, sizeof(float));
         t[l].data = data[l];
         if (seed) test_fill_uniform(data[l], (int64_t)n, seed + (uint64_t)l, -1.5f, 1.5f);
@@ -113,8 +115,8 @@ typedef struct loss_reference {
 
 static size_t ref_index(int l, int b, int c, int y, int x, int A) {
     int off = 0;
-    for (int k = 0; k < l; k++) off += level_hw[k] * level_hw[k];
-    return ((size_t)b * CH + c) * A + off + y * level_hw[l] + x;
+    for (int k = 0; k < l; k++) off += level_h[k] * level_w[k];
+    return ((size_t)b * CH + c) * A + off + y * level_w[l] + x;
 }
 
 static void reference_init(loss_reference *r, const test_batch *tb, float *const *maps, float box_gain) {
@@ -123,19 +125,18 @@ static void reference_init(loss_reference *r, const test_batch *tb, float *const
     r->xy = malloc((size_t)r->A * 2 * sizeof(float));
     r->stride = malloc((size_t)r->A * sizeof(float));
     for (int l = 0; l < NL; l++) {
-        int n = level_hw[l];
+        int nh = level_h[l], nw = level_w[l];
         for (int b = 0; b < 2; b++)
             for (int c = 0; c < CH; c++)
-                for (int y = 0; y < n; y++)
-                    for (int x = 0; x < n; x++)
-                        r->head[ref_index(l, b, c, y, x, r->A)] = maps[l][(((size_t)b * CH + c) * n + y) * n + x];
+                for (int y = 0; y < nh; y++)
+                    for (int x = 0; x < nw; x++)
+                        r->head[ref_index(l, b, c, y, x, r->A)] = maps[l][(((size_t)b * CH + c) * nh + y) * nw + x];
     }
-    const int h[NL] = {8, 4, 2};
     const float strides[NL] = {8, 16, 32};
-    CHECK(detect_make_anchors(NL, h, h, strides, 0.5f, r->xy, r->stride) == YOLO_OK);
+    CHECK(detect_make_anchors(NL, level_h, level_w, strides, 0.5f, r->xy, r->stride) == YOLO_OK);
     for (int k = 0; k < tb->b.instances.n; k++) {
         const float *n = tb->boxes + 4 * k;
-        float cx = n[0] * IMG, cy = n[1] * IMG, w = n[2] * IMG, hh = n[3] * IMG;
+        float cx = n[0] * IMG, cy = n[1] * LOSS_H, w = n[2] * IMG, hh = n[3] * LOSS_H;
         float *o = r->gt_boxes + 4 * k;
         o[0] = cx - w / 2, o[1] = cy - hh / 2, o[2] = cx + w / 2, o[3] = cy + hh / 2;
     }
@@ -156,6 +157,7 @@ static void test_loss(const yolo_config *base_cfg, const yolo_task_context *base
 
     test_batch tb;
     make_batch(&tb, -1);
+    tb.b.height = LOSS_H;
     yolo_host_tensor out[NL], grad[NL];
     float *od[NL], *gd[NL];
     make_maps(out, 2, od, 11);
@@ -188,12 +190,13 @@ static void test_loss(const yolo_config *base_cfg, const yolo_task_context *base
     CHECK_MSG(rv.n_fg > 3, "%d foreground anchors", rv.n_fg);
     int mismatches = 0;
     for (int l = 0; l < NL; l++) {
-        int n = level_hw[l];
+        int nh = level_h[l], nw = level_w[l];
         for (int b = 0; b < 2; b++)
             for (int c = 0; c < CH; c++)
-                for (int y = 0; y < n; y++)
-                    for (int x = 0; x < n; x++)
-                        mismatches += gd[l][(((size_t)b * CH + c) * n + y) * n + x] != rgrad[ref_index(l, b, c, y, x, A)];
+                for (int y = 0; y < nh; y++)
+                    for (int x = 0; x < nw; x++)
+                        mismatches +=
+                            gd[l][(((size_t)b * CH + c) * nh + y) * nw + x] != rgrad[ref_index(l, b, c, y, x, A)];
     }
     CHECK_MSG(mismatches == 0, "%d gradient entries differ from the reference", mismatches);
 
@@ -209,8 +212,8 @@ static void test_loss(const yolo_config *base_cfg, const yolo_task_context *base
     CHECK(detect_assign(&r.p, 2, A, r.head, r.xy, r.stride, &r.gt, &asg) == YOLO_OK);
     int n_checked = 0;
     for (int l = 0; l < NL; l++) {
-        int n = level_hw[l];
-        size_t hw = (size_t)n * n, total = 2 * CH * hw;
+        int nw = level_w[l];
+        size_t hw = (size_t)level_h[l] * nw, total = 2 * CH * hw;
         for (int kind = 0; kind < 2; kind++) {
             size_t best = 0;
             double bestv = 0;
@@ -220,7 +223,8 @@ static void test_loss(const yolo_config *base_cfg, const yolo_task_context *base
                 if (ok && fabs(gd[l][i]) > bestv) bestv = fabs(gd[l][i]), best = i;
             }
             if (bestv == 0) continue; /* kind 1: no positive anchor on this level */
-            int b = (int)(best / (CH * hw)), c = (int)((best / hw) % CH), y = (int)(best % hw) / n, x = (int)(best % hw) % n;
+            int b = (int)(best / (CH * hw)), c = (int)((best / hw) % CH);
+            int y = (int)(best % hw) / nw, x = (int)(best % hw) % nw;
             float *hook_x = &od[l][best], *ref_x = &r.head[ref_index(l, b, c, y, x, A)];
             float x0 = *hook_x, step = 1e-3f, xs[2];
             double ls[2];
@@ -238,7 +242,8 @@ static void test_loss(const yolo_config *base_cfg, const yolo_task_context *base
             }
             *hook_x = x0, *ref_x = x0;
             double fd = (ls[0] - ls[1]) / ((double)xs[0] - xs[1]), g = gd[l][best];
-            CHECK_MSG(fabs(fd - g) <= 1e-4 + 1e-3 * fabs(g), "level %d image %d channel %d (%d, %d): grad %.8g, fd %.8g",
+            CHECK_MSG(fabs(fd - g) <= 1e-4 + 1e-3 * fabs(g),
+                      "level %d image %d channel %d (%d, %d): grad %.8g, fd %.8g",
                       l, b, c, y, x, g, fd);
             n_checked++;
         }
@@ -276,7 +281,7 @@ static float *perfect_predictions(const test_batch *t, yolo_host_tensor *out, bo
         img[(size_t)(4 + t->cls[k]) * A + a] = 0.9f - 0.1f * (float)k;
     }
     if (extra_low) {
-        int a = 60;
+        int a = 30;
         float box[4] = {40, 40, 10, 10};
         for (int j = 0; j < 4; j++) p[(size_t)j * A + a] = box[j];
         p[(size_t)(4 + 1) * A + a] = 0.2f;
@@ -338,7 +343,8 @@ static void test_metrics(const yolo_task_context *ctx, const yolo_task_context *
     table = summarize(a, w, &wfit);
     for (int i = 0; i < 4; i++) CHECK_MSG(w[i] == v[i], "merged metric %d: %.17g vs %.17g", i, w[i], v[i]);
     CHECK(wfit == fit);
-    CHECK_MSG(strstr(table, "                circle          1          1          1          1      0.995      0.995\n"),
+    CHECK_MSG(strstr(table, "                circle          1          1          1          1"
+                            "      0.995      0.995\n"),
               "%s", table);
     CHECK_MSG(strstr(table, "             tri\"angle          1          1"), "%s", table);
     free(table);
@@ -410,7 +416,9 @@ static void test_predict(const yolo_config *base_cfg, const yolo_task_context *c
     /* conf lowered: the 0.2 prediction (class 1, 35..45 batch px) appears. */
     CHECK(yolo_config_set(cfg, YOLO_CONFIG_LAYER_CLI, "classes", "null", "test") == YOLO_OK);
     CHECK(yolo_config_set(cfg, YOLO_CONFIG_LAYER_CLI, "conf", "0.1", "test") == YOLO_OK);
-    predict_image(cfg, ctx, 0, "0 0.25 0.5 0.25 0.333333 0.9\n2 0.7 0.566667 0.3 0.533333 0.8\n1 0.625 0.666667 0.15625 0.208333 0.2\n",
+    predict_image(cfg, ctx, 0,
+                  "0 0.25 0.5 0.25 0.333333 0.9\n2 0.7 0.566667 0.3 0.533333 0.8\n"
+                  "1 0.625 0.666667 0.15625 0.208333 0.2\n",
                   (const char *const[]){"\"confidence\": 0.2", NULL});
     yolo_config_free(cfg);
 }

@@ -60,3 +60,43 @@ double test_max_rel_error(const float *a, const float *b, int64_t n, double atol
 }
 
 int test_error_mentions(const char *needle) { return strstr(yolo_last_error(), needle) != NULL; }
+
+#include <stdlib.h>
+#include <sys/wait.h>
+
+int test_run_yolo(const char *dir, const char *args) {
+    const char *bin = getenv("YOLO_BINARY_DIR");
+    if (!bin) return -1;
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s/bin/yolo' %s > log.txt 2>&1", dir, bin, args);
+    int rc = system(cmd);
+    if (rc == -1) return -1;
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+int test_csv_column(const char *path, const char *name, double *values, int max) {
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    char line[8192];
+    int col = -1, rows = 0;
+    if (fgets(line, sizeof line, f)) {
+        int i = 0;
+        for (char *tok = strtok(line, ",\n"); tok; tok = strtok(NULL, ",\n"), i++) {
+            while (*tok == ' ') tok++;
+            if (strcmp(tok, name) == 0) col = i;
+        }
+    }
+    while (col >= 0 && rows < max && fgets(line, sizeof line, f)) {
+        int i = 0;
+        for (char *tok = strtok(line, ",\n"); tok; tok = strtok(NULL, ",\n"), i++)
+            if (i == col) values[rows++] = atof(tok);
+    }
+    fclose(f);
+    return col < 0 ? -1 : rows;
+}
+
+const char *test_temp_dir(char *buf, size_t size) {
+    const char *base = getenv("TMPDIR");
+    snprintf(buf, size, "%s/yolo-test-XXXXXX", base ? base : "/tmp");
+    return mkdtemp(buf);
+}

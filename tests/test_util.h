@@ -47,3 +47,13 @@ double test_max_rel_error(const float *a, const float *b, int64_t n, double atol
 int test_error_mentions(const char *needle);
 
 #endif
+
+/* ---- end-to-end helpers ---- */
+/* Runs `$YOLO_BINARY_DIR/bin/yolo <args>` in `dir` with output to dir/log.txt;
+ * returns its exit code (-1 if it could not start). */
+int test_run_yolo(const char *dir, const char *args);
+/* Reads column `name` of a CSV file (results.csv) into values; returns the
+ * row count (-1 if the file or the column is missing). */
+int test_csv_column(const char *path, const char *name, double *values, int max);
+/* A fresh temporary directory (mkdtemp) under $TMPDIR or /tmp; path into buf. */
+const char *test_temp_dir(char *buf, size_t size);

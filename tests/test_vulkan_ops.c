@@ -278,6 +278,60 @@ static yolo_tensor *b_ema_zero(parity_case *c) {
     return yolo_ema_update(c->g, ema, p, c->hyper);
 }
 
+/* ---- more shapes of the CPU gradient checks (test_ops_gradcheck.c) ---- */
+
+static yolo_tensor *b_add_scalar(parity_case *c) {
+    int64_t a[1] = {1}, b[3] = {2, 3, 5};
+    return yolo_add(c->g, parity_input(c, 1, a, -1, 1, true), parity_input(c, 3, b, -1, 1, true));
+}
+static yolo_tensor *b_upsample3(parity_case *c) {
+    int64_t s[4] = {2, 1, 2, 3};
+    return yolo_upsample_nearest(c->g, parity_input(c, 4, s, -1, 1, true), 3);
+}
+static yolo_tensor *b_maxpool_odd(parity_case *c) {
+    int64_t s[4] = {1, 3, 5, 7};
+    return yolo_maxpool2d(c->g, parity_input(c, 4, s, -1, 1, true), 2, 2, 0);
+}
+static yolo_tensor *b_softmax_axis0(parity_case *c) {
+    int64_t s[3] = {3, 2, 4};
+    return yolo_softmax(c->g, parity_input(c, 3, s, -2, 2, true), 0);
+}
+static yolo_tensor *b_concat_negative_axis(parity_case *c) {
+    int64_t a[4] = {1, 2, 3, 4}, b[4] = {1, 2, 3, 1};
+    yolo_tensor *xs[2] = {parity_input(c, 4, a, -1, 1, true), parity_input(c, 4, b, -1, 1, true)};
+    return yolo_concat(c->g, 2, xs, -1);
+}
+static yolo_tensor *b_chunk3(parity_case *c) {
+    int64_t s[4] = {2, 6, 3, 3};
+    yolo_tensor *parts[3];
+    yolo_chunk(c->g, parity_input(c, 4, s, -1, 1, true), 3, 1, parts);
+    yolo_tensor *xs[2] = {parts[2], parts[0]};
+    return yolo_concat(c->g, 2, xs, 1);
+}
+static yolo_tensor *b_sum_to_fewer_dims(parity_case *c) {
+    int64_t s[3] = {4, 3, 5}, to[1] = {5};
+    return yolo_sum_to(c->g, parity_input(c, 3, s, -1, 1, true), 1, to);
+}
+static yolo_tensor *b_cast_scale_reshape(parity_case *c) {
+    int64_t s[4] = {2, 3, 2, 5}, to[2] = {2, 30};
+    return yolo_reshape(c->g, yolo_cast(c->g, parity_input(c, 4, s, -1, 1, true), YOLO_F32, 2.5f), 2, to);
+}
+static yolo_tensor *b_c2f_block(parity_case *c) { /* conv-bn-silu, chunk, residual, concat, pools, upsample */
+    int64_t xs[4] = {1, 3, 6, 6}, w1[4] = {4, 3, 3, 3}, w2[4] = {2, 2, 3, 3}, cs[1] = {4};
+    yolo_tensor *x = parity_input(c, 4, xs, -1, 1, true), *k1 = parity_input(c, 4, w1, -0.5f, 0.5f, true);
+    yolo_tensor *k2 = parity_input(c, 4, w2, -0.5f, 0.5f, true);
+    yolo_tensor *gm = parity_input(c, 1, cs, 0.8f, 1.2f, true), *bt = parity_input(c, 1, cs, -0.1f, 0.1f, true);
+    yolo_tensor *rm = parity_state(c, 1, cs, 0, 0), *rv = parity_state(c, 1, cs, 1, 1);
+    yolo_tensor *y = yolo_silu(c->g, yolo_batch_norm(c->g, yolo_conv2d(c->g, x, k1, NULL, &P1), gm, bt, rm, rv, true,
+                                                     0.03f, 1e-3f));
+    yolo_tensor *parts[2];
+    yolo_chunk(c->g, y, 2, 1, parts);
+    yolo_tensor *r = yolo_add(c->g, parts[1], yolo_silu(c->g, yolo_conv2d(c->g, parts[1], k2, NULL, &P1)));
+    yolo_tensor *cat = yolo_concat(c->g, 3, (yolo_tensor *[]){parts[0], parts[1], r}, 1);
+    yolo_tensor *pooled = yolo_maxpool2d(c->g, cat, 3, 1, 1);
+    return yolo_add(c->g, yolo_upsample_nearest(c->g, yolo_maxpool2d(c->g, pooled, 2, 2, 0), 2), cat);
+}
+
 typedef struct op_case {
     const char *name;
     parity_build build;
@@ -330,6 +384,15 @@ static const op_case cases[] = {
     {"sum", b_sum, true, RED, 0, 1},
     {"mean", b_mean, true, RED, EW, 1},
     {"sum_squares", b_sum_squares, true, RED, EW, 1},
+    {"add scalar", b_add_scalar, true, EW, RED, 1},
+    {"upsample x3", b_upsample3, true, 0, RED, 1},
+    {"maxpool 2/2/0 odd", b_maxpool_odd, true, 0, RED, 1},
+    {"softmax axis 0", b_softmax_axis0, true, EW, RED, 1},
+    {"concat axis -1", b_concat_negative_axis, true, 0, 0, 1},
+    {"chunk 3 + concat", b_chunk3, true, 0, 0, 1},
+    {"sum_to fewer dims", b_sum_to_fewer_dims, true, RED, 0, 1},
+    {"cast x2.5 + reshape", b_cast_scale_reshape, true, EW, EW, 1},
+    {"C2f-like block", b_c2f_block, true, RED, 2 * RED, 1},
     {"sgd_update (+nesterov, scale)", b_sgd, false, EW, EW, 3},
     {"adamw_update", b_adamw, false, 1e-4, 1e-4, 3},
     {"ema_update + zero", b_ema_zero, false, EW, EW, 3},
@@ -436,6 +499,7 @@ int main(void) {
     }
     printf("ops on %s:\n", yolo_backend_name(vk));
     run_list(cpu, vk, cases, sizeof cases / sizeof cases[0]);
+    parity_check_coverage(); /* every op of graph/ops.h, forward and backward */
     yolo_backend_free(vk);
 
     /* Bindings capped at 16 KiB: these tensors take the split-binding paths

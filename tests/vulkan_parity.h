@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/graph_internal.h"
 #include "vulkan_test_common.h"
 
 #define PARITY_MAX 16
@@ -70,6 +71,9 @@ static inline yolo_tensor *parity_graph_input(parity_case *c, yolo_dtype dtype, 
 
 typedef yolo_tensor *(*parity_build)(parity_case *c);
 
+/* Ops that some compared graph contained (forward, backward or update). */
+static bool parity_covered[YOLO_OP_COUNT];
+
 typedef struct parity_result {
     float *values[2 + 2 * PARITY_MAX];
     int64_t counts[2 + 2 * PARITY_MAX];
@@ -113,6 +117,7 @@ static inline void parity_run_one(yolo_backend *be, parity_build build, uint64_t
             goto done;
         }
     }
+    for (int i = 0; i < c.g->n_nodes; i++) parity_covered[c.g->nodes[i]->op] = true;
     if (yolo_graph_plan(c.g, NULL) != YOLO_OK) {
         fprintf(stderr, "plan failed: %s\n", yolo_last_error());
         res->ok = false;
@@ -139,6 +144,14 @@ done:
     for (int i = 0; i < c.n_graph_inputs; i++) free(c.graph_data[i]);
     yolo_tensor_free(r);
     yolo_tensor_free(c.hyper);
+}
+
+/* Fails for every op with a kernel that no compared graph contained. */
+static inline void parity_check_coverage(void) {
+    for (int op = 0; op < YOLO_OP_COUNT; op++) {
+        if (op == YOLO_OP_NONE || op == YOLO_OP_VIEW) continue;
+        CHECK_MSG(parity_covered[op], "op %s was not compared with the CPU backend", yolo_op_name(op));
+    }
 }
 
 static inline void parity_free(parity_result *res) {

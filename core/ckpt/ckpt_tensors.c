@@ -234,3 +234,33 @@ yolo_status yolo_ckpt_load_matching(const yolo_st_file *blob, yolo_tensor *const
     }
     return YOLO_OK;
 }
+
+static yolo_status member_of(const yolo_ckpt *ck, yolo_ckpt_blob_id id, const yolo_st_file **blob, char *what,
+                             size_t size) {
+    snprintf(what, size, "%s of %s", yolo_ckpt_member_name(id), yolo_ckpt_path(ck));
+    *blob = yolo_ckpt_get_blob(ck, id);
+    if (!*blob)
+        return yolo_error(YOLO_ERR_FORMAT, "%s has no member %s", yolo_ckpt_path(ck), yolo_ckpt_member_name(id));
+    return YOLO_OK;
+}
+
+yolo_status yolo_ckpt_restore(const yolo_ckpt *ck, yolo_ckpt_blob_id id, yolo_tensor *const *tensors,
+                              const char *const *names, size_t n) {
+    char what[1100];
+    const yolo_st_file *blob;
+    yolo_status st = member_of(ck, id, &blob, what, sizeof what);
+    return st ? st : yolo_ckpt_load_all(blob, tensors, names, n, what);
+}
+
+yolo_status yolo_ckpt_transfer(const yolo_ckpt *ck, yolo_ckpt_blob_id id, yolo_tensor *const *tensors, size_t n,
+                               size_t *transferred) {
+    char what[1100];
+    const yolo_st_file *blob;
+    *transferred = 0;
+    yolo_status st = member_of(ck, id, &blob, what, sizeof what);
+    return st ? st : yolo_ckpt_load_matching(blob, tensors, n, what, transferred);
+}
+
+yolo_ckpt_blob_id yolo_ckpt_weights_member(const yolo_ckpt *ck) {
+    return yolo_ckpt_get_blob(ck, YOLO_CKPT_EMA) ? YOLO_CKPT_EMA : YOLO_CKPT_MODEL;
+}

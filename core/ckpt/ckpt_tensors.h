@@ -65,4 +65,15 @@ yolo_status yolo_ckpt_load_all(const yolo_st_file *blob, yolo_tensor *const *ten
 yolo_status yolo_ckpt_load_matching(const yolo_st_file *blob, yolo_tensor *const *tensors, size_t n,
                                     const char *what, size_t *transferred);
 
+/* The same on a member of a read checkpoint, with messages naming the
+ * member and the file ("ema.safetensors of runs/x/weights/last.ckpt"); a
+ * missing member is YOLO_ERR_FORMAT saying so. */
+yolo_status yolo_ckpt_restore(const yolo_ckpt *ckpt, yolo_ckpt_blob_id id, yolo_tensor *const *tensors,
+                              const char *const *names, size_t n);
+yolo_status yolo_ckpt_transfer(const yolo_ckpt *ckpt, yolo_ckpt_blob_id id, yolo_tensor *const *tensors, size_t n,
+                               size_t *transferred);
+/* The member to take weights from for inference or fine-tuning: the EMA
+ * when the file has one (best.ckpt always does), else the live model. */
+yolo_ckpt_blob_id yolo_ckpt_weights_member(const yolo_ckpt *ckpt);
+
 #endif

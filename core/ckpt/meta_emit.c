@@ -132,11 +132,26 @@ static void emit_after_key(obuf *b, const yolo_meta *v, int indent) {
     }
 }
 
+/* YAML limits implicit keys to 1024 characters; longer keys are written
+ * in the explicit form "? key\n: value". */
+#define IMPLICIT_KEY_MAX 1000
+
 static void emit_map(obuf *b, const yolo_meta *m, int indent, bool inline_first) {
     for (size_t i = 0; i < m->n; i++) {
         if (i || !inline_first) pad(b, indent);
-        if (plain_key_ok(m->keys[i])) puts_(b, m->keys[i]);
-        else put_quoted(b, m->keys[i]);
+        obuf key = {0};
+        if (plain_key_ok(m->keys[i])) puts_(&key, m->keys[i]);
+        else put_quoted(&key, m->keys[i]);
+        if (key.oom) b->oom = true;
+        else if (key.n > IMPLICIT_KEY_MAX) {
+            put(b, "? ", 2);
+            put(b, key.p, key.n);
+            put(b, "\n", 1);
+            pad(b, indent);
+        } else {
+            put(b, key.p, key.n);
+        }
+        free(key.p);
         put(b, ":", 1);
         emit_after_key(b, m->vals[i], indent);
     }

@@ -2,6 +2,7 @@
 #include "train/session.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -41,6 +42,8 @@ static bool is_file(const char *path) {
     return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
 }
 
+static yolo_status open_compute(yolo_session *s);
+
 /* device=null: the first GPU when Vulkan has one, else the CPU. */
 static yolo_status open_backend(yolo_session *s, const char *device, int threads) {
     if (device && *device) return yolo_backend_create(device, threads, &s->backend);
@@ -52,7 +55,7 @@ static yolo_status open_backend(yolo_session *s, const char *device, int threads
     return yolo_backend_create("cpu", threads, &s->backend);
 }
 
-yolo_status yolo_session_open(const yolo_mode_context *ctx, yolo_session *s) {
+yolo_status yolo_session_open(const yolo_mode_context *ctx, yolo_session *s, bool need_data) {
     memset(s, 0, sizeof *s);
     s->cfg = ctx->config;
     s->task = ctx->task;
@@ -62,6 +65,8 @@ yolo_status yolo_session_open(const yolo_mode_context *ctx, yolo_session *s) {
                           ctx->task->name, yolo_config_source(s->cfg, "task"));
     yolo_status st = YOLO_OK;
     const char *data = yolo_cfg_string(s->cfg, "data", &st);
+    /* predict reads data only when the user names it (the task's default data is not needed) */
+    if (!need_data && (!data || yolo_config_layer_of(s->cfg, "data") <= YOLO_CONFIG_LAYER_TASK)) return open_compute(s);
     if (!data) data = ctx->task->default_data;
     if (!data) return yolo_error(YOLO_ERR_CONFIG, "data: no dataset given (data=...) and task '%s' has no default",
                                  ctx->task->name);
@@ -73,6 +78,14 @@ yolo_status yolo_session_open(const yolo_mode_context *ctx, yolo_session *s) {
                                          YOLO_CONFIG_KNOWN_ONLY | YOLO_CONFIG_DATA_YAML);
         if (st) return st;
     }
+    s->tctx.nc = s->data.nc;
+    s->tctx.names = (const char *const *)s->data.names;
+    return open_compute(s);
+}
+
+/* Size, batch, seed and the backend: what every mode needs. */
+static yolo_status open_compute(yolo_session *s) {
+    yolo_status st = YOLO_OK;
     s->imgsz = (int)yolo_cfg_int(s->cfg, "imgsz", &st);
     s->batch = (int)yolo_cfg_int(s->cfg, "batch", &st);
     s->workers = (int)yolo_cfg_int(s->cfg, "workers", &st);
@@ -87,8 +100,6 @@ yolo_status yolo_session_open(const yolo_mode_context *ctx, yolo_session *s) {
     st = open_backend(s, device, threads);
     if (st) return st;
     s->tctx.cfg = s->cfg;
-    s->tctx.nc = s->data.nc;
-    s->tctx.names = (const char *const *)s->data.names;
     s->tctx.imgsz = s->imgsz;
     s->tctx.world = 1;
     s->tctx.rank = 0;
@@ -115,6 +126,8 @@ yolo_status yolo_session_make_run_dir(yolo_session *s) {
 }
 
 void yolo_session_close(yolo_session *s) {
+    for (int i = 0; i < s->n_names; i++) free(s->names[i]);
+    free(s->names);
     yolo_model_free(s->model);
     if (s->data_loaded) yolo_data_config_free(&s->data);
     yolo_backend_free(s->backend);

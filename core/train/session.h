@@ -19,6 +19,8 @@ typedef struct yolo_session {
     bool data_loaded;
     yolo_model *model;
     yolo_task_context tctx;
+    char **names;              /* class names from a checkpoint (when no data) */
+    int n_names;
     char model_name[1024];     /* what the model was built from */
     char run_dir[1024];
     int imgsz;
@@ -27,8 +29,10 @@ typedef struct yolo_session {
     uint64_t seed;
 } yolo_session;
 
-/* Resolves task hooks, data (merging its yaml into the config) and backend. */
-yolo_status yolo_session_open(const yolo_mode_context *ctx, yolo_session *s);
+/* Resolves task hooks, data (merging its yaml into the config) and backend.
+ * need_data false (predict): data is read only when data= is given; class
+ * names then come from the checkpoint. */
+yolo_status yolo_session_open(const yolo_mode_context *ctx, yolo_session *s, bool need_data);
 /* Builds the model named by `model` (a yaml) for the data's nc, seeded. */
 yolo_status yolo_session_build_model(yolo_session *s, const char *model, yolo_model **out);
 /* Creates the run directory and writes args.yaml into it. */

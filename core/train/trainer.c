@@ -5,7 +5,9 @@
  * every `accumulate` batches: clip to norm 10, optimizer step, EMA update.
  * Per epoch: validation with the EMA weights, results.csv, best fitness,
  * patience. Schedules, groups and EMA follow Ultralytics (parity-facts §6). */
+#include <errno.h>
 #include <math.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,7 @@
 #include "cli/modes.h"
 #include "data/dataset.h"
 #include "data/loader.h"
+#include "train/checkpoint.h"
 #include "train/ema.h"
 #include "train/model_graph.h"
 #include "train/optimizer.h"
@@ -24,7 +27,8 @@
 typedef struct train_args {
     int epochs, patience, nbs, close_mosaic;
     double lr0, lrf, momentum, weight_decay, warmup_epochs, warmup_momentum, warmup_bias_lr;
-    bool cos_lr, val;
+    bool cos_lr, val, save, half_best;
+    int save_period;
     const char *optimizer;
     const char *cache;
     const char *split;
@@ -45,6 +49,10 @@ static yolo_status read_args(const yolo_config *cfg, train_args *a) {
     a->warmup_bias_lr = yolo_cfg_float(cfg, "warmup_bias_lr", &st);
     a->cos_lr = yolo_cfg_bool(cfg, "cos_lr", &st);
     a->val = yolo_cfg_bool(cfg, "val", &st);
+    a->save = yolo_cfg_bool(cfg, "save", &st);
+    a->save_period = (int)yolo_cfg_int(cfg, "save_period", &st);
+    /* best.ckpt stores the EMA in fp16 unless half=False is given explicitly */
+    a->half_best = yolo_cfg_bool(cfg, "half", &st) || yolo_config_layer_of(cfg, "half") == YOLO_CONFIG_LAYER_DEFAULT;
     a->optimizer = yolo_cfg_string(cfg, "optimizer", &st);
     a->split = yolo_cfg_string(cfg, "split", &st);
     yolo_config_value cache = {0};
@@ -116,6 +124,7 @@ typedef struct trainer {
     yolo_validator validator;
     bool validator_ready;
     yolo_results_csv csv;
+    yolo_meta *history; /* results rows for the checkpoints */
 } trainer;
 
 static yolo_status open_datasets(trainer *t) {
@@ -136,6 +145,7 @@ static yolo_status open_datasets(trainer *t) {
 }
 
 static void trainer_close(trainer *t) {
+    yolo_meta_free(t->history);
     if (t->validator_ready) yolo_validator_release(&t->validator);
     if (t->loss_state) t->s.hooks->loss_destroy(t->loss_state);
     yolo_graph_cache_clear(&t->graphs);
@@ -148,7 +158,7 @@ static void trainer_close(trainer *t) {
 }
 
 static yolo_status setup(trainer *t, const yolo_mode_context *ctx) {
-    yolo_status st = yolo_session_open(ctx, &t->s);
+    yolo_status st = yolo_session_open(ctx, &t->s, true);
     if (!st) st = read_args(t->s.cfg, &t->a);
     const char *model = NULL;
     if (!st) model = yolo_cfg_string(t->s.cfg, "model", &st);
@@ -255,6 +265,46 @@ static yolo_status train_epoch(trainer *t, int epoch, int64_t *last_opt_step, fl
     return st;
 }
 
+/* One results row kept for the checkpoints' history. */
+static yolo_status record_row(trainer *t, int epoch, const float *items, const yolo_val_result *r) {
+    if (!t->history && !(t->history = yolo_meta_new_map())) return yolo_error(YOLO_ERR_NOMEM, "out of memory");
+    yolo_meta *rows = yolo_meta_get_mut(t->history, "results");
+    if (!rows && !(rows = yolo_meta_set_list(t->history, "results"))) return YOLO_ERR_NOMEM;
+    yolo_meta *row = yolo_meta_append_map(rows);
+    if (!row) return YOLO_ERR_NOMEM;
+    const yolo_task_hooks *h = t->s.hooks;
+    yolo_status st = yolo_meta_set_int(row, "epoch", epoch + 1);
+    char key[128];
+    for (int i = 0; i < h->n_loss_items && !st; i++) {
+        snprintf(key, sizeof key, "train/%s", h->loss_names[i]);
+        st = yolo_meta_set_float(row, key, items[i]);
+    }
+    for (int i = 0; i < h->n_metrics && !st; i++) st = yolo_meta_set_float(row, h->metric_names[i], r->metrics[i]);
+    if (!st) st = yolo_meta_set_float(row, "fitness", r->fitness);
+    return st;
+}
+
+static yolo_status save_checkpoints(trainer *t, int epoch, double best_fitness, bool is_best) {
+    if (!t->a.save) return YOLO_OK;
+    yolo_train_state state = {.session = &t->s, .model = t->s.model, .ema = t->ema, .opt = t->opt,
+                              .epoch = epoch, .best_fitness = best_fitness,
+                              .results = yolo_meta_get(t->history, "results")};
+    char path[1200];
+    snprintf(path, sizeof path, "%s/weights", t->s.run_dir);
+    if (mkdir(path, 0777) != 0 && errno != EEXIST) return yolo_error(YOLO_ERR_IO, "%s: cannot create (%s)", path, strerror(errno));
+    snprintf(path, sizeof path, "%s/weights/last.ckpt", t->s.run_dir);
+    yolo_status st = yolo_train_save_checkpoint(path, &state, false);
+    if (!st && is_best) {
+        snprintf(path, sizeof path, "%s/weights/best.ckpt", t->s.run_dir);
+        st = yolo_train_save_checkpoint(path, &state, t->a.half_best);
+    }
+    if (!st && t->a.save_period > 0 && (epoch + 1) % t->a.save_period == 0) {
+        snprintf(path, sizeof path, "%s/weights/epoch%d.ckpt", t->s.run_dir, epoch + 1);
+        st = yolo_train_save_checkpoint(path, &state, false);
+    }
+    return st;
+}
+
 static void print_metrics_line(const yolo_task_hooks *h, const yolo_val_result *r) {
     printf("val: %lld images in %.1fs:", (long long)r->images, r->seconds);
     for (int i = 0; i < h->n_metrics; i++) printf(" %s=%.4f", h->metric_names[i], r->metrics[i]);
@@ -286,11 +336,15 @@ static yolo_status train(trainer *t) {
         }
         last = r;
         st = yolo_results_csv_append(&t->csv, epoch, items, r.metrics, r.losses, t->opt->lr);
-        if (r.fitness >= best_fitness) {
+        bool is_best = r.fitness >= best_fitness;
+        if (is_best) {
             best_fitness = r.fitness;
             best_epoch = epoch;
             best = r;
         }
+        if (!st) st = record_row(t, epoch, items, &r);
+        if (!st) st = save_checkpoints(t, epoch, best_fitness, is_best);
+        if (st) break;
         if (t->a.patience > 0 && epoch - best_epoch >= t->a.patience) {
             printf("Stopping training early as no improvement observed in last %d epochs. Best results observed at "
                    "epoch %d.\n",

@@ -117,7 +117,7 @@ typedef struct loss_state {
     float *anchor_xy, *anchor_stride;
     /* scratch */
     float *head, *grad;
-    size_t head_cap;
+    size_t head_cap, grad_cap;
     float *gt_boxes;
     int32_t *gt_cls;
     size_t gt_cap;
@@ -186,18 +186,12 @@ static yolo_status loss_anchors(loss_state *s, const yolo_batch *batch, int nl, 
     return YOLO_OK;
 }
 
-static yolo_status grow_floats(float **buf, size_t *cap, size_t need, bool with_second, float **second) {
-    if (need <= *cap && (!with_second || *second)) return YOLO_OK;
-    size_t c = need > *cap ? need : *cap;
-    float *a = realloc(*buf, c * sizeof(float));
-    if (!a) return yolo_error(YOLO_ERR_NOMEM, "detect loss: out of memory for %zu floats", c);
+static yolo_status grow_floats(float **buf, size_t *cap, size_t need) {
+    if (need <= *cap && *buf) return YOLO_OK;
+    float *a = realloc(*buf, (need ? need : 1) * sizeof(float));
+    if (!a) return yolo_error(YOLO_ERR_NOMEM, "detect loss: out of memory for %zu floats", need);
     *buf = a;
-    if (with_second) {
-        float *b = realloc(*second, c * sizeof(float));
-        if (!b) return yolo_error(YOLO_ERR_NOMEM, "detect loss: out of memory for %zu floats", c);
-        *second = b;
-    }
-    *cap = c;
+    *cap = need;
     return YOLO_OK;
 }
 
@@ -245,7 +239,8 @@ static yolo_status detect_loss_compute(void *state, const yolo_batch *batch, int
         return yolo_error(YOLO_ERR_ARG, "detect loss_compute: batch of %d images %dx%d", batch->n, batch->width,
                           batch->height);
     if (outputs[0].ndim != 4 || outputs[0].shape[1] < 4 * DT_REG_MAX + 1 || outputs[0].shape[1] > INT32_MAX)
-        return yolo_error(YOLO_ERR_SHAPE, "detect loss_compute: output 0 must be a map [%d, %d + nc, H, W], got ndim %d",
+        return yolo_error(YOLO_ERR_SHAPE,
+                          "detect loss_compute: output 0 must be a map [%d, %d + nc, H, W], got ndim %d",
                           batch->n, 4 * DT_REG_MAX, outputs[0].ndim);
     int64_t B = batch->n, C = outputs[0].shape[1];
     int nl = n_outputs, h[DT_MAX_LEVELS], w[DT_MAX_LEVELS];
@@ -270,7 +265,8 @@ static yolo_status detect_loss_compute(void *state, const yolo_batch *batch, int
     if (st) return st;
     int A = s->n_anchors;
     size_t need = (size_t)B * (size_t)C * (size_t)A;
-    st = grow_floats(&s->head, &s->head_cap, need, grads != NULL, &s->grad);
+    st = grow_floats(&s->head, &s->head_cap, need);
+    if (!st && grads) st = grow_floats(&s->grad, &s->grad_cap, need);
     if (st) return st;
     detect_levels_gather(levels, nl, h, w, (int)B, (int)C, s->head);
 
@@ -628,7 +624,8 @@ static yolo_status detect_metrics_summarize(void *state, double *values, double 
     int nc = s->nc;
     if (nc <= 0) { /* no class count from the context: the largest class seen */
         nc = 1;
-        for (size_t i = 0; i < s->stats.n_target; i++) nc = s->stats.target_cls[i] >= nc ? s->stats.target_cls[i] + 1 : nc;
+        for (size_t i = 0; i < s->stats.n_target; i++)
+            if (s->stats.target_cls[i] >= nc) nc = s->stats.target_cls[i] + 1;
     }
     ap_summary sum;
     yolo_status st = ap_summarize(&s->stats, nc, &sum);

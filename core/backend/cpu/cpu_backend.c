@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend/cpu/cpu_backend.h"
@@ -66,9 +67,32 @@ static yolo_status cpu_zero(yolo_backend *backend, yolo_buffer *buf, size_t offs
     return st;
 }
 
+/* Per-op time and call counts, on when YOLO_PROFILE is set (profile=True). */
+static double profile_seconds[YOLO_OP_COUNT];
+static int64_t profile_calls[YOLO_OP_COUNT];
+
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void yolo_cpu_profile_report(FILE *out) {
+    double total = 0;
+    for (int op = 0; op < YOLO_OP_COUNT; op++) total += profile_seconds[op];
+    if (total <= 0) return;
+    fprintf(out, "%-24s %10s %10s %7s\n", "op", "calls", "seconds", "share");
+    for (int op = 0; op < YOLO_OP_COUNT; op++)
+        if (profile_calls[op])
+            fprintf(out, "%-24s %10lld %10.3f %6.1f%%\n", yolo_op_name(op), (long long)profile_calls[op],
+                    profile_seconds[op], 100.0 * profile_seconds[op] / total);
+}
+
 static yolo_status cpu_graph_run(yolo_backend *backend, yolo_graph *graph, yolo_tensor *const *nodes, int n) {
     (void)graph;
     yolo_cpu_context *ctx = backend->impl;
+    static int profiling = -1;
+    if (profiling < 0) profiling = getenv("YOLO_PROFILE") != NULL;
     for (int i = 0; i < n; i++) {
         yolo_tensor *node = nodes[i];
         if (node->op == YOLO_OP_NONE || node->op == YOLO_OP_VIEW) continue;
@@ -76,7 +100,12 @@ static yolo_status cpu_graph_run(yolo_backend *backend, yolo_graph *graph, yolo_
         if (!kernel)
             return yolo_error(YOLO_ERR_UNSUPPORTED, "cpu: op %s (node '%s') has no kernel", yolo_op_name(node->op),
                               node->name);
+        double t0 = profiling ? now_seconds() : 0.0;
         yolo_status st = kernel(ctx, node);
+        if (profiling) {
+            profile_seconds[node->op] += now_seconds() - t0;
+            profile_calls[node->op]++;
+        }
         if (st != YOLO_OK) return yolo_error_context(st, "cpu: op %s (node '%s')", yolo_op_name(node->op), node->name);
     }
     return YOLO_OK;

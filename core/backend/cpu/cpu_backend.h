@@ -38,4 +38,8 @@ yolo_cpu_kernel yolo_cpu_spatial_kernel(int op);
 yolo_cpu_kernel yolo_cpu_linalg_kernel(int op);
 yolo_cpu_kernel yolo_cpu_optim_kernel(int op);
 
+/* Prints per-op times collected while YOLO_PROFILE was set. */
+#include <stdio.h>
+void yolo_cpu_profile_report(FILE *out);
+
 #endif

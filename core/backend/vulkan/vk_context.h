@@ -42,7 +42,7 @@ typedef struct yolo_vk_context {
     VkDeviceSize max_binding;   /* bytes one descriptor may cover (maxStorageBufferRange or less) */
     uint32_t loop_budget;       /* loop iterations one invocation may run (lavapipe stops at 65,535) */
     VkDeviceSize scratch_cap;   /* bytes of split-K partial sums one op may use */
-    yolo_vk_gemm_tiles gemm_large, gemm_small;
+    yolo_vk_gemm_tiles gemm_large, gemm_small, gemm_thin; /* 64x64, 32x32, 8x64 outputs per workgroup */
     uint32_t wg;                /* workgroup size of 1-D kernels */
     bool f16_storage;
     bool subgroup;              /* subgroup arithmetic in compute, not switched off */

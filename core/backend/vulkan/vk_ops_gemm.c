@@ -56,8 +56,10 @@ static yolo_status dispatch_gemm(yolo_vk_recorder *r, const gemm_job *j, const y
 
 static yolo_status run_gemm(yolo_vk_recorder *r, const gemm_job *j) {
     yolo_vk_context *ctx = r->ctx;
-    const bool small = j->m * j->n < 64 * 64 * 16;
-    const yolo_vk_gemm_tiles *t = small ? &ctx->gemm_small : &ctx->gemm_large;
+    /* the tile shape that wastes least: few rows, a small product, or large */
+    const yolo_vk_gemm_tiles *t = j->m <= 8 && j->n >= 256 ? &ctx->gemm_thin
+                                  : j->m * j->n < 64 * 64 * 16 || j->m <= 32 ? &ctx->gemm_small
+                                                                          : &ctx->gemm_large;
     const int64_t bm = t->wgy * t->tm, bn = t->wgx * t->tn;
     const VkDeviceSize out_bytes = (VkDeviceSize)(j->batches * j->m * j->n) * 4;
     const VkDeviceSize c_off = j->c->offset + (VkDeviceSize)j->c_first * 4;

@@ -252,7 +252,8 @@ static void choose_tunables(yolo_vk_context *ctx) {
     const uint32_t shared = c->limits.maxComputeSharedMemorySize;
     ctx->gemm_small = (yolo_vk_gemm_tiles){8, 8, 4, 4, 16};
     ctx->gemm_large = (yolo_vk_gemm_tiles){16, 16, 4, 4, 16};
-    if (inv < 256 || shared < 16u * (64 + 64) * 4) ctx->gemm_large = ctx->gemm_small;
+    ctx->gemm_thin = (yolo_vk_gemm_tiles){32, 8, 1, 2, 16}; /* few rows (an image's 3 channels) */
+    if (inv < 256 || shared < 16u * (64 + 64) * 4) ctx->gemm_large = ctx->gemm_thin = ctx->gemm_small;
     ctx->f16_storage = ctx->dev.f16_storage;
     ctx->subgroup = c->subgroup_arithmetic && !yolo_vk_env_flag("YOLO_VK_DISABLE_SUBGROUP");
     ctx->skip_barriers = yolo_vk_env_flag("YOLO_VK_TEST_SKIP_BARRIERS");

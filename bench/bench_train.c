@@ -1,0 +1,190 @@
+/* Training throughput: images/s of forward + task loss + backward +
+ * optimizer step (+ EMA) for a model at a given size, printed beside the
+ * PyTorch baseline (../shared/bench/torch_yolo_baseline.py) run in the same
+ * process tree, alternating, so that both see the same machine load.
+ *
+ *   bench_train [--task detect] [--model yolov8n.yaml] [--imgsz 320] [--batch 8]
+ *               [--threads 2] [--iters 10] [--rounds 2] [--no-baseline]
+ *
+ * YOLO_PROFILE=1 adds a per-op time table. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "backend/cpu/cpu_backend.h"
+#include "plugin/plugin_loader.h"
+#include "train/ema.h"
+#include "train/model_graph.h"
+#include "train/optimizer.h"
+#include "train/train_log.h"
+#include "yolo/config.h"
+#include "yolo/task.h"
+
+typedef struct options {
+    const char *task, *model, *baseline;
+    int imgsz, batch, threads, iters, rounds, nc;
+    bool no_baseline;
+} options;
+
+static void parse(int argc, char **argv, options *o) {
+    *o = (options){.task = "detect", .model = NULL, .imgsz = 320, .batch = 8, .threads = 2, .iters = 10,
+                   .rounds = 2, .nc = 80, .baseline = "../shared/bench/torch_yolo_baseline.py"};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
+        if (!strcmp(a, "--task")) o->task = v, i++;
+        else if (!strcmp(a, "--model")) o->model = v, i++;
+        else if (!strcmp(a, "--imgsz")) o->imgsz = atoi(v), i++;
+        else if (!strcmp(a, "--batch")) o->batch = atoi(v), i++;
+        else if (!strcmp(a, "--threads")) o->threads = atoi(v), i++;
+        else if (!strcmp(a, "--iters")) o->iters = atoi(v), i++;
+        else if (!strcmp(a, "--rounds")) o->rounds = atoi(v), i++;
+        else if (!strcmp(a, "--nc")) o->nc = atoi(v), i++;
+        else if (!strcmp(a, "--baseline")) o->baseline = v, i++;
+        else if (!strcmp(a, "--no-baseline")) o->no_baseline = true;
+    }
+    if (!o->model) o->model = !strcmp(o->task, "segment") ? "yolov8n-seg.yaml"
+                              : !strcmp(o->task, "classify") ? "yolov8n-cls.yaml" : "yolov8n.yaml";
+}
+
+/* A synthetic batch: random pixels, a few boxes per image, one class each. */
+static void make_batch(yolo_batch *b, int n, int size, int nc) {
+    memset(b, 0, sizeof *b);
+    b->n = n;
+    b->height = b->width = size;
+    b->images = malloc((size_t)n * 3 * size * size);
+    b->sample_index = calloc((size_t)n, sizeof *b->sample_index);
+    b->image_class = calloc((size_t)n, sizeof *b->image_class);
+    b->meta = calloc((size_t)n, sizeof *b->meta);
+    b->aug = calloc((size_t)n, sizeof *b->aug);
+    b->batch_idx = calloc((size_t)n * 4, sizeof *b->batch_idx);
+    uint64_t state = 42;
+    for (size_t i = 0; i < (size_t)n * 3 * size * size; i++) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        b->images[i] = (uint8_t)(state >> 56);
+    }
+    yolo_instances_init(&b->instances, 0, 0);
+    for (int i = 0; i < n; i++) {
+        b->image_class[i] = i % nc;
+        b->meta[i] = (yolo_image_meta){size, size, 1, 1, 0, 0};
+        for (int k = 0; k < 4; k++) {
+            float box[4] = {0.2f + 0.15f * k, 0.3f + 0.1f * k, 0.2f, 0.25f};
+            float poly[8] = {box[0] - 0.1f, box[1] - 0.1f, box[0] + 0.1f, box[1] - 0.1f,
+                             box[0] + 0.1f, box[1] + 0.1f, box[0] - 0.1f, box[1] + 0.1f};
+            b->batch_idx[b->instances.n] = i;
+            yolo_instances_add(&b->instances, (i + k) % nc, box, poly, 4, NULL);
+        }
+    }
+}
+
+static double peak_rss_mib(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss / 1024.0;
+}
+
+static int run_baseline(const options *o, double *img_s) {
+    char cmd[2048];
+    const char *task = o->task;
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 %s --threads %d --worker '{\"task\":\"%s\",\"mode\":\"train\",\"imgsz\":%d,"
+             "\"batch\":%d,\"threads\":%d,\"warmup\":2,\"min_iters\":%d,\"max_iters\":%d,\"budget_s\":120}' 2>/dev/null",
+             o->baseline, o->threads, task, o->imgsz, o->batch, o->threads, o->iters, o->iters);
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    char line[4096];
+    int found = -1;
+    while (fgets(line, sizeof line, p)) {
+        char *r = strstr(line, "\"img_per_s\":");
+        if (strncmp(line, "RESULT", 6) == 0 && r) {
+            *img_s = atof(r + 12);
+            found = 0;
+        }
+    }
+    pclose(p);
+    return found;
+}
+
+int main(int argc, char **argv) {
+    options o;
+    parse(argc, argv, &o);
+    const yolo_task *task = NULL;
+    yolo_backend *be = NULL;
+    yolo_model *model = NULL, *ema_model = NULL;
+    if (yolo_plugin_load_task(o.task, &task) || yolo_backend_create("cpu", o.threads, &be)) {
+        fprintf(stderr, "bench_train: %s\n", yolo_last_error());
+        return 1;
+    }
+    const yolo_task *tasks[1] = {task};
+    yolo_model_options mo = {.tasks = tasks, .n_tasks = 1, .nc = !strcmp(o.task, "classify") ? 10 : o.nc};
+    yolo_config *cfg = NULL;
+    yolo_optimizer *opt = NULL;
+    yolo_ema *ema = NULL;
+    yolo_model_graph *mg = NULL;
+    void *loss_state = NULL;
+    yolo_status st = yolo_model_load(o.model, be, &mo, &model);
+    if (!st) st = yolo_model_load(o.model, be, &mo, &ema_model);
+    if (!st) st = yolo_ema_create(model, ema_model, &ema);
+    if (!st) st = yolo_config_new(&cfg);
+    if (!st && task->n_config_keys) st = yolo_config_add_keys(cfg, task->config_keys, task->n_config_keys, task->name);
+    if (!st) st = yolo_optimizer_create(model, YOLO_OPTIMIZER_SGD, 0.01f, 0.937f, 5e-4f, &opt);
+    if (!st) st = yolo_model_graph_build(model, o.batch, o.imgsz, o.imgsz, true, &mg);
+    const char *names[80];
+    for (int i = 0; i < 80; i++) names[i] = "class";
+    yolo_task_context tctx = {.cfg = cfg, .model = model, .nc = mo.nc, .names = names, .imgsz = o.imgsz, .world = 1};
+    if (!st) st = task->hooks->loss_create(&tctx, &loss_state);
+    if (st) {
+        fprintf(stderr, "bench_train: %s\n", yolo_last_error());
+        return 1;
+    }
+    yolo_batch batch;
+    make_batch(&batch, o.batch, o.imgsz, mo.nc);
+    printf("bench_train: %s %s imgsz %d batch %d threads %d, activation memory %.1f MiB\n", o.task, o.model, o.imgsz,
+           o.batch, o.threads, mg->peak_bytes / 1048576.0);
+    double ours_best = 0, torch_best = 0;
+    for (int round = 0; round < o.rounds && !st; round++) {
+        for (int it = -2; it < o.iters && !st; it++) { /* 2 warmup iterations */
+            double t0 = yolo_seconds_now();
+            double loss;
+            float items[YOLO_TASK_MAX_ITEMS];
+            st = yolo_model_graph_forward(mg, &batch);
+            for (int k = 0; !st && k < mg->out.n; k++)
+                memset(mg->host_grad[k].data, 0, (size_t)yolo_tensor_numel(mg->out.t[k]) * sizeof(float));
+            if (!st) st = task->hooks->loss_compute(loss_state, &batch, mg->out.n, mg->host_out, mg->host_grad, &loss, items);
+            if (!st) st = yolo_model_graph_backward(mg);
+            if (!st) st = yolo_optimizer_step(opt, 10.0f, NULL);
+            if (!st) st = yolo_ema_step(ema);
+            double dt = yolo_seconds_now() - t0;
+            if (it >= 0 && o.batch / dt > ours_best) ours_best = o.batch / dt;
+        }
+        printf("round %d: yolo %.2f img/s (best step)\n", round + 1, ours_best);
+        if (!o.no_baseline) {
+            double t = 0;
+            if (run_baseline(&o, &t) == 0) {
+                if (t > torch_best) torch_best = t;
+                printf("round %d: pytorch %.2f img/s\n", round + 1, t);
+            } else {
+                printf("pytorch baseline skipped: /usr/bin/python3 with torch (python3-torch) or %s not available\n",
+                       o.baseline);
+                o.no_baseline = true;
+            }
+        }
+    }
+    if (st) {
+        fprintf(stderr, "bench_train: %s\n", yolo_last_error());
+        return 1;
+    }
+    printf("RESULT yolo %.2f img/s, peak RSS %.0f MiB", ours_best, peak_rss_mib());
+    if (torch_best > 0) printf(", pytorch %.2f img/s, ratio %.2fx", torch_best, ours_best / torch_best);
+    printf("\n");
+    if (getenv("YOLO_PROFILE")) yolo_cpu_profile_report(stdout);
+    task->hooks->loss_destroy(loss_state);
+    yolo_model_graph_free(mg);
+    yolo_optimizer_free(opt);
+    yolo_ema_free(ema);
+    yolo_model_free(model);
+    yolo_config_free(cfg);
+    yolo_backend_free(be);
+    return 0;
+}

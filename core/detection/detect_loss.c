@@ -1,0 +1,256 @@
+/* detect_loss.c — Ultralytics' v8DetectionLoss and its exact gradient.
+ *
+ *   tss  = max(sum of the soft targets, 1)
+ *   cls  = cls_gain * sum over anchors x classes of BCEWithLogits(x, t) / tss
+ *   box  = box_gain * sum over positives of (1 - CIoU(pred, target)) * w / tss
+ *   dfl  = dfl_gain * sum over positives of mean over 4 sides of
+ *          [CE(left bin) * wl + CE(right bin) * wr] * w / tss
+ *   loss = batch * (box + cls + dfl)
+ * with w the anchor's soft-target sum, boxes in grid units (pixels / stride)
+ * and DFL targets clamped to [0, reg_max - 1 - 0.01]. The assignment and the
+ * soft targets are constants, as Ultralytics computes them under no_grad.
+ *
+ * Everything accumulates in double; the gradient goes out as float. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "yolo/detection.h"
+
+yolo_det_loss_params yolo_det_loss_default_params(int nc) {
+    yolo_det_loss_params p = {.nc = nc,
+                            .reg_max = 16,
+                            .box_gain = 7.5f,
+                            .cls_gain = 0.5f,
+                            .dfl_gain = 1.5f,
+                            .tal = yolo_tal_default_params()};
+    return p;
+}
+
+static yolo_status check_args(const char *fn, const yolo_det_loss_params *p, int batch, int n_anchors,
+                              const float *head, const float *anchor_xy, const float *anchor_stride,
+                              const yolo_det_gt_batch *gt) {
+    if (!p || !head || !anchor_xy || !anchor_stride || !gt)
+        return yolo_error(YOLO_ERR_ARG, "%s: NULL argument", fn);
+    if (batch <= 0 || n_anchors <= 0 || p->nc <= 0 || p->reg_max < 2 || p->reg_max > 64)
+        return yolo_error(YOLO_ERR_ARG, "%s: batch %d, anchors %d, nc %d, reg_max %d (need 2..64)", fn, batch,
+                          n_anchors, p->nc, p->reg_max);
+    if (gt->n < 0 || (gt->n > 0 && (!gt->batch_idx || !gt->cls || !gt->boxes)))
+        return yolo_error(YOLO_ERR_ARG, "%s: gt batch of %d instances lacks arrays", fn, gt->n);
+    for (int i = 0; i < gt->n; i++) {
+        if (gt->batch_idx[i] < 0 || gt->batch_idx[i] >= batch)
+            return yolo_error(YOLO_ERR_ARG, "%s: instance %d has image index %d, batch is %d", fn, i,
+                              (int)gt->batch_idx[i], batch);
+        if (gt->cls[i] < 0 || gt->cls[i] >= p->nc)
+            return yolo_error(YOLO_ERR_ARG, "%s: instance %d has class %d, outside [0, %d)", fn, i,
+                              (int)gt->cls[i], p->nc);
+    }
+    return YOLO_OK;
+}
+
+yolo_status yolo_det_assign(const yolo_det_loss_params *p, int batch, int n_anchors, const float *head,
+                          const float *anchor_xy, const float *anchor_stride, const yolo_det_gt_batch *gt,
+                          yolo_det_assignment *out) {
+    yolo_status st = check_args("yolo_det_assign", p, batch, n_anchors, head, anchor_xy, anchor_stride, gt);
+    if (st) return st;
+    if (!out || !out->gt_index || !out->score)
+        return yolo_error(YOLO_ERR_ARG, "yolo_det_assign: NULL assignment arrays");
+    size_t A = (size_t)n_anchors, C = 4 * (size_t)p->reg_max + p->nc;
+    size_t n = gt->n > 0 ? (size_t)gt->n : 1;
+    float *pred_px = malloc(A * 4 * sizeof(float));
+    float *anchor_px = malloc(A * 2 * sizeof(float));
+    int32_t *local = malloc(A * sizeof(int32_t));
+    int32_t *map = malloc(n * sizeof(int32_t)), *gcls = malloc(n * sizeof(int32_t));
+    float *gbox = malloc(n * 4 * sizeof(float));
+    if (!pred_px || !anchor_px || !local || !map || !gcls || !gbox) {
+        st = yolo_error(YOLO_ERR_NOMEM, "yolo_det_assign: out of memory for %d anchors", n_anchors);
+        goto done;
+    }
+    for (size_t a = 0; a < A; a++) {
+        anchor_px[2 * a] = anchor_xy[2 * a] * anchor_stride[a];
+        anchor_px[2 * a + 1] = anchor_xy[2 * a + 1] * anchor_stride[a];
+    }
+    for (int b = 0; b < batch; b++) {
+        const float *hb = head + (size_t)b * C * A;
+        int ng = 0; /* this image's instances, in batch order */
+        for (int i = 0; i < gt->n; i++) {
+            if (gt->batch_idx[i] != b) continue;
+            map[ng] = i;
+            gcls[ng] = gt->cls[i];
+            memcpy(gbox + 4 * ng, gt->boxes + 4 * (size_t)i, 4 * sizeof(float));
+            ng++;
+        }
+        if (ng > 0) {
+            for (size_t a = 0; a < A; a++) {
+                /* Only anchors inside some gt are ever compared with one: skip
+                 * the softmaxes of the rest (most of the image). */
+                const float *c = anchor_px + 2 * a;
+                bool inside = false;
+                for (int g = 0; g < ng && !inside; g++) {
+                    const float *q = gbox + 4 * g;
+                    inside = c[0] > q[0] && c[1] > q[1] && c[0] < q[2] && c[1] < q[3];
+                }
+                if (!inside) {
+                    memset(pred_px + 4 * a, 0, 4 * sizeof(float));
+                    continue;
+                }
+                double d[4], ax = anchor_xy[2 * a], ay = anchor_xy[2 * a + 1], s = anchor_stride[a];
+                yolo_det_dfl_distances(hb, n_anchors, p->reg_max, (int)a, d, NULL);
+                pred_px[4 * a] = (float)((ax - d[0]) * s);
+                pred_px[4 * a + 1] = (float)((ay - d[1]) * s);
+                pred_px[4 * a + 2] = (float)((ax + d[2]) * s);
+                pred_px[4 * a + 3] = (float)((ay + d[3]) * s);
+            }
+        }
+        st = yolo_tal_assign(&p->tal, n_anchors, p->nc, hb + 4 * (size_t)p->reg_max * A, pred_px, anchor_px, ng,
+                        gcls, gbox, local, out->score + (size_t)b * A, NULL);
+        if (st) goto done;
+        for (size_t a = 0; a < A; a++) out->gt_index[(size_t)b * A + a] = local[a] >= 0 ? map[local[a]] : -1;
+    }
+done:
+    free(pred_px), free(anchor_px), free(local), free(map), free(gcls), free(gbox);
+    return st;
+}
+
+/* Softmax of one side's bins: p, the expected bin, and log-sum-exp. */
+static double side_softmax(const float *z, size_t step, int reg_max, double *p, double *lse) {
+    double mx = z[0];
+    for (int j = 1; j < reg_max; j++) mx = fmax(mx, z[j * step]);
+    double sum = 0, d = 0;
+    for (int j = 0; j < reg_max; j++) sum += p[j] = exp(z[j * step] - mx);
+    for (int j = 0; j < reg_max; j++) d += j * (p[j] /= sum);
+    *lse = mx + log(sum);
+    return d;
+}
+
+/* Box and DFL terms of one positive anchor. When g is not NULL it receives
+ * d(box_gain * box + dfl_gain * dfl sums)/d(its 4 * reg_max logits). */
+static void positive_anchor(const yolo_det_loss_params *p, const float *hb, size_t A, size_t a,
+                            const float *anchor, double stride, const float *tbox_px, double w,
+                            double *box_sum, double *dfl_sum, double *g) {
+    int R = p->reg_max;
+    double prob[4][64], d[4], lse[4];
+    for (int k = 0; k < 4; k++) d[k] = side_softmax(hb + (size_t)k * R * A + a, A, R, prob[k], &lse[k]);
+    double ax = anchor[0], ay = anchor[1];
+    double pred[4] = {ax - d[0], ay - d[1], ax + d[2], ay + d[3]};
+    double tgt[4];
+    for (int k = 0; k < 4; k++) tgt[k] = tbox_px[k] / stride;
+
+    double dciou[4];
+    double ciou = yolo_box_ciou_grad(pred, tgt, dciou);
+    *box_sum += (1 - ciou) * w;
+
+    /* bbox2dist, clamped as DFLoss does. */
+    double tdist[4] = {ax - tgt[0], ay - tgt[1], tgt[2] - ax, tgt[3] - ay};
+    double hi = R - 1 - 0.01, dfl = 0;
+    int tl[4];
+    double wl[4], wr[4];
+    for (int k = 0; k < 4; k++) {
+        double t = tdist[k] < 0 ? 0 : (tdist[k] > hi ? hi : tdist[k]);
+        tl[k] = (int)t;
+        wl[k] = tl[k] + 1 - t;
+        wr[k] = 1 - wl[k];
+        const float *z = hb + (size_t)k * R * A + a;
+        dfl += (lse[k] - z[(size_t)tl[k] * A]) * wl[k] + (lse[k] - z[(size_t)(tl[k] + 1) * A]) * wr[k];
+    }
+    *dfl_sum += dfl / 4 * w;
+    if (!g) return;
+
+    /* d(box term)/d(distance): x1 = ax - l, y1 = ay - t, x2 = ax + r, y2 = ay + b. */
+    double gbox = -p->box_gain * w;
+    double gd[4] = {-gbox * dciou[0], -gbox * dciou[1], gbox * dciou[2], gbox * dciou[3]};
+    double gdfl = p->dfl_gain * w / 4;
+    for (int k = 0; k < 4; k++) {
+        for (int j = 0; j < R; j++) {
+            double pj = prob[k][j];
+            double v = gd[k] * pj * (j - d[k]); /* through the expected bin */
+            v += gdfl * (pj * (wl[k] + wr[k]) - (j == tl[k] ? wl[k] : 0) - (j == tl[k] + 1 ? wr[k] : 0));
+            g[k * R + j] = v;
+        }
+    }
+}
+
+yolo_status yolo_det_loss_assigned(const yolo_det_loss_params *p, int batch, int n_anchors, const float *head,
+                                 const float *anchor_xy, const float *anchor_stride,
+                                 const yolo_det_gt_batch *gt, const yolo_det_assignment *asg,
+                                 yolo_det_loss_value *out, float *grad) {
+    yolo_status st =
+        check_args("yolo_det_loss_assigned", p, batch, n_anchors, head, anchor_xy, anchor_stride, gt);
+    if (st) return st;
+    if (!asg || !asg->gt_index || !asg->score || !out)
+        return yolo_error(YOLO_ERR_ARG, "yolo_det_loss_assigned: NULL assignment or output");
+    size_t A = (size_t)n_anchors, R = (size_t)p->reg_max, C = 4 * R + p->nc;
+    size_t BA = (size_t)batch * A;
+
+    double tss = 0;
+    int n_fg = 0;
+    for (size_t i = 0; i < BA; i++) {
+        int32_t gi = asg->gt_index[i];
+        if (gi < -1 || gi >= gt->n)
+            return yolo_error(YOLO_ERR_ARG, "yolo_det_loss_assigned: anchor %zu assigned to instance %d of %d",
+                              i, (int)gi, gt->n);
+        if (gi >= 0) tss += asg->score[i], n_fg++;
+    }
+    tss = tss > 1 ? tss : 1;
+    double scale = batch / tss; /* d total / d(gained sums) */
+
+    double cls_sum = 0, box_sum = 0, dfl_sum = 0;
+    for (int b = 0; b < batch; b++) {
+        const float *hb = head + (size_t)b * C * A;
+        float *gb = grad ? grad + (size_t)b * C * A : NULL;
+        const int32_t *gi = asg->gt_index + (size_t)b * A;
+        const float *sc = asg->score + (size_t)b * A;
+
+        /* BCE-with-logits against one-hot * soft score (0 for background). */
+        for (int c = 0; c < p->nc; c++) {
+            const float *x = hb + (4 * R + c) * A;
+            float *gx = gb ? gb + (4 * R + c) * A : NULL;
+            double gain = scale * p->cls_gain;
+            for (size_t a = 0; a < A; a++) {
+                double t = (gi[a] >= 0 && gt->cls[gi[a]] == c) ? sc[a] : 0;
+                double xv = x[a], e = exp(-fabs(xv)); /* one exp serves both terms */
+                cls_sum += fmax(xv, 0) - xv * t + log1p(e);
+                if (gx) gx[a] = (float)(gain * ((xv >= 0 ? 1 : e) / (1 + e) - t));
+            }
+        }
+
+        if (gb) memset(gb, 0, 4 * R * A * sizeof(float));
+        for (size_t a = 0; a < A; a++) {
+            if (gi[a] < 0) continue;
+            double g[4 * 64];
+            positive_anchor(p, hb, A, a, anchor_xy + 2 * a, anchor_stride[a], gt->boxes + 4 * (size_t)gi[a],
+                            sc[a], &box_sum, &dfl_sum, gb ? g : NULL);
+            if (gb)
+                for (size_t k = 0; k < 4 * R; k++) gb[k * A + a] = (float)(scale * g[k]);
+        }
+    }
+
+    out->box = p->box_gain * box_sum / tss;
+    out->cls = p->cls_gain * cls_sum / tss;
+    out->dfl = p->dfl_gain * dfl_sum / tss;
+    out->total = batch * (out->box + out->cls + out->dfl);
+    out->target_score_sum = tss;
+    out->n_fg = n_fg;
+    if (!isfinite(out->total))
+        return yolo_error(YOLO_ERR_NUMERIC, "detect loss is not finite (box %g, cls %g, dfl %g)", out->box,
+                          out->cls, out->dfl);
+    return YOLO_OK;
+}
+
+yolo_status yolo_det_loss(const yolo_det_loss_params *p, int batch, int n_anchors, const float *head,
+                        const float *anchor_xy, const float *anchor_stride, const yolo_det_gt_batch *gt,
+                        yolo_det_loss_value *out, float *grad) {
+    if (batch <= 0 || n_anchors <= 0)
+        return yolo_error(YOLO_ERR_ARG, "yolo_det_loss: batch %d, anchors %d", batch, n_anchors);
+    size_t BA = (size_t)batch * n_anchors;
+    yolo_det_assignment asg = {malloc(BA * sizeof(int32_t)), malloc(BA * sizeof(float))};
+    yolo_status st;
+    if (!asg.gt_index || !asg.score)
+        st = yolo_error(YOLO_ERR_NOMEM, "yolo_det_loss: out of memory for %zu anchors", BA);
+    else
+        st = yolo_det_assign(p, batch, n_anchors, head, anchor_xy, anchor_stride, gt, &asg);
+    if (!st)
+        st = yolo_det_loss_assigned(p, batch, n_anchors, head, anchor_xy, anchor_stride, gt, &asg, out, grad);
+    free(asg.gt_index), free(asg.score);
+    return st;
+}

@@ -1,0 +1,197 @@
+/* `yolo predict`: a trained model over images (a file, a folder or an
+ * archive). Writes one YOLO-format txt per image under <run>/labels/ and
+ * <run>/predictions.json (one object per image), as the task formats them. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "cli/modes.h"
+#include "data/image.h"
+#include "data/vfs.h"
+#include "train/model_graph.h"
+#include "train/session.h"
+
+yolo_status yolo_session_load_model(yolo_session *s);
+
+static bool is_image_name(const char *name) {
+    static const char *const exts[] = {".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp"};
+    const char *dot = strrchr(name, '.');
+    for (size_t i = 0; dot && i < sizeof exts / sizeof *exts; i++)
+        if (strcasecmp(dot, exts[i]) == 0) return true;
+    return false;
+}
+
+static bool is_archive_name(const char *name) {
+    const char *exts[] = {".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz"};
+    size_t n = strlen(name);
+    for (size_t i = 0; i < sizeof exts / sizeof *exts; i++) {
+        size_t e = strlen(exts[i]);
+        if (n > e && strcasecmp(name + n - e, exts[i]) == 0) return true;
+    }
+    return false;
+}
+
+/* Letterbox into a square imgsz canvas (Ultralytics' LetterBox, auto=False). */
+static yolo_status letterbox(const yolo_image *src, int size, uint8_t *chw, yolo_image_meta *meta) {
+    double r = fmin((double)size / src->width, (double)size / src->height);
+    int nw = (int)lround(src->width * r), nh = (int)lround(src->height * r);
+    if (nw < 1) nw = 1;
+    if (nh < 1) nh = 1;
+    double dw = (size - nw) / 2.0, dh = (size - nh) / 2.0;
+    int left = (int)lround(dw - 0.1), top = (int)lround(dh - 0.1);
+    yolo_image resized = {0}, canvas = {0};
+    yolo_status st = yolo_image_resize(src, nw, nh, r < 1.0, &resized);
+    if (!st) st = yolo_image_alloc(&canvas, size, size);
+    if (!st) {
+        yolo_image_fill(&canvas, YOLO_PAD_VALUE);
+        yolo_image_blit(&resized, 0, 0, &canvas, left, top, nw, nh);
+        size_t plane = (size_t)size * size;
+        for (size_t p = 0; p < plane; p++)
+            for (int c = 0; c < 3; c++) chw[c * plane + p] = canvas.data[3 * p + c];
+        *meta = (yolo_image_meta){src->width, src->height, (float)nw / src->width, (float)nh / src->height,
+                                  (float)left, (float)top};
+    }
+    yolo_image_free(&resized);
+    yolo_image_free(&canvas);
+    return st;
+}
+
+static void stem_of(const char *path, char *out, size_t size) {
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    snprintf(out, size, "%s", base);
+    char *dot = strrchr(out, '.');
+    if (dot) *dot = '\0';
+}
+
+static void json_string(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", *s);
+        else fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+typedef struct predictor {
+    yolo_session s;
+    yolo_vfs *vfs;
+    char **files;
+    int64_t n_files;
+    yolo_model_graph *mg;
+    void *state;
+    FILE *json;
+} predictor;
+
+static yolo_status list_sources(predictor *p, const char *source) {
+    struct stat sb;
+    bool archive = is_archive_name(source);
+    if (stat(source, &sb) != 0) return yolo_error(YOLO_ERR_IO, "source=%s: no such file or folder", source);
+    yolo_status st = yolo_vfs_open(archive ? source : NULL, &p->vfs);
+    if (st) return st;
+    if (!archive && S_ISREG(sb.st_mode)) {
+        p->files = malloc(sizeof *p->files);
+        if (!p->files || !(p->files[0] = strdup(source))) return yolo_error(YOLO_ERR_NOMEM, "out of memory");
+        p->n_files = 1;
+        return YOLO_OK;
+    }
+    char **all = NULL;
+    int64_t n = 0;
+    st = yolo_vfs_list(p->vfs, archive ? "" : source, &all, &n);
+    if (st) return st;
+    p->files = calloc((size_t)(n ? n : 1), sizeof *p->files);
+    for (int64_t i = 0; i < n; i++) {
+        if (p->files && is_image_name(all[i])) p->files[p->n_files++] = all[i];
+        else free(all[i]);
+    }
+    free(all);
+    if (!p->files) return yolo_error(YOLO_ERR_NOMEM, "out of memory");
+    if (p->n_files == 0) return yolo_error(YOLO_ERR_ARG, "source=%s: no images found", source);
+    return YOLO_OK;
+}
+
+static yolo_status predict_one(predictor *p, int64_t k, const char *labels_dir) {
+    const char *path = p->files[k];
+    uint8_t *bytes = NULL;
+    size_t len = 0;
+    yolo_image image = {0};
+    yolo_status st = yolo_vfs_read(p->vfs, path, &bytes, &len);
+    if (!st) st = yolo_image_decode(bytes, len, path, 0, &image, NULL);
+    free(bytes);
+    if (st) { /* a bad image is reported and skipped; the others go on */
+        fprintf(stderr, "WARNING: %s\n", yolo_last_error());
+        return YOLO_OK;
+    }
+    int size = p->s.imgsz;
+    int64_t index = k;
+    int32_t cls = -1;
+    yolo_aug_record aug = {0};
+    yolo_batch batch = {.n = 1, .height = size, .width = size, .sample_index = &index, .image_class = &cls,
+                        .aug = &aug};
+    yolo_image_meta meta;
+    batch.meta = &meta;
+    batch.images = malloc((size_t)3 * size * size);
+    yolo_instances_init(&batch.instances, 0, 0);
+    if (!batch.images) st = yolo_error(YOLO_ERR_NOMEM, "out of memory");
+    if (!st) st = letterbox(&image, size, batch.images, &meta);
+    if (!st) st = yolo_model_graph_forward(p->mg, &batch);
+    yolo_prediction_text text = {0};
+    if (!st) st = p->s.hooks->predict(p->state, &batch, 0, p->mg->out.n, p->mg->host_out, &text);
+    if (!st) {
+        char stem[512], txt_path[2048];
+        stem_of(path, stem, sizeof stem);
+        snprintf(txt_path, sizeof txt_path, "%s/%s.txt", labels_dir, stem);
+        FILE *f = fopen(txt_path, "w");
+        if (!f) st = yolo_error(YOLO_ERR_IO, "%s: cannot write (%s)", txt_path, strerror(errno));
+        else {
+            if (text.txt) fputs(text.txt, f);
+            if (fclose(f) != 0) st = yolo_error(YOLO_ERR_IO, "%s: write failed", txt_path);
+        }
+        fprintf(p->json, "%s{\"image\": ", k ? ",\n " : "");
+        json_string(p->json, path);
+        fprintf(p->json, ", \"width\": %d, \"height\": %d, \"result\": %s}", image.width, image.height,
+                text.json ? text.json : "null");
+    }
+    free(batch.images);
+    yolo_image_free(&image);
+    return st;
+}
+
+yolo_status yolo_mode_predict(const yolo_mode_context *ctx) {
+    predictor p;
+    memset(&p, 0, sizeof p);
+    yolo_status st = yolo_session_open(ctx, &p.s, false);
+    const char *source = NULL;
+    if (!st && !(source = yolo_cfg_string(p.s.cfg, "source", &st)) && !st)
+        st = yolo_error(YOLO_ERR_CONFIG, "source: nothing to predict on (source=images/, a file or an archive)");
+    if (!st) st = yolo_session_load_model(&p.s);
+    if (!st) st = list_sources(&p, source);
+    if (!st) st = yolo_model_graph_build(p.s.model, 1, p.s.imgsz, p.s.imgsz, false, &p.mg);
+    if (!st) st = p.s.hooks->metrics_create(&p.s.tctx, &p.state);
+    if (!st) st = yolo_session_make_run_dir(&p.s);
+    char labels_dir[1200], json_path[1200];
+    snprintf(labels_dir, sizeof labels_dir, "%s/labels", p.s.run_dir);
+    snprintf(json_path, sizeof json_path, "%s/predictions.json", p.s.run_dir);
+    if (!st && mkdir(labels_dir, 0777) != 0 && errno != EEXIST)
+        st = yolo_error(YOLO_ERR_IO, "%s: cannot create (%s)", labels_dir, strerror(errno));
+    if (!st && !(p.json = fopen(json_path, "w"))) st = yolo_error(YOLO_ERR_IO, "%s: cannot create", json_path);
+    if (!st) fputs("[", p.json);
+    for (int64_t k = 0; !st && k < p.n_files; k++) st = predict_one(&p, k, labels_dir);
+    if (p.json) {
+        fputs("]\n", p.json);
+        if (fclose(p.json) != 0 && !st) st = yolo_error(YOLO_ERR_IO, "%s: write failed", json_path);
+    }
+    if (!st) printf("%lld images predicted. Results saved to %s\n", (long long)p.n_files, p.s.run_dir);
+    if (p.state) p.s.hooks->metrics_destroy(p.state);
+    yolo_model_graph_free(p.mg);
+    for (int64_t i = 0; i < p.n_files; i++) free(p.files[i]);
+    free(p.files);
+    yolo_vfs_free(p.vfs);
+    yolo_session_close(&p.s);
+    return st;
+}
