@@ -4,9 +4,10 @@
  * sgemm on the matching GEMM (M = out channels, N = batch*Ho*Wo,
  * K = C/groups*kh*kw), the CPU's practical limit. Prints GFLOP/s and the
  * ratio conv/sgemm per shape. Each figure is the best of several rounds
- * (each round times every engine in turn over all shapes), which filters
- * out most interference on a shared machine; the load average is printed
- * before and after so a reader knows how busy it was.
+ * (each round times every engine in turn on each shape), which filters out
+ * most interference on a shared machine; the load average is printed
+ * before and after so a reader knows how busy it was. On a busy machine,
+ * `nice -n -15 bench_conv` (as root) gives figures close to quiet ones.
  *
  *     bench_conv [--threads N] [--impl onednn|im2col|both] [--batch N]
  *                [--imgsz N] [--rounds N] [--min-time S] [--only LAYER-SUBSTRING] [--kernel K]
@@ -92,11 +93,6 @@ static void print_load(const char *when) {
     printf("# load average %s: %s", when, buf);
 }
 
-static void nap(double seconds) {
-    struct timespec ts = {(time_t)seconds, (long)((seconds - (time_t)seconds) * 1e9)};
-    nanosleep(&ts, NULL);
-}
-
 static float *random_buffer(int64_t n, uint64_t seed) {
     float *p = malloc((size_t)n * sizeof(float));
     if (!p) return NULL;
@@ -165,22 +161,27 @@ static void usage(void) {
                     "[--rounds N] [--min-time S] [--only LAYER-SUBSTRING] [--kernel K]\n");
 }
 
-/* OpenBLAS 0.3.21 picks its kernels from the CPU model number and falls
- * back to SSE3 "Prescott" kernels on CPUs newer than it knows (this
- * machine's Xeon, model 207), 4-6x below the AVX-512 ones. It reads
- * OPENBLAS_CORETYPE only when it loads, so the bench re-executes itself
- * with SkylakeX kernels in that case: sgemm must be the practical limit. */
-static void fix_openblas_coretype(char **argv) {
-    if (getenv("OPENBLAS_CORETYPE") || strcmp(openblas_get_corename(), "Prescott") != 0) return;
-    __builtin_cpu_init();
-    if (!__builtin_cpu_supports("avx512f")) return;
-    setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
-    execv("/proc/self/exe", argv);
-    unsetenv("OPENBLAS_CORETYPE"); /* exec failed: go on with what we have */
+/* Two OpenBLAS settings it reads only when it loads, so the bench sets them
+ * and re-executes itself (an explicit setting in the environment wins):
+ * - OpenBLAS 0.3.21 picks its kernels from the CPU model number and falls
+ *   back to SSE3 "Prescott" kernels on CPUs newer than it knows (this
+ *   machine's Xeon, model 207), 4-6x below its AVX-512 SkylakeX kernels:
+ *   sgemm must be the practical limit.
+ * - Its idle workers spin ~0.1 s after each call, which would slow the
+ *   next engine's threads many-fold; OPENBLAS_THREAD_TIMEOUT=4 lets them
+ *   sleep at once, so the engines can alternate shape by shape. */
+static void fix_openblas_env(char **argv) {
+    bool change = false;
+    if (!getenv("OPENBLAS_CORETYPE") && strcmp(openblas_get_corename(), "Prescott") == 0) {
+        __builtin_cpu_init();
+        if (__builtin_cpu_supports("avx512f")) setenv("OPENBLAS_CORETYPE", "SkylakeX", 1), change = true;
+    }
+    if (!getenv("OPENBLAS_THREAD_TIMEOUT")) setenv("OPENBLAS_THREAD_TIMEOUT", "4", 1), change = true;
+    if (change) execv("/proc/self/exe", argv); /* on failure, go on with what we have */
 }
 
 int main(int argc, char **argv) {
-    fix_openblas_coretype(argv);
+    fix_openblas_env(argv);
     int threads = 2, batch = 8, imgsz = 320, rounds = 3;
     double min_time = 0.05;
     const char *only = NULL; /* substring of the layer names to run */
@@ -239,20 +240,19 @@ int main(int argc, char **argv) {
     printf("# bench_conv: YOLOv8n conv shapes, imgsz %d, batch %d, %d threads, best of %d rounds\n", imgsz, batch,
            threads, rounds);
     print_load("before");
-    printf("# OpenBLAS kernels: %s%s\n", openblas_get_corename(),
-           getenv("OPENBLAS_CORETYPE") ? " (OPENBLAS_CORETYPE)" : "");
-    /* Engines run in blocks with a pause between them: OpenBLAS's idle
-     * workers spin ~0.1 s after a GEMM and OpenMP's ~10 ms after a oneDNN
-     * call, and either spinning beside the other's threads would slow it
-     * many-fold. Best of `rounds` passes over all shapes. */
+    printf("# OpenBLAS kernels: %s (OPENBLAS_CORETYPE=%s, OPENBLAS_THREAD_TIMEOUT=%s)\n", openblas_get_corename(),
+           getenv("OPENBLAS_CORETYPE") ? getenv("OPENBLAS_CORETYPE") : "unset",
+           getenv("OPENBLAS_THREAD_TIMEOUT") ? getenv("OPENBLAS_THREAD_TIMEOUT") : "unset");
+    /* Round after round over all shapes, the engines one after the other on
+     * each shape, so that a conv and its sgemm are timed close together;
+     * each figure is the best over the rounds. */
     int error = 0;
     for (int r = 0; r < rounds && !error; r++) {
-        for (int e = 1; e <= 3 && !error; e++) {
-            if (e < 3 && !use[e]) continue;
-            nap(0.3);
-            for (int li = 0; li < N_LAYERS && !error; li++) {
-                if ((only && !strstr(model[li].where, only)) || (only_k && model[li].k != only_k)) continue;
-                const yolo_conv_geom *g = &geo[li];
+        for (int li = 0; li < N_LAYERS && !error; li++) {
+            if ((only && !strstr(model[li].where, only)) || (only_k && model[li].k != only_k)) continue;
+            const yolo_conv_geom *g = &geo[li];
+            for (int e = 1; e <= 3 && !error; e++) {
+                if (e < 3 && !use[e]) continue;
                 for (int p = 0; p < 3; p++) {
                     double t;
                     if (e == 3) {

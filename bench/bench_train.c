@@ -21,6 +21,7 @@
 #include "train/train_log.h"
 #include "yolo/config.h"
 #include "yolo/task.h"
+#include "test_util.h"
 
 typedef struct options {
     const char *task, *model, *baseline;
@@ -46,36 +47,6 @@ static void parse(int argc, char **argv, options *o) {
     }
     if (!o->model) o->model = !strcmp(o->task, "segment") ? "yolov8n-seg.yaml"
                               : !strcmp(o->task, "classify") ? "yolov8n-cls.yaml" : "yolov8n.yaml";
-}
-
-/* A synthetic batch: random pixels, a few boxes per image, one class each. */
-static void make_batch(yolo_batch *b, int n, int size, int nc) {
-    memset(b, 0, sizeof *b);
-    b->n = n;
-    b->height = b->width = size;
-    b->images = malloc((size_t)n * 3 * size * size);
-    b->sample_index = calloc((size_t)n, sizeof *b->sample_index);
-    b->image_class = calloc((size_t)n, sizeof *b->image_class);
-    b->meta = calloc((size_t)n, sizeof *b->meta);
-    b->aug = calloc((size_t)n, sizeof *b->aug);
-    b->batch_idx = calloc((size_t)n * 4, sizeof *b->batch_idx);
-    uint64_t state = 42;
-    for (size_t i = 0; i < (size_t)n * 3 * size * size; i++) {
-        state = state * 6364136223846793005ull + 1442695040888963407ull;
-        b->images[i] = (uint8_t)(state >> 56);
-    }
-    yolo_instances_init(&b->instances, 0, 0);
-    for (int i = 0; i < n; i++) {
-        b->image_class[i] = i % nc;
-        b->meta[i] = (yolo_image_meta){size, size, 1, 1, 0, 0};
-        for (int k = 0; k < 4; k++) {
-            float box[4] = {0.2f + 0.15f * k, 0.3f + 0.1f * k, 0.2f, 0.25f};
-            float poly[8] = {box[0] - 0.1f, box[1] - 0.1f, box[0] + 0.1f, box[1] - 0.1f,
-                             box[0] + 0.1f, box[1] + 0.1f, box[0] - 0.1f, box[1] + 0.1f};
-            b->batch_idx[b->instances.n] = i;
-            yolo_instances_add(&b->instances, (i + k) % nc, box, poly, 4, NULL);
-        }
-    }
 }
 
 static double peak_rss_mib(void) {
@@ -139,7 +110,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     yolo_batch batch;
-    make_batch(&batch, o.batch, o.imgsz, mo.nc);
+    test_synthetic_batch(&batch, o.batch, o.imgsz, mo.nc);
     printf("bench_train: %s %s imgsz %d batch %d threads %d, activation memory %.1f MiB\n", o.task, o.model, o.imgsz,
            o.batch, o.threads, mg->peak_bytes / 1048576.0);
     double ours_best = 0, torch_best = 0;

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../plugins/detect/detect_math.h"
+#include "yolo/detection.h"
 #include "detectmath_util.h"
 
 static float logit(double s) { return (float)log(s / (1 - s)); }
@@ -12,7 +12,7 @@ static float logit(double s) { return (float)log(s / (1 - s)); }
 static double ciou_f(const float *a, const float *b) {
     double x[4], y[4];
     for (int k = 0; k < 4; k++) x[k] = a[k], y[k] = b[k];
-    return box_ciou(x, y);
+    return yolo_box_ciou(x, y);
 }
 
 /* 4x4 grid, stride 8 (a 32x32 image), anchor centres at 4 + 8i px, 2 classes.
@@ -50,12 +50,12 @@ static void test_hand_made(void) {
     float gbox[8];
     memcpy(gbox, g0, 16), memcpy(gbox + 4, g1, 16);
 
-    tal_params p = tal_default_params();
+    yolo_tal_params p = yolo_tal_default_params();
     p.topk = 3;
     int32_t tg[A];
     float ts[A];
     int n_fg = -1;
-    DM_CHECK(tal_assign(&p, A, NC, logits, pred, anchor, 2, gcls, gbox, tg, ts, &n_fg) == YOLO_OK, "assign");
+    DM_CHECK(yolo_tal_assign(&p, A, NC, logits, pred, anchor, 2, gcls, gbox, tg, ts, &n_fg) == YOLO_OK, "assign");
     const int32_t want_gt[A] = {0, -1, -1, -1, 0, 0, 1, -1, -1, 1, -1, -1, -1, -1, -1, -1};
     for (int a = 0; a < A; a++)
         DM_CHECK(tg[a] == want_gt[a], "anchor %d -> gt %d, want %d", a, tg[a], want_gt[a]);
@@ -78,7 +78,7 @@ static void test_hand_made(void) {
     /* With topk 10, GT1 has only 3 positive metrics: anchor 5 still goes to
      * GT0, anchors 9 and 6 keep their scores, zero-metric ones carry 0. */
     p.topk = 10;
-    DM_CHECK(tal_assign(&p, A, NC, logits, pred, anchor, 2, gcls, gbox, tg, ts, &n_fg) == YOLO_OK, "assign");
+    DM_CHECK(yolo_tal_assign(&p, A, NC, logits, pred, anchor, 2, gcls, gbox, tg, ts, &n_fg) == YOLO_OK, "assign");
     DM_CHECK(tg[5] == 0 && tg[9] == 1 && tg[6] == 1 && tg[0] == 0 && tg[1] == 0 && tg[4] == 0, "topk 10");
     DM_NEAR(ts[6], sqrt(0.6 / 0.8), 1e-5);
     DM_NEAR(ts[1], 0.01 / 0.8367 * 1.0, 1e-3); /* a1 joins GT0: sqrt(1e-4) * 1 / m4 */
@@ -89,17 +89,17 @@ static void test_hand_made(void) {
     float gpad[8] = {0};
     memcpy(gpad, g0, 16);
     p.topk = 3;
-    DM_CHECK(tal_assign(&p, A, NC, logits, pred, anchor, 2, gcls, gpad, tg, ts, &n_fg) == YOLO_OK, "pad");
+    DM_CHECK(yolo_tal_assign(&p, A, NC, logits, pred, anchor, 2, gcls, gpad, tg, ts, &n_fg) == YOLO_OK, "pad");
     DM_CHECK(tg[9] == -1 && tg[6] == -1 && tg[5] == 0 && n_fg == 3, "padding gt ignored (n_fg %d)", n_fg);
-    DM_CHECK(tal_assign(&p, A, NC, logits, pred, anchor, 0, NULL, NULL, tg, ts, &n_fg) == YOLO_OK, "none");
+    DM_CHECK(yolo_tal_assign(&p, A, NC, logits, pred, anchor, 0, NULL, NULL, tg, ts, &n_fg) == YOLO_OK, "none");
     DM_CHECK(n_fg == 0 && tg[0] == -1, "no gts");
     const int32_t badcls[2] = {0, 2};
-    DM_CHECK(tal_assign(&p, A, NC, logits, pred, anchor, 2, badcls, gbox, tg, ts, &n_fg) == YOLO_ERR_ARG,
+    DM_CHECK(yolo_tal_assign(&p, A, NC, logits, pred, anchor, 2, badcls, gbox, tg, ts, &n_fg) == YOLO_ERR_ARG,
              "class out of range");
 }
 
 /* Dense reference, step by step as the tensor code. */
-static void dense_tal(const tal_params *p, int A, const float *logits, const float *pred, const float *anc,
+static void dense_tal(const yolo_tal_params *p, int A, const float *logits, const float *pred, const float *anc,
                       int G, const int32_t *gcls, const float *gbox, int32_t *tg, float *ts) {
     float *ov = calloc((size_t)G * A, 4), *mt = calloc((size_t)G * A, 4);
     uint8_t *pos = calloc((size_t)G * A, 1), *in = calloc((size_t)G * A, 1);
@@ -174,10 +174,10 @@ static void test_random_vs_dense(void) {
                          gbox[4 * g + 3] = y1 + (float)dm_uniform(&rng, 2, 24);
             gcls[g] = (int32_t)(dm_next(&rng) % NC);
         }
-        tal_params p = tal_default_params();
+        yolo_tal_params p = yolo_tal_default_params();
         p.topk = 1 + (int)(dm_next(&rng) % 10);
         int n_fg;
-        DM_CHECK(tal_assign(&p, A, NC, logits, pred, anc, ng, gcls, gbox, tg, ts, &n_fg) == YOLO_OK,
+        DM_CHECK(yolo_tal_assign(&p, A, NC, logits, pred, anc, ng, gcls, gbox, tg, ts, &n_fg) == YOLO_OK,
                  "assign");
         dense_tal(&p, A, logits, pred, anc, ng, gcls, gbox, rg, rs);
         for (int a = 0; a < A; a++) {

@@ -1,9 +1,9 @@
-/* Box maths of the detect plugin: conversions, IoU, CIoU (values from the
+/* Box maths of the core detection API (yolo/detection.h): conversions, IoU, CIoU (values from the
  * published definition) and its gradient, anchors and the DFL decode. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "../plugins/detect/detect_math.h"
+#include "yolo/detection.h"
 #include "detectmath_util.h"
 
 /* Expected values from the CIoU definition (Zheng et al. 2020, as written in
@@ -39,16 +39,16 @@ static const struct {
 
 static void test_known_values(void) {
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
-        DM_NEAR(box_ciou(known[i].a, known[i].b), known[i].ciou, 1e-9);
-        DM_NEAR(box_ciou(known[i].b, known[i].a), known[i].ciou, 1e-9); /* symmetric */
+        DM_NEAR(yolo_box_ciou(known[i].a, known[i].b), known[i].ciou, 1e-9);
+        DM_NEAR(yolo_box_ciou(known[i].b, known[i].a), known[i].ciou, 1e-9); /* symmetric */
         float a[4], b[4], iou;
         for (int k = 0; k < 4; k++) a[k] = (float)known[i].a[k], b[k] = (float)known[i].b[k];
-        box_iou_matrix(a, 1, b, 1, &iou);
+        yolo_box_iou_matrix(a, 1, b, 1, &iou);
         DM_NEAR(iou, known[i].iou, 1e-6);
     }
     /* A 2x3 matrix lands row-major [na, nb]. */
     float a[8] = {0, 0, 10, 10, 0, 0, 1, 1}, b[12] = {5, 5, 15, 15, 2, 2, 4, 3, 0, 0, 10, 10}, m[6];
-    box_iou_matrix(a, 2, b, 3, m);
+    yolo_box_iou_matrix(a, 2, b, 3, m);
     DM_NEAR(m[0], 1.0 / 7, 1e-6);
     DM_NEAR(m[2], 1.0, 1e-6);
     DM_NEAR(m[4], 0.0, 1e-9);
@@ -57,19 +57,19 @@ static void test_known_values(void) {
 
 static void test_conversions(void) {
     float xywh[8] = {10, 20, 4, 6, 0.5f, 0.5f, 1, 1}, xyxy[8], back[8];
-    box_xywh_to_xyxy(xywh, xyxy, 2);
+    yolo_box_xywh_to_xyxy(xywh, xyxy, 2);
     DM_NEAR(xyxy[0], 8, 0);
     DM_NEAR(xyxy[1], 17, 0);
     DM_NEAR(xyxy[2], 12, 0);
     DM_NEAR(xyxy[3], 23, 0);
     DM_NEAR(xyxy[4], 0, 0);
     DM_NEAR(xyxy[7], 1, 0);
-    box_xyxy_to_xywh(xyxy, back, 2);
+    yolo_box_xyxy_to_xywh(xyxy, back, 2);
     for (int i = 0; i < 8; i++) DM_NEAR(back[i], xywh[i], 1e-6);
 
     /* Letterbox 640x480 -> 320x320: gain 0.5, pad y 40. */
     float box[4] = {10, 50, 330, 290};
-    box_unletterbox(box, 1, 0.5f, 0, 40, 640, 480);
+    yolo_box_unletterbox(box, 1, 0.5f, 0, 40, 640, 480);
     DM_NEAR(box[0], 20, 1e-5);
     DM_NEAR(box[1], 20, 1e-5);
     DM_NEAR(box[2], 640, 1e-5);
@@ -102,7 +102,7 @@ static void test_ciou_gradient(void) {
             b1[k + 2] = b1[k] + dm_uniform(&rng, 0.5, 8), b2[k + 2] = b2[k] + dm_uniform(&rng, 0.5, 8);
         }
         double g[4], alpha;
-        double c = box_ciou_grad(b1, b2, g);
+        double c = yolo_box_ciou_grad(b1, b2, g);
         ciou_alpha_fixed(b1, b2, 0, &alpha);
         DM_NEAR(c, ciou_alpha_fixed(b1, b2, alpha, NULL), 1e-12);
         for (int k = 0; k < 4; k++) {
@@ -121,10 +121,10 @@ static void test_ciou_gradient(void) {
 static void test_anchors_and_decode(void) {
     int h[2] = {2, 1}, w[2] = {3, 2};
     float strides[2] = {8, 16};
-    int A = detect_anchor_count(2, h, w);
+    int A = yolo_det_anchor_count(2, h, w);
     DM_CHECK(A == 8, "A = %d", A);
     float xy[16], st[8];
-    DM_CHECK(detect_make_anchors(2, h, w, strides, 0.5f, xy, st) == YOLO_OK, "make_anchors");
+    DM_CHECK(yolo_det_make_anchors(2, h, w, strides, 0.5f, xy, st) == YOLO_OK, "make_anchors");
     /* Level 0 row-major over (y, x), then level 1. */
     const float want[16] = {0.5f, 0.5f, 1.5f, 0.5f, 2.5f, 0.5f, 0.5f, 1.5f,
                             1.5f, 1.5f, 2.5f, 1.5f, 0.5f, 0.5f, 1.5f, 0.5f};
@@ -132,17 +132,17 @@ static void test_anchors_and_decode(void) {
     DM_NEAR(st[5], 8, 0);
     DM_NEAR(st[6], 16, 0);
     int bad_h[1] = {0};
-    DM_CHECK(detect_make_anchors(1, bad_h, w, strides, 0.5f, xy, st) == YOLO_ERR_ARG, "bad level");
+    DM_CHECK(yolo_det_make_anchors(1, bad_h, w, strides, 0.5f, xy, st) == YOLO_ERR_ARG, "bad level");
 
     /* DFL: equal logits -> the mean bin 7.5; a dominant bin -> that bin. */
     float z[16] = {0};
-    DM_NEAR(detect_dfl_expect(z, 1, 16, NULL), 7.5, 1e-12);
+    DM_NEAR(yolo_det_dfl_expect(z, 1, 16, NULL), 7.5, 1e-12);
     z[3] = 40;
-    DM_NEAR(detect_dfl_expect(z, 1, 16, NULL), 3, 1e-12);
+    DM_NEAR(yolo_det_dfl_expect(z, 1, 16, NULL), 3, 1e-12);
     /* Two bins of equal weight -> their midpoint. */
     memset(z, 0, sizeof z);
     z[4] = z[5] = 60;
-    DM_NEAR(detect_dfl_expect(z, 1, 16, NULL), 4.5, 1e-12);
+    DM_NEAR(yolo_det_dfl_expect(z, 1, 16, NULL), 4.5, 1e-12);
 
     /* A one-image head [64 + 2, A] with distances (1, 2, 3, 4) at anchor 6
      * (level 1, cell (0, 0), stride 16, centre (0.5, 0.5)). */
@@ -151,7 +151,7 @@ static void test_anchors_and_decode(void) {
     int dist[4] = {1, 2, 3, 4};
     for (int k = 0; k < 4; k++) head[(k * R + dist[k]) * A + 6] = 50;
     head[(4 * R + 1) * A + 6] = 2.0f;
-    DM_CHECK(detect_decode_predictions(head, 1, nc, R, A, xy, st, out) == YOLO_OK, "decode");
+    DM_CHECK(yolo_det_decode_predictions(head, 1, nc, R, A, xy, st, out) == YOLO_OK, "decode");
     /* x1 = 0.5 - 1, y1 = 0.5 - 2, x2 = 0.5 + 3, y2 = 0.5 + 4 grid -> xywh * 16. */
     DM_NEAR(out[0 * A + 6], (-0.5 + 3.5) / 2 * 16, 1e-3);
     DM_NEAR(out[1 * A + 6], (-1.5 + 4.5) / 2 * 16, 1e-3);
@@ -167,11 +167,11 @@ static void test_anchors_and_decode(void) {
     for (int i = 0; i < 36; i++) l0[i] = (float)i;
     for (int i = 0; i < 12; i++) l1[i] = 100.0f + i;
     const float *lv[2] = {l0, l1};
-    detect_levels_gather(lv, 2, h, w, B, Cc, cat);
+    yolo_det_levels_gather(lv, 2, h, w, B, Cc, cat);
     DM_NEAR(cat[0 * 8 + 6], 100, 0); /* (b0, c0) anchors 6, 7 come from level 1 */
     DM_NEAR(cat[1 * 8 + 0], 6, 0);   /* (b0, c1) anchor 0 = l0[(0*3+1)*6] */
     float *rv[2] = {r0, r1};
-    detect_levels_scatter(cat, 2, h, w, B, Cc, rv);
+    yolo_det_levels_scatter(cat, 2, h, w, B, Cc, rv);
     DM_CHECK(memcmp(r0, l0, sizeof l0) == 0 && memcmp(r1, l1, sizeof l1) == 0, "levels round trip");
 }
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../plugins/detect/detect_math.h"
+#include "yolo/detection.h"
 #include "detectmath_util.h"
 
 /* One image, two anchors (1x2 grid, stride 8), nc 2. All box logits 0, so
@@ -17,24 +17,24 @@
  *   box = 7.5 * 0.6 * (1 - CIoU(pred, target)) / 1, pred = (0.5 -+ 7.5) grid
  *   total = 1 * (box + cls + dfl). */
 static void test_hand_values(void) {
-    detect_loss_params p = detect_loss_default_params(2);
+    yolo_det_loss_params p = yolo_det_loss_default_params(2);
     const int A = 2, C = 4 * 16 + 2;
     float head[2 * 66] = {0};
     int h[1] = {1}, w[1] = {2};
     float strides[1] = {8}, xy[4], st[2];
-    detect_make_anchors(1, h, w, strides, 0.5f, xy, st);
+    yolo_det_make_anchors(1, h, w, strides, 0.5f, xy, st);
     /* gt in pixels; in grid units [0, 0, 3, 2.5] */
     const float gbox[4] = {0, 0, 24, 20};
     const int32_t bidx[1] = {0}, gcls[1] = {1};
-    detect_gt_batch gt = {1, bidx, gcls, gbox};
+    yolo_det_gt_batch gt = {1, bidx, gcls, gbox};
     int32_t gi[2] = {0, -1};
     float sc[2] = {0.6f, 0};
-    detect_assignment asg = {gi, sc};
-    detect_loss_value v;
+    yolo_det_assignment asg = {gi, sc};
+    yolo_det_loss_value v;
     float grad[2 * 66];
-    DM_CHECK(detect_loss_assigned(&p, 1, A, head, xy, st, &gt, &asg, &v, grad) == YOLO_OK, "loss");
+    DM_CHECK(yolo_det_loss_assigned(&p, 1, A, head, xy, st, &gt, &asg, &v, grad) == YOLO_OK, "loss");
     double pred[4] = {0.5 - 7.5, 0.5 - 7.5, 0.5 + 7.5, 0.5 + 7.5}, tgt[4] = {0, 0, 3, 2.5};
-    double box = 7.5 * 0.6f * (1 - box_ciou(pred, tgt));
+    double box = 7.5 * 0.6f * (1 - yolo_box_ciou(pred, tgt));
     DM_NEAR(v.cls, 0.5 * 4 * log(2.0), 1e-12);
     DM_NEAR(v.dfl, 1.5 * 0.6f * log(16.0), 1e-9);
     DM_NEAR(v.box, box, 1e-9);
@@ -51,12 +51,12 @@ static void test_hand_values(void) {
     float head2[2 * 2 * 66] = {0};
     const int32_t bidx2[2] = {0, 1}, gcls2[2] = {1, 0};
     const float gbox2[8] = {0, 0, 24, 20, 0, 0, 24, 20};
-    detect_gt_batch gt2 = {2, bidx2, gcls2, gbox2};
+    yolo_det_gt_batch gt2 = {2, bidx2, gcls2, gbox2};
     int32_t gi2[4] = {0, -1, 1, -1};
     float sc2[4] = {0.6f, 0, 0.8f, 0};
-    detect_assignment asg2 = {gi2, sc2};
-    detect_loss_value v2;
-    DM_CHECK(detect_loss_assigned(&p, 2, A, head2, xy, st, &gt2, &asg2, &v2, NULL) == YOLO_OK, "loss");
+    yolo_det_assignment asg2 = {gi2, sc2};
+    yolo_det_loss_value v2;
+    DM_CHECK(yolo_det_loss_assigned(&p, 2, A, head2, xy, st, &gt2, &asg2, &v2, NULL) == YOLO_OK, "loss");
     double tss = (double)0.6f + (double)0.8f;
     DM_NEAR(v2.target_score_sum, tss, 1e-7);
     DM_NEAR(v2.cls, 0.5 * 8 * log(2.0) / tss, 1e-9);
@@ -77,11 +77,11 @@ static void alpha_v(const double *b1, const double *b2, double *alpha, double *v
 }
 
 typedef struct frozen_ctx {
-    const detect_loss_params *p;
+    const yolo_det_loss_params *p;
     int batch, n_anchors;
     const float *xy, *st;
-    const detect_gt_batch *gt;
-    const detect_assignment *asg;
+    const yolo_det_gt_batch *gt;
+    const yolo_det_assignment *asg;
     double *alpha0; /* per anchor of the batch, taken at the base point */
 } frozen_ctx;
 
@@ -89,8 +89,8 @@ typedef struct frozen_ctx {
  * differentiates): loss + B * box_gain * w / tss * (alpha0 - alpha(x)) * v(x).
  * With alpha0 == NULL it records alpha(x) instead. */
 static double loss_alpha_frozen(const frozen_ctx *f, const float *head, double *alpha_out) {
-    detect_loss_value v;
-    detect_loss_assigned(f->p, f->batch, f->n_anchors, head, f->xy, f->st, f->gt, f->asg, &v, NULL);
+    yolo_det_loss_value v;
+    yolo_det_loss_assigned(f->p, f->batch, f->n_anchors, head, f->xy, f->st, f->gt, f->asg, &v, NULL);
     int A = f->n_anchors, R = f->p->reg_max;
     size_t C = 4 * (size_t)R + f->p->nc;
     double total = v.total;
@@ -99,7 +99,7 @@ static double loss_alpha_frozen(const frozen_ctx *f, const float *head, double *
             int gi = f->asg->gt_index[b * A + a];
             if (gi < 0) continue;
             double d[4], s = f->st[a], ax = f->xy[2 * a], ay = f->xy[2 * a + 1];
-            detect_dfl_distances(head + b * C * A, A, R, a, d, NULL);
+            yolo_det_dfl_distances(head + b * C * A, A, R, a, d, NULL);
             double pred[4] = {ax - d[0], ay - d[1], ax + d[2], ay + d[3]}, tgt[4];
             for (int k = 0; k < 4; k++) tgt[k] = f->gt->boxes[4 * gi + k] / s;
             double al, vv;
@@ -121,19 +121,19 @@ static void test_gradient(void) {
     enum { B = 2, NC = 3, R = 16, C = 4 * R + NC };
     int h[2] = {4, 2}, w[2] = {4, 2};
     float strides[2] = {8, 16};
-    const int A = detect_anchor_count(2, h, w);
+    const int A = yolo_det_anchor_count(2, h, w);
     float xy[2 * 20], st[20];
-    detect_make_anchors(2, h, w, strides, 0.5f, xy, st);
+    yolo_det_make_anchors(2, h, w, strides, 0.5f, xy, st);
     size_t n = (size_t)B * C * A;
     float *head = malloc(n * sizeof(float)), *grad = malloc(n * sizeof(float));
     uint64_t rng = 1234;
     const int32_t bidx[5] = {0, 0, 1, 1, 1}, gcls[5] = {0, 2, 1, 1, 0};
     const float gbox[20] = {2, 3, 18, 21, 10, 6, 31, 27, 0, 0, 30, 30, 5, 12, 14, 30, 16, 1, 29, 15};
-    detect_gt_batch gt = {5, bidx, gcls, gbox};
-    detect_loss_params p = detect_loss_default_params(NC);
+    yolo_det_gt_batch gt = {5, bidx, gcls, gbox};
+    yolo_det_loss_params p = yolo_det_loss_default_params(NC);
     int32_t gi[B * 20];
     float sc[B * 20];
-    detect_assignment asg = {gi, sc};
+    yolo_det_assignment asg = {gi, sc};
     int checked = 0, bad = 0, rounds = 0;
     double worst = 0;
     for (int round = 0; round < 2; round++) {
@@ -142,10 +142,10 @@ static void test_gradient(void) {
             for (int c = 0; c < NC; c++)
                 for (int a = 0; a < A; a++)
                     head[((size_t)b * C + 4 * R + c) * A + a] = (float)dm_uniform(&rng, -4, 1);
-        DM_CHECK(detect_assign(&p, B, A, head, xy, st, &gt, &asg) == YOLO_OK, "assign");
-        detect_loss_value v, v2;
-        DM_CHECK(detect_loss_assigned(&p, B, A, head, xy, st, &gt, &asg, &v, grad) == YOLO_OK, "loss");
-        DM_CHECK(detect_loss(&p, B, A, head, xy, st, &gt, &v2, NULL) == YOLO_OK, "loss (assigning)");
+        DM_CHECK(yolo_det_assign(&p, B, A, head, xy, st, &gt, &asg) == YOLO_OK, "assign");
+        yolo_det_loss_value v, v2;
+        DM_CHECK(yolo_det_loss_assigned(&p, B, A, head, xy, st, &gt, &asg, &v, grad) == YOLO_OK, "loss");
+        DM_CHECK(yolo_det_loss(&p, B, A, head, xy, st, &gt, &v2, NULL) == YOLO_OK, "loss (assigning)");
         DM_NEAR(v2.total, v.total, 1e-12);
         DM_CHECK(v.n_fg >= 4 && v.box > 0 && v.dfl > 0 && v.cls > 0, "a realistic case: %d positives",
                  v.n_fg);
@@ -179,22 +179,22 @@ static void test_gradient(void) {
 }
 
 static void test_errors(void) {
-    detect_loss_params p = detect_loss_default_params(2);
+    yolo_det_loss_params p = yolo_det_loss_default_params(2);
     float head[66 * 2] = {0}, xy[4] = {0.5f, 0.5f, 1.5f, 0.5f}, st[2] = {8, 8};
     const int32_t bidx[1] = {3}, gcls[1] = {0};
     const float gbox[4] = {0, 0, 8, 8};
-    detect_gt_batch gt = {1, bidx, gcls, gbox};
-    detect_loss_value v;
-    DM_CHECK(detect_loss(&p, 1, 2, head, xy, st, &gt, &v, NULL) == YOLO_ERR_ARG, "image index out of range");
+    yolo_det_gt_batch gt = {1, bidx, gcls, gbox};
+    yolo_det_loss_value v;
+    DM_CHECK(yolo_det_loss(&p, 1, 2, head, xy, st, &gt, &v, NULL) == YOLO_ERR_ARG, "image index out of range");
     const int32_t bidx0[1] = {0}, gcls5[1] = {5};
-    detect_gt_batch gt2 = {1, bidx0, gcls5, gbox};
-    DM_CHECK(detect_loss(&p, 1, 2, head, xy, st, &gt2, &v, NULL) == YOLO_ERR_ARG, "class out of range");
+    yolo_det_gt_batch gt2 = {1, bidx0, gcls5, gbox};
+    DM_CHECK(yolo_det_loss(&p, 1, 2, head, xy, st, &gt2, &v, NULL) == YOLO_ERR_ARG, "class out of range");
     head[64 * 2] = NAN;
-    detect_gt_batch none = {0, NULL, NULL, NULL};
-    DM_CHECK(detect_loss(&p, 1, 2, head, xy, st, &none, &v, NULL) == YOLO_ERR_NUMERIC, "NaN reported");
+    yolo_det_gt_batch none = {0, NULL, NULL, NULL};
+    DM_CHECK(yolo_det_loss(&p, 1, 2, head, xy, st, &none, &v, NULL) == YOLO_ERR_NUMERIC, "NaN reported");
     /* No gts: only the class term, normalised by 1. */
     head[64 * 2] = 0;
-    DM_CHECK(detect_loss(&p, 1, 2, head, xy, st, &none, &v, NULL) == YOLO_OK, "empty batch");
+    DM_CHECK(yolo_det_loss(&p, 1, 2, head, xy, st, &none, &v, NULL) == YOLO_OK, "empty batch");
     DM_NEAR(v.box, 0, 0);
     DM_NEAR(v.dfl, 0, 0);
     DM_NEAR(v.cls, 0.5 * 4 * log(2.0), 1e-12);

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../plugins/detect/detect_math.h"
+#include "yolo/detection.h"
 #include "detectmath_util.h"
 
 /* Boxes and their IoUs (intersection / union, by hand):
@@ -17,29 +17,29 @@ static void test_greedy(void) {
     const float boxes[20] = {0, 0, 10, 10, 1, 0, 11, 10, 5, 0, 15, 10, 6, 0, 16, 10, 20, 20, 30, 30};
     const float scores[5] = {0.9f, 0.8f, 0.7f, 0.6f, 0.95f};
     int keep[5], n = -1;
-    DM_CHECK(nms_boxes(boxes, scores, 5, 0.7f, 100, keep, &n) == YOLO_OK, "nms");
+    DM_CHECK(yolo_nms_boxes(boxes, scores, 5, 0.7f, 100, keep, &n) == YOLO_OK, "nms");
     DM_CHECK(n == 3 && keep[0] == 4 && keep[1] == 0 && keep[2] == 2, "survivors %d: %d %d %d", n, keep[0],
              keep[1], keep[2]);
     /* At IoU 0.3 C goes too (0.333 > 0.3), and D, which only C would have
      * suppressed, now survives (IoU(A,D) = 40/160 = 0.25): greedy order
      * matters. At 0.9 everything stays. */
-    DM_CHECK(nms_boxes(boxes, scores, 5, 0.3f, 100, keep, &n) == YOLO_OK && n == 3 && keep[2] == 3,
+    DM_CHECK(yolo_nms_boxes(boxes, scores, 5, 0.3f, 100, keep, &n) == YOLO_OK && n == 3 && keep[2] == 3,
              "iou 0.3: %d", n);
-    DM_CHECK(nms_boxes(boxes, scores, 5, 0.9f, 100, keep, &n) == YOLO_OK && n == 5, "iou 0.9: %d", n);
+    DM_CHECK(yolo_nms_boxes(boxes, scores, 5, 0.9f, 100, keep, &n) == YOLO_OK && n == 5, "iou 0.9: %d", n);
     DM_CHECK(keep[0] == 4 && keep[1] == 0 && keep[2] == 1 && keep[3] == 2 && keep[4] == 3, "score order");
     /* max_keep truncates the sorted survivors. */
-    DM_CHECK(nms_boxes(boxes, scores, 5, 0.7f, 2, keep, &n) == YOLO_OK && n == 2 && keep[1] == 0, "max 2");
+    DM_CHECK(yolo_nms_boxes(boxes, scores, 5, 0.7f, 2, keep, &n) == YOLO_OK && n == 2 && keep[1] == 0, "max 2");
 
     /* IoU exactly at the threshold is kept (suppression needs IoU > iou):
      * [0,0,10,10] vs [0,0,10,5] is 50/100 = 0.5 exactly. */
     const float half[8] = {0, 0, 10, 10, 0, 0, 10, 5}, hs[2] = {0.9f, 0.8f};
-    DM_CHECK(nms_boxes(half, hs, 2, 0.5f, 10, keep, &n) == YOLO_OK && n == 2, "IoU == thr kept");
-    DM_CHECK(nms_boxes(half, hs, 2, 0.49f, 10, keep, &n) == YOLO_OK && n == 1, "IoU > thr suppressed");
+    DM_CHECK(yolo_nms_boxes(half, hs, 2, 0.5f, 10, keep, &n) == YOLO_OK && n == 2, "IoU == thr kept");
+    DM_CHECK(yolo_nms_boxes(half, hs, 2, 0.49f, 10, keep, &n) == YOLO_OK && n == 1, "IoU > thr suppressed");
     /* Equal scores keep the input order. */
     const float tie[8] = {0, 0, 1, 1, 5, 5, 6, 6}, ts[2] = {0.5f, 0.5f};
-    DM_CHECK(nms_boxes(tie, ts, 2, 0.5f, 10, keep, &n) == YOLO_OK && n == 2 && keep[0] == 0 && keep[1] == 1,
+    DM_CHECK(yolo_nms_boxes(tie, ts, 2, 0.5f, 10, keep, &n) == YOLO_OK && n == 2 && keep[0] == 0 && keep[1] == 1,
              "stable ties");
-    DM_CHECK(nms_boxes(NULL, NULL, 0, 0.5f, 10, keep, &n) == YOLO_OK && n == 0, "empty");
+    DM_CHECK(yolo_nms_boxes(NULL, NULL, 0, 0.5f, 10, keep, &n) == YOLO_OK && n == 0, "empty");
 }
 
 /* Detect's inference layout [4 + nc, A]: xywh then class scores. */
@@ -64,10 +64,10 @@ static void test_detect(void) {
     set_anchor(pred, A, NC, 2, b2, s2);
     set_anchor(pred, A, NC, 3, b0, s3);
     set_anchor(pred, A, NC, 4, b4, s4);
-    nms_params p = nms_default_params(); /* conf 0.25, iou 0.7, single label */
-    detection out[300];
+    yolo_nms_params p = yolo_nms_default_params(); /* conf 0.25, iou 0.7, single label */
+    yolo_detection out[300];
     int n = -1;
-    DM_CHECK(nms_detect(pred, NC, A, &p, out, &n) == YOLO_OK, "nms_detect");
+    DM_CHECK(yolo_nms_detect(pred, NC, A, &p, out, &n) == YOLO_OK, "yolo_nms_detect");
     /* class-aware: anchor 0 (cls 0), anchor 1 (cls 1), anchor 4 (cls 1 at 0.6) */
     DM_CHECK(n == 3, "class-aware survivors %d", n);
     if (n == 3) {
@@ -83,40 +83,40 @@ static void test_detect(void) {
     }
     /* agnostic: anchor 1 now loses to anchor 0. */
     p.agnostic = true;
-    DM_CHECK(nms_detect(pred, NC, A, &p, out, &n) == YOLO_OK && n == 2 && out[1].anchor == 4, "agnostic %d",
+    DM_CHECK(yolo_nms_detect(pred, NC, A, &p, out, &n) == YOLO_OK && n == 2 && out[1].anchor == 4, "agnostic %d",
              n);
     p.agnostic = false;
     /* multi-label: anchor 4 gives (cls 1, 0.6) and (cls 2, 0.5); anchor 3's
      * 0.25 is not > 0.25. */
     p.multi_label = true;
-    DM_CHECK(nms_detect(pred, NC, A, &p, out, &n) == YOLO_OK && n == 4, "multi-label %d", n);
+    DM_CHECK(yolo_nms_detect(pred, NC, A, &p, out, &n) == YOLO_OK && n == 4, "multi-label %d", n);
     if (n == 4)
         DM_CHECK(out[3].anchor == 4 && out[3].cls == 2, "multi-label last %d/%d", out[3].anchor, out[3].cls);
     /* lower conf: anchor 3 (class 1, 0.25) overlaps anchor 1 (class 1) -> suppressed;
      * its class 0 score 0.2 overlaps anchor 0 -> suppressed; anchors 0/1's
      * second classes 0.1 also fall; anchor 2 stays suppressed by anchor 0. */
     p.conf = 0.05f;
-    DM_CHECK(nms_detect(pred, NC, A, &p, out, &n) == YOLO_OK && n == 4, "conf 0.05: %d", n);
+    DM_CHECK(yolo_nms_detect(pred, NC, A, &p, out, &n) == YOLO_OK && n == 4, "conf 0.05: %d", n);
     /* max_det */
     p.max_det = 2;
-    DM_CHECK(nms_detect(pred, NC, A, &p, out, &n) == YOLO_OK && n == 2 && out[0].anchor == 0 &&
+    DM_CHECK(yolo_nms_detect(pred, NC, A, &p, out, &n) == YOLO_OK && n == 2 && out[0].anchor == 0 &&
                  out[1].anchor == 1,
              "max_det 2: %d", n);
     /* classes filter before NMS: only class 0 -> anchor 0 (anchor 2 still suppressed). */
-    p = nms_default_params();
+    p = yolo_nms_default_params();
     const int32_t only0[1] = {0};
     p.classes = only0, p.n_classes = 1;
-    DM_CHECK(nms_detect(pred, NC, A, &p, out, &n) == YOLO_OK && n == 1 && out[0].anchor == 0, "classes %d",
+    DM_CHECK(yolo_nms_detect(pred, NC, A, &p, out, &n) == YOLO_OK && n == 1 && out[0].anchor == 0, "classes %d",
              n);
     /* max_nms 1: only the single best candidate enters. */
-    p = nms_default_params();
+    p = yolo_nms_default_params();
     p.max_nms = 1;
-    DM_CHECK(nms_detect(pred, NC, A, &p, out, &n) == YOLO_OK && n == 1 && out[0].anchor == 0, "max_nms %d",
+    DM_CHECK(yolo_nms_detect(pred, NC, A, &p, out, &n) == YOLO_OK && n == 1 && out[0].anchor == 0, "max_nms %d",
              n);
     /* nothing above conf */
-    p = nms_default_params();
+    p = yolo_nms_default_params();
     p.conf = 0.95f;
-    DM_CHECK(nms_detect(pred, NC, A, &p, out, &n) == YOLO_OK && n == 0, "none %d", n);
+    DM_CHECK(yolo_nms_detect(pred, NC, A, &p, out, &n) == YOLO_OK && n == 0, "none %d", n);
 }
 
 int main(void) {

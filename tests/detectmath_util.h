@@ -1,5 +1,5 @@
 /* Checks and random numbers for the detect-math tests (tests/detectmath_*.c),
- * which compile the plugin's sources directly and link only libyolo. */
+ * which test the core detection API (yolo/detection.h) through libyolo. */
 #ifndef DETECTMATH_UTIL_H
 #define DETECTMATH_UTIL_H
 

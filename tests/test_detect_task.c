@@ -2,7 +2,7 @@
  * through the core's plugin registry and driven with hand-made host
  * tensors and batches:
  *   - the loss: finite, positive, B x (box + cls + dfl), the config's gain,
- *     value and gradient equal to detect_math's on a hand-built [B, C, A]
+ *     value and gradient equal to yolo/detection.h's on a hand-built [B, C, A]
  *     layout, and the gradient (scattered back to the per-level maps)
  *     against central differences;
  *   - the metrics: perfect predictions on letterboxed images give
@@ -10,7 +10,7 @@
  *     table; pack/merge of two half states equals one state;
  *   - predict: Ultralytics' txt lines in the original image and the JSON
  *     object, with the conf, classes and agnostic settings. */
-#include "../plugins/detect/detect_math.h"
+#include "yolo/detection.h"
 #include "plugin/plugin_loader.h"
 #include "test_util.h"
 #include "yolo/config.h"
@@ -109,8 +109,8 @@ typedef struct loss_reference {
     int A;
     float *head, *xy, *stride;
     float gt_boxes[64];
-    detect_gt_batch gt;
-    detect_loss_params p;
+    yolo_det_gt_batch gt;
+    yolo_det_loss_params p;
 } loss_reference;
 
 static size_t ref_index(int l, int b, int c, int y, int x, int A) {
@@ -133,15 +133,15 @@ static void reference_init(loss_reference *r, const test_batch *tb, float *const
                         r->head[ref_index(l, b, c, y, x, r->A)] = maps[l][(((size_t)b * CH + c) * nh + y) * nw + x];
     }
     const float strides[NL] = {8, 16, 32};
-    CHECK(detect_make_anchors(NL, level_h, level_w, strides, 0.5f, r->xy, r->stride) == YOLO_OK);
+    CHECK(yolo_det_make_anchors(NL, level_h, level_w, strides, 0.5f, r->xy, r->stride) == YOLO_OK);
     for (int k = 0; k < tb->b.instances.n; k++) {
         const float *n = tb->boxes + 4 * k;
         float cx = n[0] * IMG, cy = n[1] * LOSS_H, w = n[2] * IMG, hh = n[3] * LOSS_H;
         float *o = r->gt_boxes + 4 * k;
         o[0] = cx - w / 2, o[1] = cy - hh / 2, o[2] = cx + w / 2, o[3] = cy + hh / 2;
     }
-    r->gt = (detect_gt_batch){tb->b.instances.n, tb->idx, tb->cls, r->gt_boxes};
-    r->p = detect_loss_default_params(NC);
+    r->gt = (yolo_det_gt_batch){tb->b.instances.n, tb->idx, tb->cls, r->gt_boxes};
+    r->p = yolo_det_loss_default_params(NC);
     r->p.box_gain = box_gain;
 }
 
@@ -182,8 +182,8 @@ static void test_loss(const yolo_config *base_cfg, const yolo_task_context *base
     reference_init(&r, &tb, od, 5.0f);
     int A = r.A;
     float *rgrad = malloc((size_t)2 * CH * A * sizeof(float));
-    detect_loss_value rv;
-    CHECK_MSG(detect_loss(&r.p, 2, A, r.head, r.xy, r.stride, &r.gt, &rv, rgrad) == YOLO_OK, "%s", yolo_last_error());
+    yolo_det_loss_value rv;
+    CHECK_MSG(yolo_det_loss(&r.p, 2, A, r.head, r.xy, r.stride, &r.gt, &rv, rgrad) == YOLO_OK, "%s", yolo_last_error());
     CHECK_MSG(rv.total == loss && (float)rv.box == items[0] && (float)rv.cls == items[1] && (float)rv.dfl == items[2],
               "reference %.17g (%g %g %g), hook %.17g (%g %g %g)", rv.total, rv.box, rv.cls, rv.dfl, loss, items[0],
               items[1], items[2]);
@@ -208,8 +208,8 @@ static void test_loss(const yolo_config *base_cfg, const yolo_task_context *base
      *     CIoU), which Ultralytics holds constant: the largest box gradient
      *     per level against differences of the mathematics with the
      *     assignment of the unperturbed outputs held fixed. */
-    detect_assignment asg = {malloc((size_t)2 * A * sizeof(int32_t)), malloc((size_t)2 * A * sizeof(float))};
-    CHECK(detect_assign(&r.p, 2, A, r.head, r.xy, r.stride, &r.gt, &asg) == YOLO_OK);
+    yolo_det_assignment asg = {malloc((size_t)2 * A * sizeof(int32_t)), malloc((size_t)2 * A * sizeof(float))};
+    CHECK(yolo_det_assign(&r.p, 2, A, r.head, r.xy, r.stride, &r.gt, &asg) == YOLO_OK);
     int n_checked = 0;
     for (int l = 0; l < NL; l++) {
         int nw = level_w[l];
@@ -236,7 +236,7 @@ static void test_loss(const yolo_config *base_cfg, const yolo_task_context *base
                     ls[side] = loss_of(state, &tb.b, out);
                 } else {
                     *ref_x = v;
-                    CHECK(detect_loss_assigned(&r.p, 2, A, r.head, r.xy, r.stride, &r.gt, &asg, &rv, NULL) == YOLO_OK);
+                    CHECK(yolo_det_loss_assigned(&r.p, 2, A, r.head, r.xy, r.stride, &r.gt, &asg, &rv, NULL) == YOLO_OK);
                     ls[side] = rv.total;
                 }
             }

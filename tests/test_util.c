@@ -100,3 +100,42 @@ const char *test_temp_dir(char *buf, size_t size) {
     snprintf(buf, size, "%s/yolo-test-XXXXXX", base ? base : "/tmp");
     return mkdtemp(buf);
 }
+
+void test_synthetic_batch(yolo_batch *b, int n, int size, int nc) {
+    memset(b, 0, sizeof *b);
+    b->n = n;
+    b->height = b->width = size;
+    b->images = malloc((size_t)n * 3 * size * size);
+    b->sample_index = calloc((size_t)n, sizeof *b->sample_index);
+    b->image_class = calloc((size_t)n, sizeof *b->image_class);
+    b->meta = calloc((size_t)n, sizeof *b->meta);
+    b->aug = calloc((size_t)n, sizeof *b->aug);
+    b->batch_idx = calloc((size_t)n * 4, sizeof *b->batch_idx);
+    uint64_t state = 42;
+    for (size_t i = 0; i < (size_t)n * 3 * size * size; i++) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        b->images[i] = (uint8_t)(state >> 56);
+    }
+    yolo_instances_init(&b->instances, 0, 0);
+    for (int i = 0; i < n; i++) {
+        b->image_class[i] = i % nc;
+        b->meta[i] = (yolo_image_meta){size, size, 1, 1, 0, 0};
+        for (int k = 0; k < 4; k++) {
+            float box[4] = {0.2f + 0.15f * k, 0.3f + 0.1f * k, 0.2f, 0.25f};
+            float poly[8] = {box[0] - 0.1f, box[1] - 0.125f, box[0] + 0.1f, box[1] - 0.125f,
+                             box[0] + 0.1f, box[1] + 0.125f, box[0] - 0.1f, box[1] + 0.125f};
+            b->batch_idx[b->instances.n] = i;
+            yolo_instances_add(&b->instances, (i + k) % nc, box, poly, 4, NULL);
+        }
+    }
+}
+
+void test_synthetic_batch_free(yolo_batch *b) {
+    free(b->images);
+    free(b->sample_index);
+    free(b->image_class);
+    free(b->meta);
+    free(b->aug);
+    free(b->batch_idx);
+    yolo_instances_free(&b->instances);
+}

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "yolo/data.h"
 #include "yolo/graph.h"
 
 extern int test_failures;
@@ -57,3 +58,8 @@ int test_run_yolo(const char *dir, const char *args);
 int test_csv_column(const char *path, const char *name, double *values, int max);
 /* A fresh temporary directory (mkdtemp) under $TMPDIR or /tmp; path into buf. */
 const char *test_temp_dir(char *buf, size_t size);
+
+/* A synthetic batch of n size x size images: random pixels, four boxes
+ * (with square polygons) per image, classes cycling through nc. */
+void test_synthetic_batch(yolo_batch *b, int n, int size, int nc);
+void test_synthetic_batch_free(yolo_batch *b);

@@ -370,3 +370,80 @@ done:
     if (st) yolo_ap_summary_free(out);
     return st;
 }
+
+/* ------------------------------------------------------------------ */
+/* Packing for the reduction across ranks: a header, then the arrays.  */
+
+#define AP_PACK_MAGIC 0x314d4459u /* "YDM1" */
+
+typedef struct ap_pack_header {
+    uint32_t magic;
+    int32_t n_iou;
+    int64_t n_images;
+    uint64_t n_pred, n_target, n_target_img;
+} ap_pack_header;
+
+yolo_status yolo_ap_stats_pack(const yolo_ap_stats *a, void **bytes, size_t *size) {
+    if (!a || !bytes || !size) return yolo_error(YOLO_ERR_ARG, "yolo_ap_stats_pack: NULL argument");
+    ap_pack_header h = {AP_PACK_MAGIC, a->n_iou, a->n_images, a->n_pred, a->n_target, a->n_target_img};
+    size_t n = sizeof h + a->n_pred * (size_t)a->n_iou + a->n_pred * (sizeof(float) + sizeof(int32_t)) +
+               (a->n_target + a->n_target_img) * sizeof(int32_t);
+    unsigned char *out = malloc(n), *p = out;
+    if (!out) return yolo_error(YOLO_ERR_NOMEM, "yolo_ap_stats_pack: out of memory for %zu bytes", n);
+    memcpy(p, &h, sizeof h), p += sizeof h;
+    if (a->n_pred) {
+        memcpy(p, a->tp, a->n_pred * (size_t)a->n_iou), p += a->n_pred * (size_t)a->n_iou;
+        memcpy(p, a->conf, a->n_pred * sizeof(float)), p += a->n_pred * sizeof(float);
+        memcpy(p, a->pred_cls, a->n_pred * sizeof(int32_t)), p += a->n_pred * sizeof(int32_t);
+    }
+    if (a->n_target) memcpy(p, a->target_cls, a->n_target * sizeof(int32_t)), p += a->n_target * sizeof(int32_t);
+    if (a->n_target_img) memcpy(p, a->target_img, a->n_target_img * sizeof(int32_t));
+    *bytes = out;
+    *size = n;
+    return YOLO_OK;
+}
+
+yolo_status yolo_ap_stats_unpack_merge(yolo_ap_stats *dst, const void *bytes, size_t size, size_t *used) {
+    if (!dst || (!bytes && size)) return yolo_error(YOLO_ERR_ARG, "yolo_ap_stats_unpack_merge: NULL argument");
+    ap_pack_header h;
+    if (size < sizeof h) return yolo_error(YOLO_ERR_FORMAT, "metrics merge: %zu bytes is no packed state", size);
+    memcpy(&h, bytes, sizeof h);
+    if (h.magic != AP_PACK_MAGIC || h.n_iou != dst->n_iou || h.n_images < 0)
+        return yolo_error(YOLO_ERR_FORMAT,
+                          "metrics merge: not a packed AP state (magic %08x, %d IoU thresholds, want %d)",
+                          (unsigned)h.magic, (int)h.n_iou, dst->n_iou);
+    size_t body = size - sizeof h;
+    size_t per_pred = (size_t)h.n_iou + sizeof(float) + sizeof(int32_t);
+    bool fits = h.n_pred <= body / per_pred && h.n_target <= body / 4 && h.n_target_img <= body / 4;
+    size_t need = fits ? h.n_pred * per_pred + (h.n_target + h.n_target_img) * 4 : 0;
+    if (!fits || need > body || (!used && need != body))
+        return yolo_error(YOLO_ERR_FORMAT, "metrics merge: %zu bytes do not hold %llu predictions and %llu + %llu targets",
+                          size, (unsigned long long)h.n_pred, (unsigned long long)h.n_target,
+                          (unsigned long long)h.n_target_img);
+    yolo_ap_stats src;
+    yolo_ap_stats_init(&src, h.n_iou);
+    src.n_pred = src.cap_pred = h.n_pred;
+    src.n_target = src.cap_target = h.n_target;
+    src.n_target_img = src.cap_target_img = h.n_target_img;
+    src.n_images = h.n_images;
+    src.tp = malloc(h.n_pred * (size_t)h.n_iou + 1);
+    src.conf = malloc(h.n_pred * sizeof(float) + 1);
+    src.pred_cls = malloc(h.n_pred * sizeof(int32_t) + 1);
+    src.target_cls = malloc(h.n_target * sizeof(int32_t) + 1);
+    src.target_img = malloc(h.n_target_img * sizeof(int32_t) + 1);
+    yolo_status st = YOLO_OK;
+    if (!src.tp || !src.conf || !src.pred_cls || !src.target_cls || !src.target_img) {
+        st = yolo_error(YOLO_ERR_NOMEM, "metrics merge: out of memory for %zu bytes", size);
+    } else {
+        const unsigned char *p = (const unsigned char *)bytes + sizeof h;
+        memcpy(src.tp, p, h.n_pred * (size_t)h.n_iou), p += h.n_pred * (size_t)h.n_iou;
+        memcpy(src.conf, p, h.n_pred * sizeof(float)), p += h.n_pred * sizeof(float);
+        memcpy(src.pred_cls, p, h.n_pred * sizeof(int32_t)), p += h.n_pred * sizeof(int32_t);
+        memcpy(src.target_cls, p, h.n_target * sizeof(int32_t)), p += h.n_target * sizeof(int32_t);
+        memcpy(src.target_img, p, h.n_target_img * sizeof(int32_t));
+        st = yolo_ap_stats_merge(dst, &src);
+    }
+    yolo_ap_stats_free(&src);
+    if (!st && used) *used = sizeof h + need;
+    return st;
+}

@@ -190,3 +190,11 @@ void yolo_det_head_release(yolo_det_head *h) {
     h->cache = NULL;
     h->n_cache = 0;
 }
+
+void yolo_det_channels_text(int nl, const int *ch, char *buf, size_t size) {
+    if (!buf || size == 0) return;
+    buf[0] = '\0';
+    size_t len = 0;
+    for (int i = 0; i < nl && len < size; i++)
+        len += (size_t)snprintf(buf + len, size - len, "%s%d", i ? ", " : "", ch[i]);
+}

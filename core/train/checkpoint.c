@@ -21,17 +21,43 @@ static yolo_status add_model(yolo_ckpt_tensors *ts, const yolo_model *m, yolo_dt
     return YOLO_OK;
 }
 
-static yolo_status add_optimizer(yolo_ckpt_tensors *ts, const yolo_optimizer *opt) {
+static yolo_status add_optimizer(yolo_ckpt_tensors *ts, const yolo_optimizer *opt, bool grads) {
     for (int i = 0; i < opt->n_params; i++) {
         yolo_status st = yolo_ckpt_tensors_add(ts, NULL, opt->state_a[i], YOLO_F32);
         if (!st && opt->state_b[i]) st = yolo_ckpt_tensors_add(ts, NULL, opt->state_b[i], YOLO_F32);
+        if (!st && grads) {
+            char name[YOLO_NAME_MAX + 16];
+            snprintf(name, sizeof name, "%s.grad", opt->params[i]->name);
+            st = yolo_ckpt_tensors_add(ts, name, opt->params[i]->grad, YOLO_F32);
+        }
         if (st) return st;
     }
     return YOLO_OK;
 }
 
+static const char *optimizer_name(yolo_optimizer_kind kind) { return kind == YOLO_OPTIMIZER_SGD ? "SGD" : "AdamW"; }
+
+static yolo_status fill_resume(yolo_meta *meta, const yolo_train_state *s) {
+    yolo_meta *r = yolo_meta_set_map(meta, "resume");
+    if (!r) return YOLO_ERR_NOMEM;
+    yolo_status st = yolo_meta_set_int(r, "last_opt_step", s->last_opt_step);
+    if (!st) st = yolo_meta_set_int(r, "best_epoch", s->best_epoch);
+    if (!st) st = yolo_meta_set_int(r, "batch", s->session->batch);
+    if (!st) st = yolo_meta_set_str(r, "optimizer", optimizer_name(s->opt->kind));
+    if (!st) st = yolo_meta_set_float(r, "lr0", s->lr0);
+    if (!st) st = yolo_meta_set_float(r, "momentum", s->momentum);
+    if (!st) st = yolo_meta_set_float(r, "warmup_bias_lr", s->warmup_bias_lr);
+    if (!st) st = yolo_meta_set_float(r, "momentum_now", (double)s->opt->momentum);
+    if (!st) st = yolo_meta_set_bool(r, "grads", s->grads);
+    if (!st) st = yolo_meta_set_bool(r, "finished", s->finished);
+    yolo_meta *sums = st ? NULL : yolo_meta_set_list(r, "loss_sums");
+    if (!st && !sums) st = YOLO_ERR_NOMEM;
+    for (int i = 0; !st && i < s->n_loss_sums; i++) st = yolo_meta_append_float(sums, s->loss_sums[i]);
+    return st;
+}
+
 /* The train args as a map of their args.yaml texts, plus what rebuilding the model needs. */
-static yolo_status fill_meta(yolo_meta *meta, const yolo_train_state *s) {
+static yolo_status fill_meta(yolo_meta *meta, const yolo_train_state *s, bool half) {
     const yolo_session *ss = s->session;
     yolo_meta *args = yolo_meta_get_mut(meta, "train_args");
     yolo_status st = YOLO_OK;
@@ -46,6 +72,7 @@ static yolo_status fill_meta(yolo_meta *meta, const yolo_train_state *s) {
     yolo_meta *names = st ? NULL : yolo_meta_set_list(meta, "names");
     for (int i = 0; names && i < ss->data.nc && !st; i++) st = yolo_meta_append_str(names, ss->data.names[i]);
     if (!st && s->results) st = yolo_meta_set_copy(meta, "results", s->results);
+    if (!st && !half && s->opt) st = fill_resume(meta, s);
     return st;
 }
 
@@ -57,15 +84,15 @@ yolo_status yolo_train_save_checkpoint(const char *path, const yolo_train_state 
                            .ema_updates = s->ema->updates,
                            .best_fitness = s->best_fitness,
                            .seed = (int64_t)s->session->seed,
-                           .sampler_epoch = s->epoch + 1,
-                           .sampler_batch = 0};
+                           .sampler_epoch = s->sampler_epoch,
+                           .sampler_batch = s->sampler_batch};
     yolo_meta *meta = NULL;
     yolo_ckpt_tensors model = {0}, ema = {0}, opt = {0};
     yolo_status st = yolo_ckpt_meta_new(&info, &meta);
-    if (!st) st = fill_meta(meta, s);
+    if (!st) st = fill_meta(meta, s, half);
     if (!st) st = add_model(&ema, s->ema->ema, half ? YOLO_F16 : YOLO_F32);
     if (!st && !half && s->model) st = add_model(&model, s->model, YOLO_F32);
-    if (!st && !half && s->opt) st = add_optimizer(&opt, s->opt);
+    if (!st && !half && s->opt) st = add_optimizer(&opt, s->opt, s->grads);
     if (!st) {
         yolo_ckpt_contents c = {.meta = meta};
         c.blobs[YOLO_CKPT_EMA] = yolo_ckpt_tensors_blob(&ema);
@@ -80,20 +107,194 @@ yolo_status yolo_train_save_checkpoint(const char *path, const yolo_train_state 
     return st;
 }
 
+yolo_status yolo_checkpoint_check_task(const yolo_ckpt *ck, const yolo_task *task) {
+    const yolo_ckpt_info *info = yolo_ckpt_get_info(ck);
+    if (strcmp(info->task, task->name) == 0) return YOLO_OK;
+    return yolo_error(YOLO_ERR_CONFIG,
+                      "%s is a checkpoint of task '%s' (plugin version %s), not of task '%s'; give --task %s to use it",
+                      yolo_ckpt_path(ck), info->task, info->plugin_version, task->name, info->task);
+}
+
+static void meta_what(const yolo_ckpt *ck, char *what, size_t size) {
+    snprintf(what, size, "meta.yaml of %s", yolo_ckpt_path(ck));
+}
+
+const char *yolo_checkpoint_arg(const yolo_ckpt *ck, const char *key) {
+    const yolo_meta *args = yolo_meta_get(yolo_ckpt_meta(ck), "train_args");
+    return yolo_meta_str(yolo_meta_get(args, key));
+}
+
+yolo_status yolo_checkpoint_args_yaml(const yolo_ckpt *ck, char **text, size_t *len) {
+    *text = NULL;
+    *len = 0;
+    char what[1200];
+    meta_what(ck, what, sizeof what);
+    const yolo_meta *args = NULL;
+    yolo_status st = yolo_meta_get_map(yolo_ckpt_meta(ck), "train_args", what, &args);
+    if (st) return st;
+    size_t cap = 256, n = 0;
+    char *buf = malloc(cap);
+    if (!buf) return yolo_error(YOLO_ERR_NOMEM, "out of memory");
+    buf[0] = '\0';
+    for (size_t i = 0; i < yolo_meta_size(args); i++) {
+        const char *key = yolo_meta_key_at(args, i);
+        const char *value = yolo_meta_str(yolo_meta_at(args, i));
+        if (!value) {
+            free(buf);
+            return yolo_error(YOLO_ERR_FORMAT, "%s: train_args: '%s' is %s, expected a string (its args.yaml text)",
+                              what, key, yolo_meta_kind_name(yolo_meta_kind_of(yolo_meta_at(args, i))));
+        }
+        size_t need = strlen(key) + strlen(value) + 4;
+        if (n + need >= cap) {
+            while (n + need >= cap) cap *= 2;
+            char *grown = realloc(buf, cap);
+            if (!grown) {
+                free(buf);
+                return yolo_error(YOLO_ERR_NOMEM, "out of memory");
+            }
+            buf = grown;
+        }
+        n += (size_t)snprintf(buf + n, cap - n, "%s: %s\n", key, value);
+    }
+    *text = buf;
+    *len = n;
+    return YOLO_OK;
+}
+
+yolo_status yolo_checkpoint_resume_info(const yolo_ckpt *ck, yolo_resume_info *out) {
+    memset(out, 0, sizeof *out);
+    const yolo_ckpt_info *info = yolo_ckpt_get_info(ck);
+    const yolo_meta *meta = yolo_ckpt_meta(ck);
+    char what[1200];
+    meta_what(ck, what, sizeof what);
+    out->epoch = info->epoch;
+    out->sampler_epoch = info->sampler_epoch;
+    out->sampler_batch = info->sampler_batch;
+    out->optimizer_steps = info->optimizer_steps;
+    out->ema_updates = info->ema_updates;
+    out->best_fitness = info->best_fitness;
+    const yolo_meta *r = yolo_meta_get(meta, "resume");
+    if (!r || !yolo_ckpt_get_blob(ck, YOLO_CKPT_OPTIMIZER) || !yolo_ckpt_get_blob(ck, YOLO_CKPT_MODEL))
+        return yolo_error(YOLO_ERR_CONFIG,
+                          "%s holds no training state (optimizer, live weights): it cannot be resumed; resume from "
+                          "weights/last.ckpt, or fine-tune from it with model=%s without resume",
+                          yolo_ckpt_path(ck), yolo_ckpt_path(ck));
+    snprintf(what, sizeof what, "meta.yaml of %s: resume", yolo_ckpt_path(ck));
+    const char *opt = NULL;
+    const yolo_meta *sums = NULL;
+    yolo_status st = yolo_meta_get_int(r, "last_opt_step", what, &out->last_opt_step);
+    if (!st) st = yolo_meta_get_int(r, "best_epoch", what, &out->best_epoch);
+    if (!st) st = yolo_meta_get_int(r, "batch", what, &out->batch);
+    if (!st) st = yolo_meta_get_str(r, "optimizer", what, &opt);
+    if (!st) st = yolo_meta_get_float(r, "lr0", what, &out->lr0);
+    if (!st) st = yolo_meta_get_float(r, "momentum", what, &out->momentum);
+    if (!st) st = yolo_meta_get_float(r, "warmup_bias_lr", what, &out->warmup_bias_lr);
+    if (!st) st = yolo_meta_get_float(r, "momentum_now", what, &out->momentum_now);
+    if (!st) st = yolo_meta_get_bool(r, "grads", what, &out->grads);
+    if (!st) st = yolo_meta_get_bool(r, "finished", what, &out->finished);
+    if (!st) st = yolo_meta_get_list(r, "loss_sums", what, &sums);
+    if (st) return st;
+    if (strcmp(opt, "SGD") == 0) out->optimizer = YOLO_OPTIMIZER_SGD;
+    else if (strcmp(opt, "AdamW") == 0) out->optimizer = YOLO_OPTIMIZER_ADAMW;
+    else return yolo_error(YOLO_ERR_FORMAT, "%s: optimizer '%s' is not built (built: SGD, AdamW)", what, opt);
+    if (yolo_meta_size(sums) > YOLO_TASK_MAX_ITEMS)
+        return yolo_error(YOLO_ERR_FORMAT, "%s: loss_sums has %zu items (at most %d)", what, yolo_meta_size(sums),
+                          YOLO_TASK_MAX_ITEMS);
+    out->n_loss_sums = (int)yolo_meta_size(sums);
+    for (int i = 0; i < out->n_loss_sums; i++) {
+        const yolo_meta *v = yolo_meta_at(sums, (size_t)i);
+        if (yolo_meta_kind_of(v) != YOLO_META_FLOAT && yolo_meta_kind_of(v) != YOLO_META_INT)
+            return yolo_error(YOLO_ERR_FORMAT, "%s: loss_sums[%d] is %s, expected a number", what, i,
+                              yolo_meta_kind_name(yolo_meta_kind_of(v)));
+        out->loss_sums[i] = yolo_meta_float(v);
+    }
+    meta_what(ck, what, sizeof what);
+    if (!st) st = yolo_meta_get_str(meta, "model_name", what, &out->model_name);
+    if (!st) st = yolo_meta_get_int(meta, "nc", what, &out->nc);
+    if (st) return st;
+    if (out->sampler_epoch < 0 || out->sampler_batch < 0 || out->batch < 1 || out->last_opt_step < -1)
+        return yolo_error(YOLO_ERR_FORMAT, "%s: invalid position (sampler epoch %lld batch %lld, batch size %lld, "
+                          "last optimizer step %lld)", what, (long long)out->sampler_epoch,
+                          (long long)out->sampler_batch, (long long)out->batch, (long long)out->last_opt_step);
+    return YOLO_OK;
+}
+
+/* The tensors of a model, in order (malloc'd). */
+static yolo_tensor **model_tensors(const yolo_model *m, size_t *n) {
+    *n = (size_t)yolo_model_tensor_count(m);
+    yolo_tensor **t = malloc(sizeof *t * (*n ? *n : 1));
+    for (size_t i = 0; t && i < *n; i++) t[i] = yolo_model_tensor_at(m, (int)i)->tensor;
+    return t;
+}
+
+yolo_status yolo_checkpoint_restore(const yolo_ckpt *ck, const yolo_resume_info *info, yolo_model *model,
+                                    yolo_ema *ema, yolo_optimizer *opt) {
+    size_t n = 0;
+    yolo_tensor **t = model_tensors(model, &n);
+    if (!t) return yolo_error(YOLO_ERR_NOMEM, "out of memory");
+    yolo_status st = yolo_ckpt_restore(ck, YOLO_CKPT_MODEL, t, NULL, n);
+    free(t);
+    if (st) return st;
+    if (!(t = model_tensors(ema->ema, &n))) return yolo_error(YOLO_ERR_NOMEM, "out of memory");
+    st = yolo_ckpt_restore(ck, YOLO_CKPT_EMA, t, NULL, n);
+    free(t);
+    if (st) return st;
+    /* optimizer: moments, then the pending gradients */
+    size_t per = (opt->kind == YOLO_OPTIMIZER_ADAMW ? 2u : 1u) + (info->grads ? 1u : 0u);
+    size_t count = (size_t)opt->n_params * per;
+    yolo_tensor **ot = calloc(count ? count : 1, sizeof *ot);
+    char **names = calloc(count ? count : 1, sizeof *names);
+    if (!ot || !names) st = yolo_error(YOLO_ERR_NOMEM, "out of memory");
+    size_t k = 0;
+    for (int i = 0; !st && i < opt->n_params; i++) {
+        ot[k] = opt->state_a[i];
+        names[k++] = strdup(opt->state_a[i]->name);
+        if (opt->state_b[i]) {
+            ot[k] = opt->state_b[i];
+            names[k++] = strdup(opt->state_b[i]->name);
+        }
+        if (info->grads) {
+            char name[YOLO_NAME_MAX + 16];
+            snprintf(name, sizeof name, "%s.grad", opt->params[i]->name);
+            ot[k] = opt->params[i]->grad;
+            names[k++] = strdup(name);
+        }
+    }
+    for (size_t i = 0; !st && i < k; i++)
+        if (!names[i]) st = yolo_error(YOLO_ERR_NOMEM, "out of memory");
+    if (!st) st = yolo_ckpt_restore(ck, YOLO_CKPT_OPTIMIZER, ot, (const char *const *)names, k);
+    for (size_t i = 0; names && i < k; i++) free(names[i]);
+    free(names);
+    free(ot);
+    for (int i = 0; !st && !info->grads && i < opt->n_params; i++) st = yolo_tensor_zero(opt->params[i]->grad);
+    if (st) return st;
+    opt->steps = info->optimizer_steps;
+    opt->momentum = (float)info->momentum_now;
+    ema->updates = info->ema_updates;
+    return YOLO_OK;
+}
+
+yolo_status yolo_checkpoint_transfer(const yolo_ckpt *ck, yolo_model *model, size_t *transferred, size_t *total) {
+    size_t n = 0;
+    yolo_tensor **t = model_tensors(model, &n);
+    if (!t) return yolo_error(YOLO_ERR_NOMEM, "out of memory");
+    yolo_status st = yolo_ckpt_transfer(ck, yolo_ckpt_weights_member(ck), t, n, transferred);
+    free(t);
+    *total = n;
+    return st;
+}
+
 yolo_status yolo_model_from_checkpoint(yolo_session *s, const char *path, yolo_model **out) {
     *out = NULL;
     yolo_ckpt *ck = NULL;
     yolo_status st = yolo_ckpt_read(path, &ck);
     if (st) return st;
-    const yolo_ckpt_info *info = yolo_ckpt_get_info(ck);
     const yolo_meta *meta = yolo_ckpt_meta(ck);
     char what[1200];
     snprintf(what, sizeof what, "meta.yaml of %s", path);
     const char *model_name = NULL;
     int64_t nc = 0;
-    if (strcmp(info->task, s->task->name) != 0)
-        st = yolo_error(YOLO_ERR_ARG, "%s is a checkpoint of task '%s', not of task '%s'", path, info->task,
-                        s->task->name);
+    st = yolo_checkpoint_check_task(ck, s->task);
     if (!st) st = yolo_meta_get_str(meta, "model_name", what, &model_name);
     if (!st) st = yolo_meta_get_int(meta, "nc", what, &nc);
     if (!st && s->data_loaded && nc != s->data.nc)

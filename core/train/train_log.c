@@ -59,24 +59,64 @@ void yolo_progress_end(yolo_progress *p) {
     fflush(p->out);
 }
 
-yolo_status yolo_results_csv_open(yolo_results_csv *r, const char *run_dir, const yolo_task_hooks *hooks) {
+static void csv_init(yolo_results_csv *r, const char *run_dir, const yolo_task_hooks *hooks) {
     memset(r, 0, sizeof *r);
     snprintf(r->path, sizeof r->path, "%s/results.csv", run_dir);
     r->n_loss = hooks->n_loss_items;
     r->n_metrics = hooks->n_metrics;
     r->loss_names = hooks->loss_names;
     r->metric_names = hooks->metric_names;
+    if (hooks->val_loss_outputs < 0) r->n_loss = -r->n_loss; /* remember: no val losses */
+}
+
+/* The header line (with its newline). */
+static void csv_header(const yolo_results_csv *r, char *buf, size_t size) {
+    int n_loss = r->n_loss < 0 ? -r->n_loss : r->n_loss;
+    size_t n = (size_t)snprintf(buf, size, "epoch");
+    for (int i = 0; i < n_loss && n < size; i++) n += (size_t)snprintf(buf + n, size - n, ",train/%s", r->loss_names[i]);
+    for (int i = 0; i < r->n_metrics && n < size; i++) n += (size_t)snprintf(buf + n, size - n, ",%s", r->metric_names[i]);
+    for (int i = 0; r->n_loss > 0 && i < n_loss && n < size; i++)
+        n += (size_t)snprintf(buf + n, size - n, ",val/%s", r->loss_names[i]);
+    if (n < size) snprintf(buf + n, size - n, ",lr/pg0,lr/pg1,lr/pg2\n");
+}
+
+yolo_status yolo_results_csv_open(yolo_results_csv *r, const char *run_dir, const yolo_task_hooks *hooks) {
+    csv_init(r, run_dir, hooks);
+    char header[4096];
+    csv_header(r, header, sizeof header);
     FILE *f = fopen(r->path, "w");
     if (!f) return yolo_error(YOLO_ERR_IO, "%s: cannot create", r->path);
-    fprintf(f, "epoch");
-    for (int i = 0; i < r->n_loss; i++) fprintf(f, ",train/%s", r->loss_names[i]);
-    for (int i = 0; i < r->n_metrics; i++) fprintf(f, ",%s", r->metric_names[i]);
-    if (hooks->val_loss_outputs >= 0)
-        for (int i = 0; i < r->n_loss; i++) fprintf(f, ",val/%s", r->loss_names[i]);
-    else
-        r->n_loss = -r->n_loss; /* remember: no val losses */
-    fprintf(f, ",lr/pg0,lr/pg1,lr/pg2\n");
+    fputs(header, f);
     return fclose(f) == 0 ? YOLO_OK : yolo_error(YOLO_ERR_IO, "%s: write failed", r->path);
+}
+
+yolo_status yolo_results_csv_resume(yolo_results_csv *r, const char *run_dir, const yolo_task_hooks *hooks, int rows,
+                                    int *kept) {
+    csv_init(r, run_dir, hooks);
+    *kept = 0;
+    char header[4096], line[8192], tmp[1200];
+    csv_header(r, header, sizeof header);
+    FILE *in = fopen(r->path, "r");
+    if (in && (!fgets(line, sizeof line, in) || strcmp(line, header) != 0)) {
+        fclose(in); /* another layout: start it again */
+        in = NULL;
+    }
+    snprintf(tmp, sizeof tmp, "%s.tmp", r->path);
+    FILE *out = fopen(tmp, "w");
+    if (!out) {
+        if (in) fclose(in);
+        return yolo_error(YOLO_ERR_IO, "%s: cannot create", tmp);
+    }
+    fputs(header, out);
+    /* rows after the checkpoint's (a run killed between results.csv and last.ckpt) are dropped */
+    while (in && *kept < rows && fgets(line, sizeof line, in)) {
+        fputs(line, out);
+        (*kept)++;
+    }
+    if (in) fclose(in);
+    if (fclose(out) != 0) return yolo_error(YOLO_ERR_IO, "%s: write failed", tmp);
+    if (rename(tmp, r->path) != 0) return yolo_error(YOLO_ERR_IO, "%s: cannot rename to %s", tmp, r->path);
+    return YOLO_OK;
 }
 
 yolo_status yolo_results_csv_append(yolo_results_csv *r, int epoch, const float *train_items, const double *metrics,

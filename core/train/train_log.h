@@ -37,6 +37,12 @@ typedef struct yolo_results_csv {
 } yolo_results_csv;
 
 yolo_status yolo_results_csv_open(yolo_results_csv *r, const char *run_dir, const yolo_task_hooks *hooks);
+/* Resuming a run: keeps the header and the first `rows` rows of the run's
+ * results.csv (rows written after the checkpoint are dropped); a missing
+ * file or one with another header starts again from its header. *kept:
+ * the rows kept. */
+yolo_status yolo_results_csv_resume(yolo_results_csv *r, const char *run_dir, const yolo_task_hooks *hooks, int rows,
+                                    int *kept);
 yolo_status yolo_results_csv_append(yolo_results_csv *r, int epoch, const float *train_items, const double *metrics,
                                     const float *val_items, const float *lr);
 

@@ -4,7 +4,23 @@
  * gradient into the head outputs) -> backward (gradients accumulate) ->
  * every `accumulate` batches: clip to norm 10, optimizer step, EMA update.
  * Per epoch: validation with the EMA weights, results.csv, best fitness,
- * patience. Schedules, groups and EMA follow Ultralytics (parity-facts §6). */
+ * patience, last.ckpt (and best.ckpt). Schedules, groups and EMA follow
+ * Ultralytics (parity-facts §6).
+ *
+ * Checkpoints (DESIGN.md "Checkpoints and resume", parity-facts §8-§9):
+ *   resume      `yolo train resume model=<run>/weights/last.ckpt` or
+ *               resume=PATH continues that run in <run>, bit-exactly: the
+ *               args come from the checkpoint (device, batch, imgsz,
+ *               workers, threads and epochs may change), and model, EMA,
+ *               optimizer, step counters, pending gradients, best fitness,
+ *               history and the sampler position (even mid-epoch) are
+ *               restored. A larger epochs extends the schedule.
+ *   fine-tune   model=x.ckpt without resume (or pretrained=x.ckpt): the
+ *               tensors matching by name and shape are loaded, the rest
+ *               (a head for another nc) stay fresh; new run, epoch 0.
+ *   stop        SIGINT/SIGTERM finish the current step, write last.ckpt and
+ *               return YOLO_ERR_INTERRUPTED (stop.h). */
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <sys/stat.h>
@@ -21,6 +37,7 @@
 #include "train/optimizer.h"
 #include "train/schedule.h"
 #include "train/session.h"
+#include "train/stop.h"
 #include "train/train_log.h"
 #include "train/validate.h"
 
@@ -125,6 +142,17 @@ typedef struct trainer {
     bool validator_ready;
     yolo_results_csv csv;
     yolo_meta *history; /* results rows for the checkpoints */
+    /* the checkpoint resumed or fine-tuned from */
+    yolo_ckpt *ck;
+    bool resuming;
+    yolo_resume_info ri;
+    /* loop state, saved in last.ckpt */
+    int start_epoch;
+    int64_t first_batch;
+    int64_t last_opt_step;
+    double best_fitness;
+    int best_epoch;
+    double loss_sums[YOLO_TASK_MAX_ITEMS]; /* of the epoch being trained */
 } trainer;
 
 static yolo_status open_datasets(trainer *t) {
@@ -154,21 +182,208 @@ static void trainer_close(trainer *t) {
     yolo_loader_free(t->loader);
     yolo_dataset_free(t->train_set);
     yolo_dataset_free(t->val_set);
+    yolo_ckpt_free(t->ck);
     yolo_session_close(&t->s);
 }
 
+static bool is_regular_file(const char *path, double *mtime) {
+    struct stat sb;
+    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) return false;
+    if (mtime) *mtime = (double)sb.st_mtim.tv_sec + sb.st_mtim.tv_nsec * 1e-9;
+    return true;
+}
+
+/* The newest <project>/<name>/weights/last.ckpt (a bare `resume`, as Ultralytics). */
+static bool newest_last_ckpt(const yolo_config *cfg, const char *task, char *out, size_t size) {
+    yolo_status st = YOLO_OK;
+    const char *project = yolo_cfg_string(cfg, "project", &st);
+    char dir[512];
+    if (project) snprintf(dir, sizeof dir, "%s", project);
+    else snprintf(dir, sizeof dir, "runs/%s", task);
+    DIR *d = opendir(dir);
+    if (!d) return false;
+    double best = -1.0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.') continue;
+        char path[1024];
+        double mtime = 0;
+        if (strlen(dir) + strlen(e->d_name) + 32 > sizeof path) continue;
+        snprintf(path, sizeof path, "%s/%s/weights/last.ckpt", dir, e->d_name);
+        if (is_regular_file(path, &mtime) && mtime > best) {
+            best = mtime;
+            snprintf(out, size, "%s", path);
+        }
+    }
+    closedir(d);
+    return best >= 0.0;
+}
+
+/* The checkpoint to resume from: resume=PATH, or resume with model=x.ckpt,
+ * or (model not given) the newest last.ckpt of the project. "" when not
+ * resuming. */
+static yolo_status resume_path(const yolo_mode_context *ctx, char *out, size_t size) {
+    out[0] = '\0';
+    yolo_config_value v = {0};
+    yolo_status st = yolo_config_get(ctx->config, "resume", &v);
+    if (st) return st;
+    if (v.kind == YOLO_VALUE_STRING && v.s && v.s[0]) {
+        if (!yolo_is_checkpoint_path(v.s))
+            return yolo_error(YOLO_ERR_CONFIG, "resume=%s (%s): not a checkpoint; give resume=<run>/weights/last.ckpt",
+                              v.s, yolo_config_source(ctx->config, "resume"));
+        snprintf(out, size, "%s", v.s);
+        return YOLO_OK;
+    }
+    if (v.kind != YOLO_VALUE_BOOL || !v.b) return YOLO_OK;
+    const char *model = yolo_cfg_string(ctx->config, "model", &st);
+    if (st) return st;
+    if (model && yolo_is_checkpoint_path(model)) {
+        snprintf(out, size, "%s", model);
+        return YOLO_OK;
+    }
+    if (model && yolo_config_layer_of(ctx->config, "model") > YOLO_CONFIG_LAYER_TASK)
+        return yolo_error(YOLO_ERR_CONFIG, "resume: model=%s (%s) is not a checkpoint; give model=<run>/weights/last.ckpt",
+                          model, yolo_config_source(ctx->config, "model"));
+    if (!newest_last_ckpt(ctx->config, ctx->task->name, out, size))
+        return yolo_error(YOLO_ERR_CONFIG,
+                          "resume: no checkpoint given (model=<run>/weights/last.ckpt or resume=PATH) and no "
+                          "runs/%s/*/weights/last.ckpt found",
+                          ctx->task->name);
+    return YOLO_OK;
+}
+
+/* Reads the checkpoint and merges its train args (resumable keys may be
+ * overridden from the command line, others must agree). */
+static yolo_status resume_config(trainer *t, const yolo_mode_context *ctx, const char *path) {
+    yolo_status st = yolo_ckpt_read(path, &t->ck);
+    if (!st) st = yolo_checkpoint_check_task(t->ck, ctx->task);
+    if (!st) st = yolo_checkpoint_resume_info(t->ck, &t->ri);
+    char *text = NULL;
+    size_t len = 0;
+    if (!st) st = yolo_checkpoint_args_yaml(t->ck, &text, &len);
+    if (!st) st = yolo_config_merge_yaml(ctx->config, YOLO_CONFIG_LAYER_CHECKPOINT, text, len, path, YOLO_CONFIG_RESUME);
+    free(text);
+    t->resuming = st == YOLO_OK;
+    return st;
+}
+
+/* The epochs asked for against the checkpoint's: a finished run needs a
+ * larger epochs; a different one re-plans the schedule (said so). */
+static yolo_status check_resume_epochs(trainer *t) {
+    const char *was_text = yolo_checkpoint_arg(t->ck, "epochs");
+    int was = was_text ? atoi(was_text) : t->a.epochs;
+    const yolo_resume_info *ri = &t->ri;
+    int64_t done = ri->sampler_epoch; /* whole epochs trained */
+    bool finished = ri->finished || (ri->sampler_batch == 0 && done >= was);
+    const char *path = yolo_ckpt_path(t->ck);
+    if (finished && t->a.epochs <= was)
+        return yolo_error(YOLO_ERR_CONFIG,
+                          "%s: training already finished (%lld of epochs=%d%s); nothing to resume. Give a larger "
+                          "epochs= to train on (e.g. resume epochs=%d), or fine-tune from it with model=%s "
+                          "without resume",
+                          path, (long long)done, was, done < was ? ", stopped early" : "", was + 10, path);
+    if (t->a.epochs <= done)
+        return yolo_error(YOLO_ERR_CONFIG, "epochs=%d (%s): %s has already trained %lld epochs", t->a.epochs,
+                          yolo_config_source(t->s.cfg, "epochs"), path, (long long)done);
+    if (t->a.epochs != was)
+        printf("Resuming with epochs %d (was %d): the learning-rate schedule is recomputed for %d epochs from epoch "
+               "%lld on\n",
+               t->a.epochs, was, t->a.epochs, (long long)done + 1);
+    return YOLO_OK;
+}
+
+/* The resumable keys that changed ("Resuming with batch 8 (was 16)"). */
+static void report_resume_changes(const trainer *t) {
+    static const char *const keys[] = {"batch", "imgsz", "device", "workers", "threads"};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        const char *was = yolo_checkpoint_arg(t->ck, keys[i]);
+        char now[256];
+        if (!was || yolo_config_format(t->s.cfg, keys[i], now, sizeof now) != YOLO_OK) continue;
+        if (strcmp(was, now) != 0) printf("Resuming with %s %s (was %s)\n", keys[i], now, was);
+    }
+}
+
+/* <run> of <run>/weights/last.ckpt; false if the checkpoint is not in a weights folder. */
+static bool run_dir_of(const char *ckpt, char *out, size_t size) {
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", ckpt);
+    char *slash = strrchr(buf, '/');
+    if (!slash) return false;
+    *slash = '\0';
+    const char *folder = strrchr(buf, '/');
+    folder = folder ? folder + 1 : buf;
+    if (strcmp(folder, "weights") != 0) return false;
+    if (folder == buf) snprintf(out, size, ".");
+    else {
+        buf[folder - buf - 1] = '\0';
+        snprintf(out, size, "%s", buf[0] ? buf : "/");
+    }
+    return true;
+}
+
+/* Fine-tune: the checkpoint's architecture, rebuilt for this data's nc. */
+static yolo_status open_finetune(trainer *t, const char *path, const char **model_name) {
+    yolo_status st = yolo_ckpt_read(path, &t->ck);
+    if (!st) st = yolo_checkpoint_check_task(t->ck, t->s.task);
+    char what[1200];
+    snprintf(what, sizeof what, "meta.yaml of %s", path);
+    if (!st) st = yolo_meta_get_str(yolo_ckpt_meta(t->ck), "model_name", what, model_name);
+    return st;
+}
+
+static yolo_status transfer_weights(trainer *t, const char *path) {
+    size_t transferred = 0, total = 0;
+    yolo_status st = yolo_checkpoint_transfer(t->ck, t->s.model, &transferred, &total);
+    if (!st) printf("Transferred %zu/%zu items from %s\n", transferred, total, path);
+    return st;
+}
+
 static yolo_status setup(trainer *t, const yolo_mode_context *ctx) {
-    yolo_status st = yolo_session_open(ctx, &t->s, true);
+    t->last_opt_step = -1;
+    t->best_fitness = -1.0;
+    t->best_epoch = -1;
+    char ckpt_path[1024];
+    yolo_status st = resume_path(ctx, ckpt_path, sizeof ckpt_path);
+    if (!st && ckpt_path[0]) st = resume_config(t, ctx, ckpt_path);
+    if (!st) st = yolo_session_open(ctx, &t->s, true);
     if (!st) st = read_args(t->s.cfg, &t->a);
-    const char *model = NULL;
-    if (!st) model = yolo_cfg_string(t->s.cfg, "model", &st);
+    if (st) return st;
+    const char *model = yolo_cfg_string(t->s.cfg, "model", &st);
+    const char *finetune = NULL; /* the checkpoint weights are transferred from */
+    if (t->resuming) {
+        printf("Resuming training from %s: epoch %lld, batch %lld (optimizer steps %lld, EMA updates %lld)\n",
+               ckpt_path, (long long)t->ri.sampler_epoch + 1, (long long)t->ri.sampler_batch,
+               (long long)t->ri.optimizer_steps, (long long)t->ri.ema_updates);
+        report_resume_changes(t);
+        st = check_resume_epochs(t);
+        model = t->ri.model_name;
+        if (!st && t->ri.nc != t->s.data.nc)
+            st = yolo_error(YOLO_ERR_CONFIG, "%s was trained for %lld classes; data=%s has %d", ckpt_path,
+                            (long long)t->ri.nc, t->s.data.source, t->s.data.nc);
+    } else if (yolo_is_checkpoint_path(model)) {
+        finetune = model;
+        st = open_finetune(t, model, &model);
+    } else {
+        yolo_config_value pre = {0};
+        if (yolo_config_get(t->s.cfg, "pretrained", &pre) == YOLO_OK && pre.kind == YOLO_VALUE_STRING &&
+            yolo_is_checkpoint_path(pre.s)) {
+            finetune = pre.s;
+            st = yolo_ckpt_read(pre.s, &t->ck);
+            if (!st) st = yolo_checkpoint_check_task(t->ck, t->s.task);
+        }
+    }
     if (!st) st = yolo_session_build_model(&t->s, model, &t->s.model);
+    if (!st && finetune) st = transfer_weights(t, finetune);
     if (st) return st;
     t->s.tctx.model = t->s.model;
     yolo_model *ema_model = NULL;
     st = yolo_session_build_model(&t->s, model, &ema_model);
     if (!st) st = yolo_ema_create(t->s.model, ema_model, &t->ema);
-    if (!st) st = yolo_session_make_run_dir(&t->s);
+    if (st) return st;
+    if (t->resuming && run_dir_of(ckpt_path, t->s.run_dir, sizeof t->s.run_dir))
+        st = yolo_config_save_args(t->s.cfg, t->s.run_dir);
+    else
+        st = yolo_session_make_run_dir(&t->s);
     if (!st) st = open_datasets(t);
     if (st) return st;
 
@@ -180,7 +395,14 @@ static yolo_status setup(trainer *t, const yolo_mode_context *ctx) {
     if (st) return st;
 
     yolo_optimizer_kind kind = YOLO_OPTIMIZER_SGD;
-    st = choose_optimizer(&t->a, t->train_set->n, t->s.batch, t->s.data.nc, &kind);
+    if (t->resuming) { /* the run's optimizer, `auto` resolved as it was */
+        kind = t->ri.optimizer;
+        t->a.lr0 = t->ri.lr0;
+        t->a.momentum = t->ri.momentum;
+        t->a.warmup_bias_lr = t->ri.warmup_bias_lr;
+    } else {
+        st = choose_optimizer(&t->a, t->train_set->n, t->s.batch, t->s.data.nc, &kind);
+    }
     int accumulate = (int)fmax(round((double)t->a.nbs / t->s.batch), 1.0);
     double wd = t->a.weight_decay * t->s.batch * accumulate / t->a.nbs;
     if (!st) st = yolo_optimizer_create(t->s.model, kind, (float)t->a.lr0, (float)t->a.momentum, (float)wd, &t->opt);
@@ -188,6 +410,8 @@ static yolo_status setup(trainer *t, const yolo_mode_context *ctx) {
     char desc[256];
     yolo_optimizer_describe(t->opt, desc, sizeof desc);
     printf("optimizer: %s\n", desc);
+    if (t->resuming) st = yolo_checkpoint_restore(t->ck, &t->ri, t->s.model, t->ema, t->opt);
+    if (st) return st;
 
     t->graphs.model = t->s.model;
     t->graphs.training = true;
@@ -196,13 +420,85 @@ static yolo_status setup(trainer *t, const yolo_mode_context *ctx) {
     yolo_validator_init(&t->validator, t->s.hooks, &t->s.tctx, t->val_set, t->ema->ema, t->s.batch * 2,
                         t->s.workers, t->s.imgsz, t->s.seed);
     t->validator_ready = true;
-    return yolo_results_csv_open(&t->csv, t->s.run_dir, t->s.hooks);
+    if (!t->resuming) return yolo_results_csv_open(&t->csv, t->s.run_dir, t->s.hooks);
+
+    /* the position, history and best fitness of the resumed run */
+    const yolo_meta *rows = yolo_meta_get(yolo_ckpt_meta(t->ck), "results");
+    if (!(t->history = yolo_meta_new_map())) return yolo_error(YOLO_ERR_NOMEM, "out of memory");
+    if (rows && (st = yolo_meta_set_copy(t->history, "results", rows))) return st;
+    int kept = 0, want = (int)yolo_meta_size(rows);
+    st = yolo_results_csv_resume(&t->csv, t->s.run_dir, t->s.hooks, want, &kept);
+    if (st) return st;
+    if (kept < want) printf("%s had %d of the checkpoint's %d rows; it continues from there\n", t->csv.path, kept, want);
+    t->start_epoch = (int)t->ri.sampler_epoch;
+    t->first_batch = t->ri.sampler_batch;
+    t->last_opt_step = t->ri.last_opt_step;
+    t->best_fitness = t->ri.best_fitness;
+    t->best_epoch = (int)t->ri.best_epoch;
+    for (int i = 0; i < t->ri.n_loss_sums && i < YOLO_TASK_MAX_ITEMS; i++) t->loss_sums[i] = t->ri.loss_sums[i];
+    if (t->ri.batch != t->s.batch) {
+        /* the position counted in batches of the old size: continue at the same sample (rounded down) */
+        int64_t nb = yolo_loader_num_batches(t->loader);
+        t->first_batch = t->first_batch * t->ri.batch / t->s.batch;
+        if (t->first_batch > nb) t->first_batch = nb;
+        t->last_opt_step = nb * t->start_epoch + t->first_batch - 1;
+        if (t->ri.sampler_batch > 0)
+            printf("Resuming mid-epoch at batch %lld of %lld (batch %lld of size %lld before)\n",
+                   (long long)t->first_batch, (long long)nb, (long long)t->ri.sampler_batch, (long long)t->ri.batch);
+    }
+    return YOLO_OK;
 }
 
 static double memory_gb(const trainer *t) { return (double)yolo_backend_peak_bytes(t->s.backend) / 1e9; }
 
-/* One epoch; mean loss items into items. */
-static yolo_status train_epoch(trainer *t, int epoch, int64_t *last_opt_step, float *items) {
+/* The trainer's state for a checkpoint: `completed` epochs done (0-based
+ * index of the last), the sampler at (s_epoch, s_batch). */
+static yolo_train_state make_state(const trainer *t, int64_t completed, int64_t s_epoch, int64_t s_batch,
+                                   bool finished) {
+    int64_t nb = yolo_loader_num_batches(t->loader);
+    yolo_train_state state = {.session = &t->s, .model = t->s.model, .ema = t->ema, .opt = t->opt,
+                              .epoch = completed, .best_fitness = t->best_fitness,
+                              .results = yolo_meta_get(t->history, "results"),
+                              .sampler_epoch = s_epoch, .sampler_batch = s_batch,
+                              .last_opt_step = t->last_opt_step, .best_epoch = t->best_epoch,
+                              .lr0 = t->a.lr0, .momentum = t->a.momentum, .warmup_bias_lr = t->a.warmup_bias_lr,
+                              /* a backward pass since the last optimizer step: its gradients are pending */
+                              .grads = s_epoch * nb + s_batch - 1 > t->last_opt_step,
+                              .finished = finished,
+                              .n_loss_sums = s_batch > 0 ? t->s.hooks->n_loss_items : 0,
+                              .loss_sums = t->loss_sums};
+    return state;
+}
+
+static yolo_status weights_dir(const trainer *t, char *path, size_t size) {
+    snprintf(path, size, "%s/weights", t->s.run_dir);
+    if (mkdir(path, 0777) != 0 && errno != EEXIST) return yolo_error(YOLO_ERR_IO, "%s: cannot create (%s)", path, strerror(errno));
+    return YOLO_OK;
+}
+
+/* Stopped by a signal mid-epoch: last.ckpt at the next batch. */
+static yolo_status stop_mid_epoch(trainer *t, int epoch, int64_t next_batch) {
+    char path[1200];
+    yolo_status st = YOLO_OK;
+    if (t->a.save) {
+        yolo_train_state state = make_state(t, epoch - 1, epoch, next_batch, false);
+        st = weights_dir(t, path, sizeof path);
+        snprintf(path, sizeof path, "%s/weights/last.ckpt", t->s.run_dir);
+        if (!st) st = yolo_train_save_checkpoint(path, &state, false);
+    }
+    if (st) return st;
+    int sig = yolo_stop_signal();
+    if (!t->a.save)
+        return yolo_error(YOLO_ERR_INTERRUPTED, "training stopped by %s at epoch %d, batch %lld (save=false: no checkpoint written)",
+                          yolo_stop_signal_name(sig), epoch + 1, (long long)next_batch);
+    return yolo_error(YOLO_ERR_INTERRUPTED,
+                      "training stopped by %s at epoch %d, batch %lld; %s saved: continue with 'yolo %s train resume "
+                      "model=%s'",
+                      yolo_stop_signal_name(sig), epoch + 1, (long long)next_batch, path, t->s.task->name, path);
+}
+
+/* One epoch from batch `first`; mean loss items into items. */
+static yolo_status train_epoch(trainer *t, int epoch, int64_t first, float *items) {
     const yolo_task_hooks *h = t->s.hooks;
     int64_t nb = yolo_loader_num_batches(t->loader);
     int64_t nw = t->a.warmup_epochs > 0 ? (int64_t)fmax(round(t->a.warmup_epochs * nb), 100.0) : -1;
@@ -210,14 +506,20 @@ static yolo_status train_epoch(trainer *t, int epoch, int64_t *last_opt_step, fl
     double nbs_over_batch = (double)t->a.nbs / t->s.batch;
     int accumulate = (int)fmax(round(nbs_over_batch), 1.0);
     for (int gi = 0; gi < YOLO_PARAM_GROUPS; gi++) t->opt->lr[gi] = (float)(t->opt->initial_lr * lf);
-    yolo_status st = yolo_loader_start_epoch(t->loader, epoch, 0);
+    yolo_status st = yolo_loader_start_epoch(t->loader, epoch, first);
     if (st) return st;
+    if (first == 0) memset(t->loss_sums, 0, sizeof t->loss_sums);
     if (epoch == t->a.epochs - t->a.close_mosaic && t->a.close_mosaic > 0) printf("Closing dataloader mosaic\n");
     yolo_progress_header(stdout, h->n_loss_items, h->loss_names);
     yolo_progress bar;
     yolo_progress_begin(&bar, stdout, epoch, t->a.epochs, nb, h->n_loss_items, h->loss_names);
-    double sums[YOLO_TASK_MAX_ITEMS] = {0};
-    for (int64_t i = 0;; i++) {
+    double *sums = t->loss_sums;
+    for (int64_t k = 0; k < h->n_loss_items; k++) items[k] = first > 0 ? (float)(sums[k] / (double)first) : 0.0f;
+    for (int64_t i = first;; i++) {
+        if (i < nb && i > first && yolo_stop_requested()) {
+            yolo_progress_end(&bar);
+            return stop_mid_epoch(t, epoch, i);
+        }
         yolo_batch *batch = NULL;
         st = yolo_loader_next(t->loader, &batch);
         if (st || !batch) break;
@@ -244,10 +546,10 @@ static yolo_status train_epoch(trainer *t, int epoch, int64_t *last_opt_step, fl
             st = yolo_error(YOLO_ERR_NUMERIC, "the loss is %g at epoch %d, batch %lld (step %lld): training stopped",
                             loss, epoch + 1, (long long)i + 1, (long long)ni);
         if (!st) st = yolo_model_graph_backward(mg);
-        if (!st && ni - *last_opt_step >= accumulate) {
+        if (!st && ni - t->last_opt_step >= accumulate) {
             st = yolo_optimizer_step(t->opt, 10.0f, NULL);
             if (!st) st = yolo_ema_step(t->ema);
-            *last_opt_step = ni;
+            t->last_opt_step = ni;
         }
         int instances = batch->instances.n > 0 ? batch->instances.n : batch->n;
         int size = batch->width;
@@ -284,16 +586,13 @@ static yolo_status record_row(trainer *t, int epoch, const float *items, const y
     return st;
 }
 
-static yolo_status save_checkpoints(trainer *t, int epoch, double best_fitness, bool is_best) {
+static yolo_status save_checkpoints(trainer *t, int epoch, bool is_best, bool finished) {
     if (!t->a.save) return YOLO_OK;
-    yolo_train_state state = {.session = &t->s, .model = t->s.model, .ema = t->ema, .opt = t->opt,
-                              .epoch = epoch, .best_fitness = best_fitness,
-                              .results = yolo_meta_get(t->history, "results")};
+    yolo_train_state state = make_state(t, epoch, epoch + 1, 0, finished);
     char path[1200];
-    snprintf(path, sizeof path, "%s/weights", t->s.run_dir);
-    if (mkdir(path, 0777) != 0 && errno != EEXIST) return yolo_error(YOLO_ERR_IO, "%s: cannot create (%s)", path, strerror(errno));
+    yolo_status st = weights_dir(t, path, sizeof path);
     snprintf(path, sizeof path, "%s/weights/last.ckpt", t->s.run_dir);
-    yolo_status st = yolo_train_save_checkpoint(path, &state, false);
+    if (!st) st = yolo_train_save_checkpoint(path, &state, false);
     if (!st && is_best) {
         snprintf(path, sizeof path, "%s/weights/best.ckpt", t->s.run_dir);
         st = yolo_train_save_checkpoint(path, &state, t->a.half_best);
@@ -314,18 +613,16 @@ static void print_metrics_line(const yolo_task_hooks *h, const yolo_val_result *
 static yolo_status train(trainer *t) {
     const yolo_task_hooks *h = t->s.hooks;
     printf("Image sizes %d train, %d val\nUsing %d dataloader workers on %s\nLogging results to %s\n"
-           "Starting training for %d epochs...\n",
-           t->s.imgsz, t->s.imgsz, t->s.workers, yolo_backend_name(t->s.backend), t->s.run_dir, t->a.epochs);
-    double best_fitness = -1.0;
-    int best_epoch = -1;
-    int64_t last_opt_step = -1;
-    yolo_val_result best = {0}, last = {0};
+           "%s training for %d epochs...\n",
+           t->s.imgsz, t->s.imgsz, t->s.workers, yolo_backend_name(t->s.backend), t->s.run_dir,
+           t->resuming ? "Resuming" : "Starting", t->a.epochs);
+    fflush(stdout);
     double t0 = yolo_seconds_now();
     yolo_status st = YOLO_OK;
     int epoch;
-    for (epoch = 0; epoch < t->a.epochs && !st; epoch++) {
+    for (epoch = t->start_epoch; epoch < t->a.epochs && !st; epoch++) {
         float items[YOLO_TASK_MAX_ITEMS] = {0};
-        st = train_epoch(t, epoch, &last_opt_step, items);
+        st = train_epoch(t, epoch, epoch == t->start_epoch ? t->first_batch : 0, items);
         if (st) break;
         bool final = epoch + 1 == t->a.epochs;
         yolo_val_result r = {0};
@@ -334,35 +631,39 @@ static yolo_status train(trainer *t) {
             if (st) break;
             print_metrics_line(h, &r);
         }
-        last = r;
         st = yolo_results_csv_append(&t->csv, epoch, items, r.metrics, r.losses, t->opt->lr);
-        bool is_best = r.fitness >= best_fitness;
+        bool is_best = r.fitness >= t->best_fitness;
         if (is_best) {
-            best_fitness = r.fitness;
-            best_epoch = epoch;
-            best = r;
+            t->best_fitness = r.fitness;
+            t->best_epoch = epoch;
         }
+        bool stop_early = t->a.patience > 0 && epoch - t->best_epoch >= t->a.patience;
         if (!st) st = record_row(t, epoch, items, &r);
-        if (!st) st = save_checkpoints(t, epoch, best_fitness, is_best);
+        if (!st) st = save_checkpoints(t, epoch, is_best, final || stop_early);
         if (st) break;
-        if (t->a.patience > 0 && epoch - best_epoch >= t->a.patience) {
+        if (yolo_stop_requested()) {
+            int sig = yolo_stop_signal();
+            return yolo_error(YOLO_ERR_INTERRUPTED,
+                              "training stopped by %s after epoch %d%s%s%s", yolo_stop_signal_name(sig), epoch + 1,
+                              t->a.save ? "; continue with 'yolo train resume model=" : " (save=false: no checkpoint)",
+                              t->a.save ? t->s.run_dir : "", t->a.save ? "/weights/last.ckpt'" : "");
+        }
+        if (stop_early) {
             printf("Stopping training early as no improvement observed in last %d epochs. Best results observed at "
                    "epoch %d.\n",
-                   t->a.patience, best_epoch + 1);
+                   t->a.patience, t->best_epoch + 1);
             epoch++;
             break;
         }
     }
     if (st) return st;
-    printf("\n%d epochs completed in %.3f hours.\n", epoch, (yolo_seconds_now() - t0) / 3600.0);
+    printf("\n%d epochs completed in %.3f hours.\n", epoch - t->start_epoch, (yolo_seconds_now() - t0) / 3600.0);
     /* The final table: the last EMA weights, validated once more with the per-class table. */
     yolo_val_result final = {0};
     printf("Validating (final EMA weights)...\n");
     st = yolo_validator_run(&t->validator, stdout, &final);
     if (st) return st;
-    (void)best;
-    (void)last;
-    printf("Best fitness %.4f at epoch %d. Results saved to %s\n", best_fitness, best_epoch + 1, t->s.run_dir);
+    printf("Best fitness %.4f at epoch %d. Results saved to %s\n", t->best_fitness, t->best_epoch + 1, t->s.run_dir);
     return YOLO_OK;
 }
 
@@ -370,7 +671,11 @@ yolo_status yolo_mode_train(const yolo_mode_context *ctx) {
     trainer t;
     memset(&t, 0, sizeof t);
     yolo_status st = setup(&t, ctx);
-    if (!st) st = train(&t);
+    if (!st) {
+        yolo_stop_install();
+        st = train(&t);
+        yolo_stop_uninstall();
+    }
     trainer_close(&t);
     return st;
 }

@@ -2,6 +2,7 @@
  * It includes only sdk headers. Head modules live in their own files in
  * this directory (classify_modules.h) and are listed in the table below. */
 #include "classify_modules.h"
+#include "classify_task.h"
 #include "yolo/plugin.h"
 
 #include <stddef.h>
@@ -22,6 +23,7 @@ static const yolo_task classify_task = {
     .n_model_yamls = CLASSIFY_N_MODEL_YAMLS,
     .config_keys = NULL, /* no keys of its own: the core's default.yaml holds Ultralytics' */
     .n_config_keys = 0,
+    .hooks = &classify_task_hooks, /* classify_task.h */
 };
 
 __attribute__((visibility("default"))) const yolo_task *yolo_task_register(void) { return &classify_task; }

@@ -1,222 +1,43 @@
-/* The YOLOv8 Detect head (see detect_head.h). */
-#include "detect_head.h"
+/* The Detect module type (yaml args [nc]): the YOLOv8 detection head, built
+ * from the core's Detect building blocks (yolo/detection.h, yolo_det_head).
+ *
+ * Outputs of its forward:
+ *   training: t[0..nl-1] = per level cat(box, cls) maps [N, 4*16 + nc, H_i, W_i]
+ *   eval:     t[0] = [N, 4 + nc, A] decoded boxes (xywh in pixels) and class
+ *             probabilities over the A anchors of all levels; t[1..nl] the
+ *             raw maps as in training. */
+#include <yolo/detection.h>
 
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-static int imax(int a, int b) { return a > b ? a : b; }
-static int imin(int a, int b) { return a < b ? a : b; }
-
-DETECT_HIDDEN yolo_status detect_read_channels(yolo_module_ctx *ctx, int *nl, int *ch) {
-    *nl = yolo_module_n_inputs(ctx);
-    if (*nl < 1 || *nl > DETECT_MAX_LEVELS)
-        return yolo_module_error(ctx, YOLO_ERR_CONFIG, "takes 1 to %d feature levels, 'from' lists %d",
-                                 DETECT_MAX_LEVELS, *nl);
-    for (int i = 0; i < *nl; i++) ch[i] = yolo_module_in_channels(ctx, i);
-    return YOLO_OK;
-}
-
-DETECT_HIDDEN yolo_status detect_head_init(yolo_module_ctx *ctx, detect_head *h, int nc, int nl, const int *ch) {
-    if (nc < 1) return yolo_module_error(ctx, YOLO_ERR_CONFIG, "nc %d must be >= 1", nc);
-    h->nc = nc;
-    h->nl = nl;
-    h->reg_max = DETECT_REG_MAX;
-    h->no = nc + 4 * h->reg_max;
-    memcpy(h->ch, ch, sizeof(int) * (size_t)nl);
-    h->c2 = imax(imax(16, ch[0] / 4), 4 * h->reg_max);
-    h->c3 = imax(ch[0], imin(nc, 100));
-    yolo_status st;
-    char n0[32], n1[32], n2[32];
-    /* state-dict order: every cv2 level, every cv3 level, then dfl */
-    for (int i = 0; i < nl; i++) {
-        snprintf(n0, sizeof(n0), "cv2.%d.0", i);
-        snprintf(n1, sizeof(n1), "cv2.%d.1", i);
-        snprintf(n2, sizeof(n2), "cv2.%d.2", i);
-        if ((st = yolo_conv_block_init(ctx, &h->box_conv[i][0], n0, ch[i], h->c2, 3, 1, YOLO_AUTOPAD, 1, 1,
-                                       YOLO_ACT_DEFAULT)) ||
-            (st = yolo_conv_block_init(ctx, &h->box_conv[i][1], n1, h->c2, h->c2, 3, 1, YOLO_AUTOPAD, 1, 1,
-                                       YOLO_ACT_DEFAULT)) ||
-            (st = yolo_conv_layer_init(ctx, &h->box_pred[i], n2, h->c2, 4 * h->reg_max, 1, 1, 0, 1, true, true)))
-            return st;
-    }
-    for (int i = 0; i < nl; i++) {
-        snprintf(n0, sizeof(n0), "cv3.%d.0", i);
-        snprintf(n1, sizeof(n1), "cv3.%d.1", i);
-        snprintf(n2, sizeof(n2), "cv3.%d.2", i);
-        if ((st = yolo_conv_block_init(ctx, &h->cls_conv[i][0], n0, ch[i], h->c3, 3, 1, YOLO_AUTOPAD, 1, 1,
-                                       YOLO_ACT_DEFAULT)) ||
-            (st = yolo_conv_block_init(ctx, &h->cls_conv[i][1], n1, h->c3, h->c3, 3, 1, YOLO_AUTOPAD, 1, 1,
-                                       YOLO_ACT_DEFAULT)) ||
-            (st = yolo_conv_layer_init(ctx, &h->cls_pred[i], n2, h->c3, nc, 1, 1, 0, 1, true, true)))
-            return st;
-    }
-    if ((st = yolo_conv_layer_init(ctx, &h->dfl, "dfl.conv", h->reg_max, 1, 1, 1, 0, 1, false, false))) return st;
-    float w[DETECT_REG_MAX];
-    for (int i = 0; i < h->reg_max; i++) w[i] = (float)i;
-    return yolo_tensor_upload_f32(h->dfl.weight, w, h->reg_max);
-}
-
-DETECT_HIDDEN yolo_status detect_head_finalize(yolo_module_ctx *ctx, detect_head *h) {
-    float box[4 * DETECT_REG_MAX];
-    for (int i = 0; i < 4 * h->reg_max; i++) box[i] = 1.0f;
-    float *cls = malloc(sizeof(float) * (size_t)h->nc);
-    if (!cls) return yolo_module_error(ctx, YOLO_ERR_NOMEM, "out of memory");
-    yolo_status st = YOLO_OK;
-    for (int i = 0; i < h->nl && !st; i++) {
-        h->stride[i] = yolo_module_in_stride(ctx, i);
-        if (h->stride[i] < 1) {
-            st = yolo_module_error(ctx, YOLO_ERR_CONFIG, "input %d has no measurable stride", i);
-            break;
-        }
-        double s = h->stride[i];
-        float b = (float)log(5.0 / h->nc / ((640.0 / s) * (640.0 / s)));
-        for (int c = 0; c < h->nc; c++) cls[c] = b;
-        st = yolo_tensor_upload_f32(h->box_pred[i].bias, box, 4 * h->reg_max);
-        if (!st) st = yolo_tensor_upload_f32(h->cls_pred[i].bias, cls, h->nc);
-    }
-    free(cls);
-    return st;
-}
-
-DETECT_HIDDEN yolo_status detect_head_raw(const yolo_forward_ctx *f, detect_head *h, int n_in, yolo_tensor *const *in,
-                                          yolo_tensor **raw) {
-    if (n_in != h->nl) return yolo_error(YOLO_ERR_ARG, "Detect: %d inputs, built for %d", n_in, h->nl);
-    for (int i = 0; i < h->nl; i++) {
-        yolo_tensor *a = yolo_conv_block_forward(f, &h->box_conv[i][0], in[i]);
-        a = yolo_conv_layer_forward(f, &h->box_pred[i], yolo_conv_block_forward(f, &h->box_conv[i][1], a));
-        yolo_tensor *b = yolo_conv_block_forward(f, &h->cls_conv[i][0], in[i]);
-        b = yolo_conv_layer_forward(f, &h->cls_pred[i], yolo_conv_block_forward(f, &h->cls_conv[i][1], b));
-        yolo_tensor *parts[2] = {a, b};
-        raw[i] = a && b ? yolo_concat(f->graph, 2, parts, 1) : NULL;
-        if (!raw[i]) return yolo_graph_status(f->graph) ? yolo_graph_status(f->graph) : YOLO_ERR_SHAPE;
-    }
-    return YOLO_OK;
-}
-
-DETECT_HIDDEN yolo_tensor *detect_flatten_levels(yolo_graph *g, int nl, yolo_tensor *const *maps) {
-    yolo_tensor *flat[DETECT_MAX_LEVELS];
-    for (int i = 0; i < nl; i++) {
-        if (!maps[i]) return NULL;
-        int64_t shape[3] = {maps[i]->shape[0], maps[i]->shape[1], maps[i]->shape[2] * maps[i]->shape[3]};
-        flat[i] = yolo_reshape(g, maps[i], 3, shape);
-    }
-    return nl == 1 ? flat[0] : yolo_concat(g, nl, flat, 2);
-}
-
-/* Anchor points (grid cell centres) and per-anchor strides for the level
- * sizes of `raw`, cached per size (graphs built earlier keep theirs). */
-static detect_anchor_cache *anchors_for(yolo_graph *g, detect_head *h, yolo_tensor *const *raw) {
-    yolo_backend *be = yolo_graph_backend(g);
-    for (int c = 0; c < h->n_cache; c++) {
-        detect_anchor_cache *e = &h->cache[c];
-        bool same = e->backend == be;
-        for (int i = 0; i < h->nl && same; i++) same = e->hw[i][0] == raw[i]->shape[2] && e->hw[i][1] == raw[i]->shape[3];
-        if (same) return e;
-    }
-    detect_anchor_cache *grown = realloc(h->cache, sizeof(*grown) * (size_t)(h->n_cache + 1));
-    if (!grown) return NULL;
-    h->cache = grown;
-    detect_anchor_cache *e = &h->cache[h->n_cache];
-    memset(e, 0, sizeof(*e));
-    int64_t total = 0;
-    for (int i = 0; i < h->nl; i++) {
-        e->hw[i][0] = raw[i]->shape[2];
-        e->hw[i][1] = raw[i]->shape[3];
-        total += e->hw[i][0] * e->hw[i][1];
-    }
-    float *xy = malloc(sizeof(float) * (size_t)(3 * total));
-    int64_t ashape[2] = {2, total}, sshape[2] = {1, total};
-    e->backend = be;
-    e->anchors = yolo_tensor_new(be, "detect.anchors", YOLO_F32, 2, ashape, false);
-    e->strides = yolo_tensor_new(be, "detect.strides", YOLO_F32, 2, sshape, false);
-    if (!xy || !e->anchors || !e->strides) goto fail;
-    int64_t k = 0;
-    for (int i = 0; i < h->nl; i++)
-        for (int64_t y = 0; y < e->hw[i][0]; y++)
-            for (int64_t x = 0; x < e->hw[i][1]; x++, k++) {
-                xy[k] = (float)x + 0.5f;
-                xy[total + k] = (float)y + 0.5f;
-                xy[2 * total + k] = (float)h->stride[i];
-            }
-    if (yolo_tensor_upload_f32(e->anchors, xy, 2 * total) || yolo_tensor_upload_f32(e->strides, xy + 2 * total, total))
-        goto fail;
-    free(xy);
-    h->n_cache++;
-    return e;
-fail:
-    free(xy);
-    yolo_tensor_free(e->anchors);
-    yolo_tensor_free(e->strides);
-    return NULL;
-}
-
-DETECT_HIDDEN yolo_tensor *detect_head_decode(const yolo_forward_ctx *f, detect_head *h, yolo_tensor *const *raw) {
-    yolo_graph *g = f->graph;
-    yolo_tensor *x = detect_flatten_levels(g, h->nl, raw);
-    if (!x) return NULL;
-    detect_anchor_cache *e = anchors_for(g, h, raw);
-    if (!e) {
-        yolo_error(YOLO_ERR_NOMEM, "Detect: cannot create the anchor tensors");
-        return NULL;
-    }
-    int64_t n = x->shape[0], a = x->shape[2];
-    yolo_tensor *box = yolo_slice(g, x, 1, 0, 4 * h->reg_max);
-    yolo_tensor *cls = yolo_slice(g, x, 1, 4 * h->reg_max, h->nc);
-    /* DFL: softmax over the reg_max bins of each side, then the fixed conv (expectation) */
-    int64_t bins[4] = {n * 4, h->reg_max, 1, a}, sides[3] = {n, 4, a};
-    yolo_tensor *d = yolo_softmax(g, yolo_reshape(g, box, 4, bins), 1);
-    d = yolo_reshape(g, yolo_conv_layer_forward(f, &h->dfl, d), 3, sides);
-    /* dist2bbox (xywh), then to pixels */
-    yolo_tensor *lt = yolo_slice(g, d, 1, 0, 2), *rb = yolo_slice(g, d, 1, 2, 2);
-    yolo_tensor *x1y1 = yolo_sub(g, e->anchors, lt), *x2y2 = yolo_add(g, e->anchors, rb);
-    yolo_tensor *xywh[2] = {yolo_scale(g, yolo_add(g, x1y1, x2y2), 0.5f), yolo_sub(g, x2y2, x1y1)};
-    yolo_tensor *dbox = yolo_mul(g, yolo_concat(g, 2, xywh, 1), e->strides);
-    yolo_tensor *parts[2] = {dbox, yolo_sigmoid(g, cls)};
-    return yolo_concat(g, 2, parts, 1);
-}
-
-DETECT_HIDDEN void detect_head_release(detect_head *h) {
-    for (int c = 0; c < h->n_cache; c++) {
-        yolo_tensor_free(h->cache[c].anchors);
-        yolo_tensor_free(h->cache[c].strides);
-    }
-    free(h->cache);
-    h->cache = NULL;
-    h->n_cache = 0;
-}
-
-/* ---- the Detect module type: yaml args [nc] ---- */
+#include "detect_modules.h"
 
 static yolo_status detect_build(yolo_module_ctx *ctx) {
-    int nl, ch[DETECT_MAX_LEVELS];
+    int nl, ch[YOLO_DET_MAX_LEVELS];
     int64_t nc;
     yolo_status st;
     int model_nc = yolo_module_nc(ctx);
-    if ((st = detect_read_channels(ctx, &nl, ch)) || (st = yolo_module_arg_int(ctx, 0, model_nc > 0 ? model_nc : 80, &nc)))
+    if ((st = yolo_det_read_channels(ctx, &nl, ch)) ||
+        (st = yolo_module_arg_int(ctx, 0, model_nc > 0 ? model_nc : 80, &nc)))
         return st;
-    detect_head *h = yolo_module_state_alloc(ctx, sizeof(*h));
+    yolo_det_head *h = yolo_module_state_alloc(ctx, sizeof(*h));
     if (!h) return yolo_module_error(ctx, YOLO_ERR_NOMEM, "out of memory");
-    if ((st = detect_head_init(ctx, h, (int)nc, nl, ch))) return st;
-    char chs[96] = "";
-    size_t len = 0;
-    for (int i = 0; i < nl && len < sizeof(chs); i++) len += (size_t)snprintf(chs + len, sizeof(chs) - len, "%s%d", i ? ", " : "", ch[i]);
+    if ((st = yolo_det_head_init(ctx, h, (int)nc, nl, ch))) return st;
+    char chs[96];
+    yolo_det_channels_text(nl, ch, chs, sizeof chs);
     yolo_module_set_args_text(ctx, "[%d, [%s]]", h->nc, chs);
     return YOLO_OK;
 }
 
-static yolo_status detect_finalize(yolo_module_ctx *ctx, void *state) { return detect_head_finalize(ctx, state); }
+static yolo_status detect_finalize(yolo_module_ctx *ctx, void *state) { return yolo_det_head_finalize(ctx, state); }
 
 static yolo_status detect_forward(const yolo_forward_ctx *f, void *state, int n_in, yolo_tensor *const *in,
                                   yolo_module_outputs *out) {
-    detect_head *h = state;
-    yolo_tensor *raw[DETECT_MAX_LEVELS];
-    yolo_status st = detect_head_raw(f, h, n_in, in, raw);
+    yolo_det_head *h = state;
+    yolo_tensor *raw[YOLO_DET_MAX_LEVELS];
+    yolo_status st = yolo_det_head_raw(f, h, n_in, in, raw);
     if (st) return st;
     int k = 0;
     if (!f->training) {
-        out->t[k++] = detect_head_decode(f, h, raw);
+        out->t[k++] = yolo_det_head_decode(f, h, raw);
         if (!out->t[0]) return yolo_graph_status(f->graph) ? yolo_graph_status(f->graph) : YOLO_ERR_NOMEM;
     }
     for (int i = 0; i < h->nl; i++) out->t[k++] = raw[i];
@@ -224,9 +45,9 @@ static yolo_status detect_forward(const yolo_forward_ctx *f, void *state, int n_
     return YOLO_OK;
 }
 
-static void detect_destroy(void *state) { detect_head_release(state); }
+static void detect_destroy(void *state) { yolo_det_head_release(state); }
 
-DETECT_HIDDEN const yolo_module_type detect_module_type = {
+const yolo_module_type detect_module_type = {
     .name = "Detect",
     .summary = "YOLOv8 detection head: per level box (DFL, reg_max 16) and class branches",
     .build = detect_build,

@@ -1,8 +1,6 @@
 /* The detect plugin's head modules and model yamls (see detect_modules.h). */
 #include "detect_modules.h"
 
-#include "detect_head.h"
-
 const yolo_module_type *const detect_modules[DETECT_N_MODULES] = {&detect_module_type};
 
 /* Ultralytics' ultralytics/cfg/models/v8/yolov8.yaml (same layers and

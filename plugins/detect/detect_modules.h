@@ -10,6 +10,12 @@
 
 #include "yolo/model.h"
 
+/* The Detect module type (detect_head.c), internal to the plugin. */
+#if defined(__GNUC__)
+__attribute__((visibility("hidden")))
+#endif
+extern const yolo_module_type detect_module_type;
+
 #define DETECT_N_MODULES 1
 extern const yolo_module_type *const detect_modules[DETECT_N_MODULES];
 

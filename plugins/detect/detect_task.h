@@ -3,7 +3,7 @@
  *
  *     .hooks = &detect_task_hooks,
  *
- * The glue between the core trainer and detect_math.h: it turns the head's
+ * The glue between the core trainer and yolo/detection.h: it turns the head's
  * host outputs and a yolo_batch into the v8 detection loss and its
  * gradient, the validator's statistics (NMS, original-image boxes, AP) and
  * predict's text results. Internal to the plugin (hidden symbol). */

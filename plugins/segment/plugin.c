@@ -2,6 +2,7 @@
  * It includes only sdk headers. Head modules live in their own files in
  * this directory (segment_modules.h) and are listed in the table below. */
 #include "segment_modules.h"
+#include "segment_task.h"
 #include "yolo/plugin.h"
 
 #include <stddef.h>
@@ -21,7 +22,8 @@ static const yolo_task segment_task = {
     .model_yaml_texts = segment_model_yaml_texts,
     .n_model_yamls = SEGMENT_N_MODEL_YAMLS,
     .config_keys = NULL, /* no keys of its own: the core's default.yaml holds Ultralytics' */
-    .n_config_keys = 0,
+    .n_config_keys = 0, /* overlap_mask and mask_ratio included */
+    .hooks = &segment_task_hooks, /* segment_task.h */
 };
 
 __attribute__((visibility("default"))) const yolo_task *yolo_task_register(void) { return &segment_task; }

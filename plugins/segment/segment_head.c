@@ -13,24 +13,25 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../detect/detect_head.h"
+#include <yolo/detection.h>
+
 #include "segment_modules.h"
 
 typedef struct segment_head {
-    detect_head det;
+    yolo_det_head det;
     int nm, npr, c4;
     yolo_conv_block proto_cv1, proto_cv2, proto_cv3;
     yolo_conv_layer proto_upsample;
-    yolo_conv_block mc_conv[DETECT_MAX_LEVELS][2];
-    yolo_conv_layer mc_pred[DETECT_MAX_LEVELS];
+    yolo_conv_block mc_conv[YOLO_DET_MAX_LEVELS][2];
+    yolo_conv_layer mc_pred[YOLO_DET_MAX_LEVELS];
 } segment_head;
 
 static yolo_status segment_build(yolo_module_ctx *ctx) {
-    int nl, ch[DETECT_MAX_LEVELS];
+    int nl, ch[YOLO_DET_MAX_LEVELS];
     int64_t nc, nm, npr;
     int model_nc = yolo_module_nc(ctx);
     yolo_status st;
-    if ((st = detect_read_channels(ctx, &nl, ch)) ||
+    if ((st = yolo_det_read_channels(ctx, &nl, ch)) ||
         (st = yolo_module_arg_int(ctx, 0, model_nc > 0 ? model_nc : 80, &nc)) ||
         (st = yolo_module_arg_int(ctx, 1, 32, &nm)) || (st = yolo_module_arg_int(ctx, 2, 256, &npr)))
         return st;
@@ -41,7 +42,7 @@ static yolo_status segment_build(yolo_module_ctx *ctx) {
     h->nm = (int)nm;
     h->npr = yolo_module_scale_width(ctx, (int)npr);
     h->c4 = ch[0] / 4 > h->nm ? ch[0] / 4 : h->nm;
-    if ((st = detect_head_init(ctx, &h->det, (int)nc, nl, ch))) return st;
+    if ((st = yolo_det_head_init(ctx, &h->det, (int)nc, nl, ch))) return st;
     /* Proto(ch[0], npr, nm) */
     if ((st = yolo_conv_block_init(ctx, &h->proto_cv1, "proto.cv1", ch[0], h->npr, 3, 1, YOLO_AUTOPAD, 1, 1,
                                    YOLO_ACT_DEFAULT)) ||
@@ -64,16 +65,14 @@ static yolo_status segment_build(yolo_module_ctx *ctx) {
             (st = yolo_conv_layer_init(ctx, &h->mc_pred[i], n2, h->c4, h->nm, 1, 1, 0, 1, true, true)))
             return st;
     }
-    char chs[96] = "";
-    size_t len = 0;
-    for (int i = 0; i < nl && len < sizeof(chs); i++)
-        len += (size_t)snprintf(chs + len, sizeof(chs) - len, "%s%d", i ? ", " : "", ch[i]);
+    char chs[96];
+    yolo_det_channels_text(nl, ch, chs, sizeof chs);
     yolo_module_set_args_text(ctx, "[%d, %d, %d, [%s]]", h->det.nc, h->nm, h->npr, chs);
     return YOLO_OK;
 }
 
 static yolo_status segment_finalize(yolo_module_ctx *ctx, void *state) {
-    return detect_head_finalize(ctx, &((segment_head *)state)->det);
+    return yolo_det_head_finalize(ctx, &((segment_head *)state)->det);
 }
 
 static yolo_status segment_forward(const yolo_forward_ctx *f, void *state, int n_in, yolo_tensor *const *in,
@@ -85,19 +84,19 @@ static yolo_status segment_forward(const yolo_forward_ctx *f, void *state, int n
     yolo_tensor *p = yolo_conv_block_forward(f, &h->proto_cv1, in[0]);
     p = yolo_conv_block_forward(f, &h->proto_cv2, yolo_conv_transpose_layer_forward(f, &h->proto_upsample, p));
     p = yolo_conv_block_forward(f, &h->proto_cv3, p);
-    yolo_tensor *mcs[DETECT_MAX_LEVELS];
+    yolo_tensor *mcs[YOLO_DET_MAX_LEVELS];
     for (int i = 0; i < nl; i++) {
         yolo_tensor *t = yolo_conv_block_forward(f, &h->mc_conv[i][0], in[i]);
         mcs[i] = yolo_conv_layer_forward(f, &h->mc_pred[i], yolo_conv_block_forward(f, &h->mc_conv[i][1], t));
     }
-    yolo_tensor *mc = detect_flatten_levels(g, nl, mcs);
-    yolo_tensor *raw[DETECT_MAX_LEVELS];
-    yolo_status st = detect_head_raw(f, &h->det, n_in, in, raw);
+    yolo_tensor *mc = yolo_det_flatten_levels(g, nl, mcs);
+    yolo_tensor *raw[YOLO_DET_MAX_LEVELS];
+    yolo_status st = yolo_det_head_raw(f, &h->det, n_in, in, raw);
     if (st) return st;
     if (!p || !mc) return yolo_graph_status(g) ? yolo_graph_status(g) : YOLO_ERR_SHAPE;
     int k = 0;
     if (!f->training) {
-        yolo_tensor *parts[2] = {detect_head_decode(f, &h->det, raw), mc};
+        yolo_tensor *parts[2] = {yolo_det_head_decode(f, &h->det, raw), mc};
         out->t[k++] = parts[0] ? yolo_concat(g, 2, parts, 1) : NULL;
         if (!out->t[0]) return yolo_graph_status(g) ? yolo_graph_status(g) : YOLO_ERR_NOMEM;
     }
@@ -108,7 +107,7 @@ static yolo_status segment_forward(const yolo_forward_ctx *f, void *state, int n
     return YOLO_OK;
 }
 
-static void segment_destroy(void *state) { detect_head_release(&((segment_head *)state)->det); }
+static void segment_destroy(void *state) { yolo_det_head_release(&((segment_head *)state)->det); }
 
 static const yolo_module_type segment_module_type = {
     .name = "Segment",

@@ -5,9 +5,12 @@
  * OpenBLAS to run near its peak; with nb == 1 the GEMM reads and writes the
  * tensors in place (and 1x1/stride 1/pad 0 needs no unfolding at all).
  * Unfold/fold and the gathers run on our pool; sgemm runs on OpenBLAS's
- * threads (set to ctx->threads) while our pool idles, so the cores are never
- * oversubscribed. Every sum is taken in a fixed order: results are
- * bit-identical run to run for a given thread count. */
+ * threads (set to ctx->threads) while our pool idles. Caveat: OpenBLAS's
+ * idle workers spin ~0.1 s after each GEMM (OPENBLAS_THREAD_TIMEOUT, read
+ * when OpenBLAS loads), competing with our pool's unfold work; that is part
+ * of why this path lost to oneDNN (kernels_conv.c). Every sum is taken in a
+ * fixed order: results are bit-identical run to run for a given thread
+ * count. */
 #include <cblas.h>
 #include <pthread.h>
 #include <stdlib.h>

@@ -1,0 +1,219 @@
+/* criterion.c — the detection loss of a head's level maps (yolo/detection.h,
+ * yolo_det_criterion): the host-side glue between a task's loss_compute
+ * hook and v8DetectionLoss.
+ *
+ * The training-layout maps [B, 4*16 + nc, H_l, W_l] are gathered into
+ * [B, C, A], the batch's instances become xyxy pixels of the batch image,
+ * the assigner and the loss run on the host and the gradient is scattered
+ * back to the per-level layout. The assignment stays readable until the
+ * next call, for the per-anchor terms of tasks that extend detection. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "yolo/detection.h"
+
+struct yolo_det_criterion {
+    yolo_det_loss_params p;
+    int n_model_strides;
+    int model_strides[YOLO_DET_MAX_LEVELS];
+    /* anchors of the last input size */
+    int nl, h[YOLO_DET_MAX_LEVELS], w[YOLO_DET_MAX_LEVELS];
+    float stride[YOLO_DET_MAX_LEVELS];
+    int n_anchors;
+    float *anchor_xy, *anchor_stride;
+    /* scratch */
+    float *head, *grad;
+    size_t head_cap, grad_cap;
+    float *gt_boxes;
+    int32_t *gt_cls;
+    size_t gt_cap;
+    int32_t *gt_index;
+    float *score;
+    size_t asg_cap;
+};
+
+static yolo_status cfg_gain(const yolo_config *cfg, const char *key, float *gain) {
+    if (!cfg || !yolo_config_find_key(cfg, key) || yolo_config_is_null(cfg, key)) return YOLO_OK;
+    double v;
+    yolo_status st = yolo_config_get_float(cfg, key, &v);
+    if (!st) *gain = (float)v;
+    return st;
+}
+
+yolo_status yolo_det_criterion_create(const yolo_task_context *ctx, yolo_det_criterion **out) {
+    if (!out) return yolo_error(YOLO_ERR_ARG, "yolo_det_criterion_create: NULL output");
+    *out = NULL;
+    yolo_det_criterion *c = calloc(1, sizeof *c);
+    if (!c) return yolo_error(YOLO_ERR_NOMEM, "detection loss: out of memory");
+    c->p = yolo_det_loss_default_params(ctx && ctx->nc > 0 ? ctx->nc : 1);
+    const yolo_config *cfg = ctx ? ctx->cfg : NULL;
+    yolo_status st = cfg_gain(cfg, "box", &c->p.box_gain);
+    if (!st) st = cfg_gain(cfg, "cls", &c->p.cls_gain);
+    if (!st) st = cfg_gain(cfg, "dfl", &c->p.dfl_gain);
+    if (st) {
+        free(c);
+        return yolo_error_context(st, "detection loss");
+    }
+    if (ctx && ctx->model) {
+        int n = yolo_model_strides(ctx->model, c->model_strides, YOLO_DET_MAX_LEVELS);
+        c->n_model_strides = n > YOLO_DET_MAX_LEVELS ? 0 : n;
+    }
+    *out = c;
+    return YOLO_OK;
+}
+
+void yolo_det_criterion_free(yolo_det_criterion *c) {
+    if (!c) return;
+    free(c->anchor_xy), free(c->anchor_stride), free(c->head), free(c->grad), free(c->gt_boxes), free(c->gt_cls);
+    free(c->gt_index), free(c->score);
+    free(c);
+}
+
+yolo_det_loss_params *yolo_det_criterion_params(yolo_det_criterion *c) { return c ? &c->p : NULL; }
+
+/* Anchors for this input size (kept while the size stays the same). The
+ * strides are the model's; without a model, the batch image's height over
+ * each map's. */
+static yolo_status criterion_anchors(yolo_det_criterion *c, const yolo_batch *batch, int nl, const int *h,
+                                     const int *w) {
+    float stride[YOLO_DET_MAX_LEVELS];
+    for (int l = 0; l < nl; l++)
+        stride[l] = c->n_model_strides == nl ? (float)c->model_strides[l] : (float)batch->height / (float)h[l];
+    bool same = c->anchor_xy && c->nl == nl;
+    for (int l = 0; same && l < nl; l++) same = c->h[l] == h[l] && c->w[l] == w[l] && c->stride[l] == stride[l];
+    if (same) return YOLO_OK;
+    int64_t A = 0;
+    for (int l = 0; l < nl; l++) A += (int64_t)h[l] * w[l];
+    if (A > INT32_MAX / 64) return yolo_error(YOLO_ERR_SHAPE, "detection loss: %lld anchors is too many", (long long)A);
+    float *xy = malloc((size_t)A * 2 * sizeof(float)), *st = malloc((size_t)A * sizeof(float));
+    if (!xy || !st) {
+        free(xy), free(st);
+        return yolo_error(YOLO_ERR_NOMEM, "detection loss: out of memory for %lld anchors", (long long)A);
+    }
+    yolo_status rc = yolo_det_make_anchors(nl, h, w, stride, 0.5f, xy, st);
+    if (rc) {
+        free(xy), free(st);
+        return rc;
+    }
+    free(c->anchor_xy), free(c->anchor_stride);
+    c->anchor_xy = xy, c->anchor_stride = st;
+    c->nl = nl, c->n_anchors = (int)A;
+    for (int l = 0; l < nl; l++) c->h[l] = h[l], c->w[l] = w[l], c->stride[l] = stride[l];
+    return YOLO_OK;
+}
+
+static yolo_status grow(void **buf, size_t *cap, size_t need, size_t elem) {
+    if (need <= *cap && *buf) return YOLO_OK;
+    void *a = realloc(*buf, (need ? need : 1) * elem);
+    if (!a) return yolo_error(YOLO_ERR_NOMEM, "detection loss: out of memory for %zu values", need);
+    *buf = a;
+    *cap = need;
+    return YOLO_OK;
+}
+
+static yolo_status check_map(const char *who, const yolo_host_tensor *t, int i, int64_t batch, int64_t channels) {
+    if (!t->data || t->ndim != 4 || t->shape[0] != batch || t->shape[1] != channels || t->shape[2] <= 0 ||
+        t->shape[3] <= 0 || t->shape[2] > INT32_MAX || t->shape[3] > INT32_MAX)
+        return yolo_error(YOLO_ERR_SHAPE,
+                          "%s: output %d must be a map [%lld, %lld, H, W], got ndim %d [%lld, %lld, %lld, %lld]",
+                          who, i, (long long)batch, (long long)channels, t->ndim, (long long)t->shape[0],
+                          (long long)(t->ndim > 1 ? t->shape[1] : 0), (long long)(t->ndim > 2 ? t->shape[2] : 0),
+                          (long long)(t->ndim > 3 ? t->shape[3] : 0));
+    return YOLO_OK;
+}
+
+yolo_status yolo_det_gt_from_batch(const yolo_batch *batch, float *boxes, int32_t *cls) {
+    const yolo_instances *ins = &batch->instances;
+    int n = ins->n;
+    if (n < 0 || (n > 0 && (!ins->cls || !ins->boxes || !batch->batch_idx || !boxes || !cls)))
+        return yolo_error(YOLO_ERR_ARG, "the batch's %d instances lack their arrays", n);
+    float W = (float)batch->width, H = (float)batch->height;
+    for (int k = 0; k < n; k++) {
+        const float *b = ins->boxes + 4 * (size_t)k;
+        float xywh[4] = {b[0] * W, b[1] * H, b[2] * W, b[3] * H};
+        yolo_box_xywh_to_xyxy(xywh, boxes + 4 * (size_t)k, 1);
+        cls[k] = ins->cls[k];
+    }
+    return YOLO_OK;
+}
+
+yolo_status yolo_det_criterion_compute(yolo_det_criterion *c, const char *who, const yolo_batch *batch,
+                                       int n_levels, const yolo_host_tensor *maps, yolo_host_tensor *grads,
+                                       yolo_det_criterion_result *out) {
+    if (!who) who = "detection loss";
+    if (!c || !batch || !maps || !out) return yolo_error(YOLO_ERR_ARG, "%s: NULL criterion, batch, outputs or result", who);
+    const int R = YOLO_DET_REG_MAX;
+    if (n_levels < 1 || n_levels > YOLO_DET_MAX_LEVELS)
+        return yolo_error(YOLO_ERR_ARG, "%s: %d level maps, expected 1..%d", who, n_levels, YOLO_DET_MAX_LEVELS);
+    if (batch->n <= 0 || batch->width <= 0 || batch->height <= 0)
+        return yolo_error(YOLO_ERR_ARG, "%s: batch of %d images %dx%d", who, batch->n, batch->width, batch->height);
+    if (maps[0].ndim != 4 || maps[0].shape[1] < 4 * R + 1 || maps[0].shape[1] > INT32_MAX)
+        return yolo_error(YOLO_ERR_SHAPE, "%s: output 0 must be a map [%d, %d + nc, H, W], got ndim %d", who, batch->n,
+                          4 * R, maps[0].ndim);
+    int64_t B = batch->n, C = maps[0].shape[1];
+    int nl = n_levels, h[YOLO_DET_MAX_LEVELS], w[YOLO_DET_MAX_LEVELS];
+    const float *levels[YOLO_DET_MAX_LEVELS];
+    float *glevels[YOLO_DET_MAX_LEVELS];
+    for (int l = 0; l < nl; l++) {
+        yolo_status st = check_map(who, &maps[l], l, B, C);
+        if (st) return st;
+        if (grads) {
+            st = check_map(who, &grads[l], l, B, C);
+            if (!st && (grads[l].shape[2] != maps[l].shape[2] || grads[l].shape[3] != maps[l].shape[3]))
+                st = yolo_error(YOLO_ERR_SHAPE, "%s: gradient %d is %lldx%lld, its output %lldx%lld", who, l,
+                                (long long)grads[l].shape[2], (long long)grads[l].shape[3],
+                                (long long)maps[l].shape[2], (long long)maps[l].shape[3]);
+            if (st) return st;
+            glevels[l] = grads[l].data;
+        }
+        h[l] = (int)maps[l].shape[2], w[l] = (int)maps[l].shape[3];
+        levels[l] = maps[l].data;
+    }
+    yolo_status st = criterion_anchors(c, batch, nl, h, w);
+    if (st) return st;
+    int A = c->n_anchors;
+    size_t need = (size_t)B * (size_t)C * (size_t)A, n_gt = (size_t)(batch->instances.n > 0 ? batch->instances.n : 0);
+    st = grow((void **)&c->head, &c->head_cap, need, sizeof(float));
+    if (!st && grads) st = grow((void **)&c->grad, &c->grad_cap, need, sizeof(float));
+    if (!st && n_gt > c->gt_cap) {
+        size_t cap = c->gt_cap;
+        st = grow((void **)&c->gt_boxes, &cap, n_gt * 4, sizeof(float));
+        cap = c->gt_cap;
+        if (!st) st = grow((void **)&c->gt_cls, &cap, n_gt, sizeof(int32_t));
+        if (!st) c->gt_cap = n_gt;
+    }
+    if (!st && (size_t)B * A > c->asg_cap) {
+        size_t cap = c->asg_cap;
+        st = grow((void **)&c->gt_index, &cap, (size_t)B * A, sizeof(int32_t));
+        cap = c->asg_cap;
+        if (!st) st = grow((void **)&c->score, &cap, (size_t)B * A, sizeof(float));
+        if (!st) c->asg_cap = (size_t)B * A;
+    }
+    if (st) return st;
+    yolo_det_levels_gather(levels, nl, h, w, (int)B, (int)C, c->head);
+    st = yolo_det_gt_from_batch(batch, c->gt_boxes, c->gt_cls);
+    if (st) return yolo_error_context(st, "%s", who);
+
+    yolo_det_loss_params p = c->p;
+    p.nc = (int)C - 4 * R;
+    p.reg_max = R;
+    yolo_det_gt_batch gt = {batch->instances.n, batch->batch_idx, c->gt_cls, c->gt_boxes};
+    yolo_det_assignment asg = {c->gt_index, c->score};
+    memset(out, 0, sizeof *out);
+    st = yolo_det_assign(&p, (int)B, A, c->head, c->anchor_xy, c->anchor_stride, &gt, &asg);
+    if (!st)
+        st = yolo_det_loss_assigned(&p, (int)B, A, c->head, c->anchor_xy, c->anchor_stride, &gt, &asg, &out->value,
+                                    grads ? c->grad : NULL);
+    if (st) return st;
+    if (grads) yolo_det_levels_scatter(c->grad, nl, h, w, (int)B, (int)C, glevels);
+    out->batch = (int)B;
+    out->nc = p.nc;
+    out->reg_max = R;
+    out->n_anchors = A;
+    out->head = c->head;
+    out->anchor_xy = c->anchor_xy;
+    out->anchor_stride = c->anchor_stride;
+    out->gt = gt;
+    out->asg = asg;
+    return YOLO_OK;
+}

@@ -1,0 +1,454 @@
+/* yolo/detection.h — the detection building blocks every box-based task
+ * shares (detect, segment, and third-party tasks such as pose or oriented
+ * boxes): boxes and IoU, anchors and the DFL decode, the TaskAlignedAssigner,
+ * the v8 detection loss, NMS, average precision, the evaluation settings and
+ * the YOLOv8 Detect head's building blocks. They match Ultralytics v8
+ * (make_anchors, dist2bbox, bbox_iou CIoU, TaskAlignedAssigner,
+ * v8DetectionLoss with DFLoss, non_max_suppression, match_predictions,
+ * ap_per_class/compute_ap, DetMetrics) number for number.
+ *
+ * A task that extends detection (Segment = Detect + masks, Pose = Detect +
+ * keypoints) builds its head on yolo_det_head, runs yolo_det_criterion for
+ * the box, class and DFL terms and reads the assignment it exposes (which
+ * instance each anchor was given) for its own term, and validates with
+ * yolo_nms_detect (which returns anchor indices, so per-anchor extras follow
+ * their boxes) and the yolo_ap_* accumulator with its own IoU matrix.
+ *
+ * Everything but the head helpers works on caller-owned host float arrays:
+ * no tensors, no trainer. Functions that can fail return a yolo_status and
+ * set yolo_error(); none keeps a pointer to its arguments unless it says so.
+ *
+ * Layouts (A = the anchors of all levels, level by level, each level
+ * row-major over (y, x) like Ultralytics' make_anchors):
+ *   head   [B, C, A], C = 4*reg_max + nc: channels 0..4*reg_max-1 are the box
+ *          distribution logits, side-major (l, t, r, b; reg_max bins each),
+ *          then nc class logits: Ultralytics' cat([xi.view(B, no, -1)], 2).
+ *   grad   the same layout as head.
+ *   boxes  xyxy unless a name says otherwise; [n, 4] rows. */
+#ifndef YOLO_DETECTION_H
+#define YOLO_DETECTION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "yolo/config.h"
+#include "yolo/data.h"
+#include "yolo/error.h"
+#include "yolo/model.h"
+#include "yolo/task.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ================================================================== */
+/* Boxes                                                               */
+
+void yolo_box_xywh_to_xyxy(const float *xywh, float *xyxy, size_t n);
+void yolo_box_xyxy_to_xywh(const float *xyxy, float *xywh, size_t n);
+
+/* Ultralytics' metrics box_iou: inter / (area1 + area2 - inter + 1e-7), in
+ * float. out[i * nb + j] = IoU(a[i], b[j]). */
+void yolo_box_iou_matrix(const float *a, int na, const float *b, int nb, float *out);
+
+/* bbox_iou(..., xywh=False, CIoU=True) with eps 1e-7 on the heights, the
+ * union and c^2. Symmetric in its arguments. */
+double yolo_box_ciou(const double b1[4], const double b2[4]);
+
+/* The same CIoU, plus its gradient with respect to b1 (xyxy) as autograd
+ * sees it: alpha is a constant (computed under no_grad), min/max ties split
+ * the gradient in half and clamp(0) passes it at exactly 0, as in torch.
+ * grad_b1 may be NULL (then this is yolo_box_ciou). */
+double yolo_box_ciou_grad(const double b1[4], const double b2[4], double grad_b1[4]);
+
+/* Undo a letterbox: (box - pad) / gain, then clip to [0, width] x [0, height]
+ * (Ultralytics' scale_boxes with explicit gain and padding). */
+void yolo_box_unletterbox(float *xyxy, size_t n, float gain, float pad_x, float pad_y, float width, float height);
+
+/* Batch-image xyxy pixels of image `image` -> that image's original pixels
+ * (batch->meta: (x - pad) / ratio, clipped to the original size). Without
+ * meta the batch image is the original (boxes are only clipped). Errors:
+ * YOLO_ERR_ARG for a meta without a usable ratio or size. */
+yolo_status yolo_box_to_original(const yolo_batch *batch, int image, float *xyxy, size_t n);
+
+/* ================================================================== */
+/* Anchors and the DFL decode                                          */
+
+/* Total anchors of the levels: sum of h[i] * w[i]. */
+int yolo_det_anchor_count(int n_levels, const int *h, const int *w);
+
+/* make_anchors(feats, strides, offset): xy [A, 2] cell centres in grid units
+ * of their level ((x + offset, y + offset)), stride [A]. */
+yolo_status yolo_det_make_anchors(int n_levels, const int *h, const int *w, const float *strides, float offset,
+                                  float *xy, float *stride);
+
+/* Softmax over one side's reg_max (<= 64) logits (read at logits[j * step])
+ * and the expected bin: returns sum_j j * p_j; p (reg_max doubles) may be NULL. */
+double yolo_det_dfl_expect(const float *logits, size_t step, int reg_max, double *p);
+
+/* The four expected distances (l, t, r, b) of anchor a of one image's head
+ * block [C, A]. p (4 * reg_max doubles) receives the softmaxes, or NULL. */
+void yolo_det_dfl_distances(const float *head_image, int n_anchors, int reg_max, int a, double dist[4],
+                            double *p);
+
+/* Ultralytics' inference output of Detect: out [B, 4 + nc, A] holds boxes as
+ * xywh in input pixels (dist2bbox(xywh=True) * stride) and sigmoid scores. */
+yolo_status yolo_det_decode_predictions(const float *head, int batch, int nc, int reg_max, int n_anchors,
+                                        const float *anchor_xy, const float *anchor_stride, float *out);
+
+/* Per-level outputs [B, C, h_l, w_l] <-> the concatenated [B, C, A]. */
+void yolo_det_levels_gather(const float *const *levels, int n_levels, const int *h, const int *w, int batch,
+                            int channels, float *out);
+void yolo_det_levels_scatter(const float *in, int n_levels, const int *h, const int *w, int batch, int channels,
+                             float *const *levels);
+
+/* ================================================================== */
+/* TaskAlignedAssigner                                                 */
+
+typedef struct yolo_tal_params {
+    int topk;    /* 10 */
+    float alpha; /* 0.5: power of the class score */
+    float beta;  /* 6.0: power of the CIoU */
+    float eps;   /* 1e-9 */
+} yolo_tal_params;
+
+yolo_tal_params yolo_tal_default_params(void);
+
+/* Assigns the anchors of one image (no gradient, as Ultralytics).
+ *   cls_logits  [nc, A] row-major class logits (row stride n_anchors): the
+ *               class block of the head; sigmoid is applied inside.
+ *   pred_boxes  [A, 4] predicted xyxy boxes in input pixels.
+ *   anchor_px   [A, 2] anchor centres in input pixels.
+ *   gt_cls [n_gt], gt_boxes [n_gt, 4] xyxy pixels. A gt whose coordinates
+ *               sum to <= 0 is padding and is ignored, as Ultralytics' mask_gt.
+ * Outputs per anchor: target_gt (index into the gts, -1 = background) and
+ * target_score (the soft target of class gt_cls[target_gt]: the align metric
+ * normalised by its gt's max metric times its gt's max IoU). Returns the
+ * number of foreground anchors in *n_fg (may be NULL). */
+yolo_status yolo_tal_assign(const yolo_tal_params *p, int n_anchors, int nc, const float *cls_logits,
+                            const float *pred_boxes, const float *anchor_px, int n_gt, const int32_t *gt_cls,
+                            const float *gt_boxes, int32_t *target_gt, float *target_score, int *n_fg);
+
+/* ================================================================== */
+/* v8DetectionLoss                                                     */
+/*
+ *   tss  = max(sum of the soft targets, 1)
+ *   cls  = cls_gain * sum over anchors x classes of BCEWithLogits(x, t) / tss
+ *   box  = box_gain * sum over positives of (1 - CIoU(pred, target)) * w / tss
+ *   dfl  = dfl_gain * sum over positives of the DFL (mean of 4 sides) * w / tss
+ *   loss = batch * (box + cls + dfl)
+ * w the anchor's soft target, boxes in grid units, DFL targets clamped to
+ * [0, reg_max - 1.01]. The assignment is a constant, as in Ultralytics. */
+
+typedef struct yolo_det_loss_params {
+    int nc;
+    int reg_max;    /* 16 */
+    float box_gain; /* 7.5 */
+    float cls_gain; /* 0.5 */
+    float dfl_gain; /* 1.5 */
+    yolo_tal_params tal;
+} yolo_det_loss_params;
+
+yolo_det_loss_params yolo_det_loss_default_params(int nc);
+
+/* The batch's instances as Ultralytics' batch dict: image index, class and
+ * box (xyxy in input-image pixels) per instance. Within an image the order
+ * is kept (it breaks assigner ties as Ultralytics' padded rows do). */
+typedef struct yolo_det_gt_batch {
+    int n;
+    const int32_t *batch_idx;
+    const int32_t *cls;
+    const float *boxes;
+} yolo_det_gt_batch;
+
+/* The assigner's output for the batch, per anchor [B * A]: the instance
+ * index into yolo_det_gt_batch (-1 = background) and the soft target score. */
+typedef struct yolo_det_assignment {
+    int32_t *gt_index;
+    float *score;
+} yolo_det_assignment;
+
+typedef struct yolo_det_loss_value {
+    double total;            /* batch * (box + cls + dfl): what grad is the gradient of */
+    double box, cls, dfl;    /* the gained components, without the batch factor (logged) */
+    double target_score_sum; /* the normaliser, max(sum of soft targets, 1) */
+    int n_fg;                /* foreground anchors in the batch */
+} yolo_det_loss_value;
+
+/* The batch's instances (normalized cx cy w h) as xyxy pixels of the batch
+ * image: boxes [n, 4] and cls [n], n = batch->instances.n, caller-owned
+ * (Ultralytics' preprocess: xywh * size, then xywh2xyxy). */
+yolo_status yolo_det_gt_from_batch(const yolo_batch *batch, float *boxes, int32_t *cls);
+
+/* Runs the assigner on every image of the batch; out's arrays hold B * A. */
+yolo_status yolo_det_assign(const yolo_det_loss_params *p, int batch, int n_anchors, const float *head,
+                            const float *anchor_xy, const float *anchor_stride, const yolo_det_gt_batch *gt,
+                            yolo_det_assignment *out);
+
+/* The loss for a fixed assignment and its exact gradient with respect to
+ * every head output (grad may be NULL; it is written, not accumulated). The
+ * function a finite-difference check can probe. */
+yolo_status yolo_det_loss_assigned(const yolo_det_loss_params *p, int batch, int n_anchors, const float *head,
+                                   const float *anchor_xy, const float *anchor_stride,
+                                   const yolo_det_gt_batch *gt, const yolo_det_assignment *asg,
+                                   yolo_det_loss_value *out, float *grad);
+
+/* yolo_det_assign then yolo_det_loss_assigned (scratch allocated inside). */
+yolo_status yolo_det_loss(const yolo_det_loss_params *p, int batch, int n_anchors, const float *head,
+                          const float *anchor_xy, const float *anchor_stride, const yolo_det_gt_batch *gt,
+                          yolo_det_loss_value *out, float *grad);
+
+/* ---- the criterion: the detection loss of a head's level maps ----
+ * What a task's loss_compute does for the Detect part of its head: checks
+ * the maps, gathers them to [B, C, A], builds the anchors (cached while the
+ * input size stays), turns the batch's instances into pixel boxes, assigns,
+ * computes the loss and scatters its gradient back into the maps' layout.
+ * Gains come from the configuration keys box, cls and dfl; strides from the
+ * context's model (without one: batch height / map height). */
+typedef struct yolo_det_criterion yolo_det_criterion;
+
+/* Everything the last compute saw, owned by the criterion until the next
+ * call: a task reads the assignment for its own per-anchor term. */
+typedef struct yolo_det_criterion_result {
+    yolo_det_loss_value value;
+    int batch, nc, reg_max, n_anchors;
+    const float *head;                       /* [B, 4*reg_max + nc, A] */
+    const float *anchor_xy, *anchor_stride;  /* [A, 2] grid units, [A] */
+    yolo_det_gt_batch gt;                    /* the instances, xyxy batch-image pixels */
+    yolo_det_assignment asg;                 /* [B * A]: gt_index into gt, score */
+} yolo_det_criterion_result;
+
+/* A criterion for the context (its nc, model strides and gains; ctx may be
+ * NULL: defaults). Free with yolo_det_criterion_free. */
+yolo_status yolo_det_criterion_create(const yolo_task_context *ctx, yolo_det_criterion **out);
+void yolo_det_criterion_free(yolo_det_criterion *c);
+/* The loss parameters in use (the task may change them after create). */
+yolo_det_loss_params *yolo_det_criterion_params(yolo_det_criterion *c);
+
+/* maps[0..n_levels-1]: [B, 4*16 + nc, H_l, W_l] (Detect's training outputs).
+ * grads (NULL: no gradient) receive dloss/dmaps, overwritten. `who` names
+ * the caller in error messages ("detect loss_compute"). */
+yolo_status yolo_det_criterion_compute(yolo_det_criterion *c, const char *who, const yolo_batch *batch,
+                                       int n_levels, const yolo_host_tensor *maps, yolo_host_tensor *grads,
+                                       yolo_det_criterion_result *out);
+
+/* ================================================================== */
+/* Non-maximum suppression                                             */
+
+typedef struct yolo_nms_params {
+    float conf;             /* candidates need a class score > conf (val 0.001, predict 0.25) */
+    float iou;              /* suppress IoU > iou (0.7) */
+    int max_det;            /* 300 */
+    int max_nms;            /* 30000: boxes into NMS, highest scores first */
+    float max_wh;           /* 7680: class offset that keeps classes apart */
+    bool multi_label;       /* every class above conf is a candidate (val; only if nc > 1) */
+    bool agnostic;          /* one NMS over all classes */
+    const int32_t *classes; /* keep only these classes (NULL: all), filtered before NMS */
+    int n_classes;
+} yolo_nms_params;
+
+yolo_nms_params yolo_nms_default_params(void);
+
+typedef struct yolo_detection {
+    float box[4]; /* xyxy, input pixels */
+    float score;
+    int32_t cls;
+    int32_t anchor; /* the anchor it came from: per-anchor extras (mask coefficients, keypoints) follow it */
+} yolo_detection;
+
+/* torchvision.ops.nms: greedy by score (stable for ties), suppressing
+ * IoU > iou_thres. keep receives up to max_keep indices, best first. */
+yolo_status yolo_nms_boxes(const float *boxes, const float *scores, int n, float iou_thres, int max_keep,
+                           int *keep, int *n_keep);
+
+/* non_max_suppression for one image: pred [4 + nc + extra, n_anchors] (xywh
+ * boxes and scores, Detect's inference layout; extra channels ignored).
+ * out holds at least p->max_det detections, sorted by score. */
+yolo_status yolo_nms_detect(const float *pred, int nc, int n_anchors, const yolo_nms_params *p, yolo_detection *out,
+                            int *n_out);
+
+/* ================================================================== */
+/* Average precision — for any IoU matrix (boxes, masks, keypoint OKS)  */
+
+#define YOLO_AP_N_IOU 10
+
+/* 0.50:0.05:0.95 as float, as torch.linspace(0.5, 0.95, 10). */
+void yolo_ap_iou_thresholds(float thr[YOLO_AP_N_IOU]);
+
+/* match_predictions: iou [n_gt, n_pred]; a pair qualifies with the same
+ * class and IoU >= threshold; each prediction keeps its highest-IoU gt, then
+ * each gt its lowest-index prediction. correct [n_pred, n_thr] gets 0/1. */
+yolo_status yolo_ap_match_predictions(int n_pred, const int32_t *pred_cls, int n_gt, const int32_t *gt_cls,
+                                      const float *iou, int n_thr, const float *thr, uint8_t *correct);
+
+/* Per-prediction and per-target statistics over a whole val set, growable
+ * and mergeable (across ranks: yolo_ap_stats_pack / _unpack_merge). */
+typedef struct yolo_ap_stats {
+    int n_iou;
+    size_t n_pred, cap_pred;
+    uint8_t *tp; /* [n_pred, n_iou] */
+    float *conf;
+    int32_t *pred_cls;
+    size_t n_target, cap_target;
+    int32_t *target_cls;
+    size_t n_target_img, cap_target_img;
+    int32_t *target_img; /* each image's distinct gt classes, concatenated */
+    int64_t n_images;
+} yolo_ap_stats;
+
+void yolo_ap_stats_init(yolo_ap_stats *s, int n_iou);
+void yolo_ap_stats_free(yolo_ap_stats *s);
+void yolo_ap_stats_reset(yolo_ap_stats *s);
+/* Appends one image: its predictions (tp [n_pred, n_iou]) and its gts. */
+yolo_status yolo_ap_stats_add_image(yolo_ap_stats *s, int n_pred, const uint8_t *tp, const float *conf,
+                                    const int32_t *pred_cls, int n_gt, const int32_t *gt_cls);
+/* Appends all of src to dst (same n_iou). */
+yolo_status yolo_ap_stats_merge(yolo_ap_stats *dst, const yolo_ap_stats *src);
+/* The stats as bytes (malloc'd into *bytes; the caller frees), for the
+ * metrics_pack hook. Packs may be concatenated. */
+yolo_status yolo_ap_stats_pack(const yolo_ap_stats *s, void **bytes, size_t *size);
+/* Appends the stats packed at the start of bytes[0..size) to dst. *used
+ * receives the bytes read; with used NULL the pack must fill size exactly.
+ * A malformed or truncated pack is YOLO_ERR_FORMAT. */
+yolo_status yolo_ap_stats_unpack_merge(yolo_ap_stats *dst, const void *bytes, size_t size, size_t *used);
+
+typedef struct yolo_ap_summary {
+    int nc;
+    int n_iou;
+    int64_t n_images;
+    int64_t n_instances;
+    /* Means over the classes that have gts (Ultralytics' mp, mr, map50, map75, map). */
+    double mp, mr, map50, map75, map;
+    /* Per class [nc] (classes without gts: 0): */
+    double *ap;             /* [nc, n_iou] */
+    double *p, *r, *f1;     /* at the max mean-F1 confidence */
+    int64_t *n_targets;     /* instances per class */
+    int64_t *n_target_img;  /* images containing the class */
+    double best_conf;       /* the confidence at which p, r, f1 are taken */
+} yolo_ap_summary;
+
+/* ap_per_class over the accumulated stats for classes 0..nc-1: AP by
+ * compute_ap's 101-point interpolation and trapezoid rule, whose sentinels
+ * cap a perfect class at 0.995 exactly as in Ultralytics. If no
+ * prediction is a true positive at any threshold, the metrics are all 0
+ * (Ultralytics skips process() then). Free with yolo_ap_summary_free. */
+yolo_status yolo_ap_summarize(const yolo_ap_stats *s, int nc, yolo_ap_summary *out);
+void yolo_ap_summary_free(yolo_ap_summary *out);
+
+/* Matches one image's detections to its gts by box IoU (all 10
+ * thresholds) and appends the result to s. Boxes in the same space. */
+yolo_status yolo_det_metrics_add_image(yolo_ap_stats *s, const yolo_detection *dets, int n_det, int n_gt,
+                                       const int32_t *gt_cls, const float *gt_boxes);
+
+/* 0.1 * mAP50 + 0.9 * mAP50-95 (Ultralytics' fitness of one kind). */
+double yolo_det_fitness(const yolo_ap_summary *sum);
+
+/* ================================================================== */
+/* Evaluation settings (validation and predict)                        */
+
+typedef struct yolo_det_eval {
+    bool predict;     /* mode=predict */
+    bool per_class;   /* print per-class rows: verbose and not a training run's validation */
+    bool single_cls;  /* every class is 0 */
+    bool save_conf;   /* predict txt rows end with the confidence */
+    yolo_nms_params nms; /* val: conf 0.001, multi-label; predict: conf 0.25, agnostic_nms, classes */
+    int nc;           /* the context's classes (0: unknown) */
+    char **names;     /* copies of the context's names [nc], or NULL */
+    int32_t *classes; /* the classes filter (nms.classes points here) */
+} yolo_det_eval;
+
+/* Reads mode, conf, iou, max_det, verbose, single_cls, agnostic_nms,
+ * classes and save_conf from ctx->cfg (a missing key keeps Ultralytics'
+ * default) and copies nc and names. `who` prefixes error messages. */
+yolo_status yolo_det_eval_init(yolo_det_eval *e, const yolo_task_context *ctx, const char *who);
+void yolo_det_eval_free(yolo_det_eval *e);
+/* Class c's name, or its number written into buf. */
+const char *yolo_det_eval_class_name(const yolo_det_eval *e, int c, char *buf, size_t size);
+/* The number of classes to summarize: the context's, else the largest
+ * class in the stats + 1. */
+int yolo_det_eval_nc(const yolo_det_eval *e, const yolo_ap_stats *s);
+
+/* The eval output t = [B, 4 + nc + n_extra, A] of a batch of batch->n:
+ * checks it and gives nc and A. */
+yolo_status yolo_det_check_eval_output(const char *who, const yolo_batch *batch, const yolo_host_tensor *t,
+                                       int n_extra, int *nc, int *n_anchors);
+
+/* The validator table (DetectionValidator / SegmentationValidator print):
+ * "Class Images Instances" then, per kind k, "<kinds[k]>(P R mAP50
+ * mAP50-95)"; the "all" row; one row per class with gts when e->per_class,
+ * nc > 1 and stats[0] has a true positive. sums[k] are the kinds' summaries
+ * of the same val set. */
+void yolo_det_print_table(FILE *f, const yolo_det_eval *e, const yolo_ap_stats *stats, int n_kinds,
+                          const char *const *kinds, const yolo_ap_summary *sums);
+
+/* One detection as the members of predict's JSON object, without the braces:
+ * "class": c, "name": "...", "confidence": x, "box": [x1, y1, x2, y2]
+ * (numbers rounded to 5 decimals as Python's round). A task appends its own
+ * members ("segments", "keypoints") before closing the object. */
+void yolo_det_write_json(FILE *f, const yolo_det_eval *e, const yolo_detection *d);
+/* A JSON string literal (quotes and escapes) of text. */
+void yolo_write_json_string(FILE *f, const char *text);
+
+/* ================================================================== */
+/* The YOLOv8 Detect head (graph side)                                 */
+/*
+ * Detect's forward outputs:
+ *   training: t[0..nl-1] = per level cat(box, cls) maps [N, 4*reg_max + nc, H_i, W_i]
+ *   eval:     t[0] = [N, 4 + nc, A] decoded boxes (xywh in pixels) and class
+ *             probabilities; t[1..nl] the raw maps as in training.
+ * A head that extends Detect keeps a yolo_det_head in its module state and
+ * appends its own outputs after these. */
+
+#define YOLO_DET_MAX_LEVELS 6
+#define YOLO_DET_REG_MAX 16
+
+typedef struct yolo_det_anchor_cache {
+    int64_t hw[YOLO_DET_MAX_LEVELS][2];
+    yolo_backend *backend;
+    yolo_tensor *anchors; /* [2, A]: x then y of each anchor centre, in grid units */
+    yolo_tensor *strides; /* [1, A] */
+} yolo_det_anchor_cache;
+
+typedef struct yolo_det_head {
+    int nc, nl, reg_max, no; /* no = nc + 4*reg_max outputs per anchor */
+    int c2, c3;              /* box and class branch widths */
+    int ch[YOLO_DET_MAX_LEVELS];
+    int stride[YOLO_DET_MAX_LEVELS];
+    yolo_conv_block box_conv[YOLO_DET_MAX_LEVELS][2];
+    yolo_conv_layer box_pred[YOLO_DET_MAX_LEVELS];
+    yolo_conv_block cls_conv[YOLO_DET_MAX_LEVELS][2];
+    yolo_conv_layer cls_pred[YOLO_DET_MAX_LEVELS];
+    yolo_conv_layer dfl; /* fixed 1x1 conv 16 -> 1 with weights 0..15, no gradient */
+    yolo_det_anchor_cache *cache;
+    int n_cache;
+} yolo_det_head;
+
+/* The `from` inputs of the layer: their number (1..YOLO_DET_MAX_LEVELS, an
+ * error naming the yaml line otherwise) and channels. */
+yolo_status yolo_det_read_channels(yolo_module_ctx *ctx, int *nl, int *ch);
+/* "64, 128, 256": the channel list for yolo_module_set_args_text. */
+void yolo_det_channels_text(int nl, const int *ch, char *buf, size_t size);
+/* Creates the branches (cv2 = box, cv3 = class, Ultralytics' state-dict
+ * names under the module prefix) and the DFL conv for nl inputs of ch[i]
+ * channels. h lives in the module state. */
+yolo_status yolo_det_head_init(yolo_module_ctx *ctx, yolo_det_head *h, int nc, int nl, const int *ch);
+/* From the module's finalize: the strides from the probe, then Ultralytics'
+ * bias_init (box 1.0, class log(5 / nc / (640 / stride)^2)). */
+yolo_status yolo_det_head_finalize(yolo_module_ctx *ctx, yolo_det_head *h);
+/* The raw per-level maps into raw[0..nl-1]. */
+yolo_status yolo_det_head_raw(const yolo_forward_ctx *f, yolo_det_head *h, int n_in, yolo_tensor *const *in,
+                              yolo_tensor **raw);
+/* The eval decode of the raw maps: [N, 4 + nc, A]; NULL on error (set). */
+yolo_tensor *yolo_det_head_decode(const yolo_forward_ctx *f, yolo_det_head *h, yolo_tensor *const *raw);
+/* Reshapes each [N, C, H, W] to [N, C, H*W] and concatenates along the last
+ * axis: [N, C, A] in anchor order (e.g. per-anchor mask coefficients). */
+yolo_tensor *yolo_det_flatten_levels(yolo_graph *g, int nl, yolo_tensor *const *maps);
+/* From the module's destroy: frees the cached anchor tensors. */
+void yolo_det_head_release(yolo_det_head *h);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
