@@ -1,6 +1,7 @@
 /* yolo_cli_main: parse, dispatch to help, checks or a mode, map to an exit code. */
 #include "cfg/suggest.h"
 #include "cli/cli.h"
+#include "train/stop.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,7 +48,10 @@ static int run_mode(const yolo_cli_args *args, int argc, char **argv) {
     }
     yolo_mode_context ctx = {.mode = args->mode, .config = cfg, .task = task, .argc = argc, .argv = argv};
     st = fn(&ctx);
-    int code = st == YOLO_OK ? YOLO_EXIT_OK : fail(st, yolo_cli_exit_code(st));
+    /* stopped by SIGINT/SIGTERM (last.ckpt written): the shell's 128 + signal, 130 / 143 */
+    exit_code = st == YOLO_ERR_INTERRUPTED && yolo_stop_signal() > 0 ? 128 + yolo_stop_signal()
+                                                                     : yolo_cli_exit_code(st);
+    int code = st == YOLO_OK ? YOLO_EXIT_OK : fail(st, exit_code);
     yolo_config_free(cfg);
     return code;
 }

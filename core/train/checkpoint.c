@@ -50,6 +50,7 @@ static yolo_status fill_resume(yolo_meta *meta, const yolo_train_state *s) {
     if (!st) st = yolo_meta_set_float(r, "momentum_now", (double)s->opt->momentum);
     if (!st) st = yolo_meta_set_bool(r, "grads", s->grads);
     if (!st) st = yolo_meta_set_bool(r, "finished", s->finished);
+    if (!st) st = yolo_meta_set_bool(r, "best_half", s->best_half);
     yolo_meta *sums = st ? NULL : yolo_meta_set_list(r, "loss_sums");
     if (!st && !sums) st = YOLO_ERR_NOMEM;
     for (int i = 0; !st && i < s->n_loss_sums; i++) st = yolo_meta_append_float(sums, s->loss_sums[i]);
@@ -192,6 +193,7 @@ yolo_status yolo_checkpoint_resume_info(const yolo_ckpt *ck, yolo_resume_info *o
     if (!st) st = yolo_meta_get_float(r, "momentum_now", what, &out->momentum_now);
     if (!st) st = yolo_meta_get_bool(r, "grads", what, &out->grads);
     if (!st) st = yolo_meta_get_bool(r, "finished", what, &out->finished);
+    if (!st) st = yolo_meta_get_bool(r, "best_half", what, &out->best_half);
     if (!st) st = yolo_meta_get_list(r, "loss_sums", what, &sums);
     if (st) return st;
     if (strcmp(opt, "SGD") == 0) out->optimizer = YOLO_OPTIMIZER_SGD;

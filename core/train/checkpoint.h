@@ -16,6 +16,7 @@
  *                    gradients accumulated but not yet stepped
  *   loss_sums        the running loss sums of a partly trained epoch
  *   finished         the run ended (last epoch or early stop)
+ *   best_half        best.ckpt is written in fp16 (half was not false)
  * The optimizer blob keys its moments "<param>.momentum_buffer" (SGD) or
  * "<param>.exp_avg" / "<param>.exp_avg_sq" (AdamW). */
 #ifndef YOLO_TRAIN_CHECKPOINT_H
@@ -43,6 +44,7 @@ typedef struct yolo_train_state {
     double lr0, momentum, warmup_bias_lr;
     bool grads;                 /* save the parameters' accumulated gradients */
     bool finished;
+    bool best_half;
     int n_loss_sums;
     const double *loss_sums;
 } yolo_train_state;
@@ -72,7 +74,7 @@ typedef struct yolo_resume_info {
     double best_fitness;
     yolo_optimizer_kind optimizer;
     double lr0, momentum, warmup_bias_lr, momentum_now;
-    bool grads, finished;
+    bool grads, finished, best_half;
     int n_loss_sums;
     double loss_sums[YOLO_TASK_MAX_ITEMS];
     const char *model_name;     /* points into the checkpoint */

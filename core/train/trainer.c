@@ -400,6 +400,7 @@ static yolo_status setup(trainer *t, const yolo_mode_context *ctx) {
         t->a.lr0 = t->ri.lr0;
         t->a.momentum = t->ri.momentum;
         t->a.warmup_bias_lr = t->ri.warmup_bias_lr;
+        t->a.half_best = t->ri.best_half; /* `half` now comes from the checkpoint layer */
     } else {
         st = choose_optimizer(&t->a, t->train_set->n, t->s.batch, t->s.data.nc, &kind);
     }
@@ -465,6 +466,7 @@ static yolo_train_state make_state(const trainer *t, int64_t completed, int64_t 
                               /* a backward pass since the last optimizer step: its gradients are pending */
                               .grads = s_epoch * nb + s_batch - 1 > t->last_opt_step,
                               .finished = finished,
+                              .best_half = t->a.half_best,
                               .n_loss_sums = s_batch > 0 ? t->s.hooks->n_loss_items : 0,
                               .loss_sums = t->loss_sums};
     return state;

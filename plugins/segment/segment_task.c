@@ -354,13 +354,6 @@ static yolo_status segment_metrics_update(void *state, const yolo_batch *batch, 
         if (st) return st;
         float *gb = s->gt_boxes + 4 * (size_t)k0;
         int32_t *gc = s->gt_cls + k0;
-        if (getenv("SEG_DEBUG") && i == 0) { /* DEBUG */
-            fprintf(stderr, "DEBUG batch %dx%d meta %p", batch->width, batch->height, (void *)batch->meta);
-            if (batch->meta) fprintf(stderr, " orig %dx%d ratio %g %g pad %g %g", batch->meta[0].orig_width, batch->meta[0].orig_height, batch->meta[0].ratio_x, batch->meta[0].ratio_y, batch->meta[0].pad_x, batch->meta[0].pad_y);
-            fprintf(stderr, "\n");
-            for (int j = 0; j < n_gt; j++) fprintf(stderr, "  gt %d: %g %g %g %g\n", gc[j], gb[4*j], gb[4*j+1], gb[4*j+2], gb[4*j+3]);
-            for (int d = 0; d < n_det && d < 5; d++) fprintf(stderr, "  det %d %.3f: %g %g %g %g\n", s->dets[d].cls, s->dets[d].score, s->dets[d].box[0], s->dets[d].box[1], s->dets[d].box[2], s->dets[d].box[3]);
-        }
         if (s->eval.single_cls)
             for (int j = 0; j < n_gt; j++) gc[j] = 0;
         /* masks at the prototype resolution of the batch image */

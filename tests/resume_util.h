@@ -1,0 +1,192 @@
+/* Shared by the resume tests (test_resume_exact, test_resume_errors,
+ * test_finetune): running `yolo` in the background, watching a run's
+ * files, and comparing checkpoints tensor by tensor. Header-only
+ * (static functions marked unused). */
+#ifndef YOLO_TEST_RESUME_UTIL_H
+#define YOLO_TEST_RESUME_UTIL_H
+
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ckpt/ckpt_file.h"
+#include "test_util.h"
+
+#define RESUME_UNUSED __attribute__((unused))
+
+/* `$YOLO_BINARY_DIR/bin/yolo <args>` in `dir`, output to dir/<log>, in
+ * the background; the pid is yolo's own (the shell execs it). */
+RESUME_UNUSED static pid_t resume_spawn(const char *dir, const char *args, const char *log) {
+    const char *bin = getenv("YOLO_BINARY_DIR");
+    if (!bin) return -1;
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "cd '%s' && exec '%s/bin/yolo' %s > '%s' 2>&1", dir, bin, args, log);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Exit code, 128 + signal when killed by one, -1 on error. */
+RESUME_UNUSED static int resume_wait(pid_t pid) {
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) return -1;
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+    return -1;
+}
+
+/* Whether the process has ended (then *code is as resume_wait's). */
+RESUME_UNUSED static bool resume_ended(pid_t pid, int *code) {
+    int status = 0;
+    pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r != pid) return false;
+    *code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+    return true;
+}
+
+RESUME_UNUSED static double resume_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+RESUME_UNUSED static void resume_sleep_ms(int ms) {
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+/* Data rows of a CSV (lines after the header); -1 if missing. */
+RESUME_UNUSED static int resume_csv_rows(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    int lines = 0, c, last = '\n';
+    while ((c = fgetc(f)) != EOF) {
+        if (c == '\n') lines++;
+        last = c;
+    }
+    if (last != '\n') lines++;
+    fclose(f);
+    return lines > 0 ? lines - 1 : 0;
+}
+
+/* Modification time in ns (-1 if missing). */
+RESUME_UNUSED static long long resume_mtime(const char *path) {
+    struct stat sb;
+    if (stat(path, &sb) != 0) return -1;
+    return (long long)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec;
+}
+
+RESUME_UNUSED static bool resume_exists(const char *path) {
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+/* Whether `dir/name` contains `needle`. */
+RESUME_UNUSED static bool resume_file_mentions(const char *dir, const char *name, const char *needle) {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return strstr(buf, needle) != NULL;
+}
+
+/* Whether two files hold the same bytes. */
+RESUME_UNUSED static bool resume_same_file(const char *a, const char *b) {
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    bool same = fa && fb;
+    while (same) {
+        int ca = fgetc(fa), cb = fgetc(fb);
+        if (ca != cb) same = false;
+        if (ca == EOF || cb == EOF) break;
+    }
+    if (fa) fclose(fa);
+    if (fb) fclose(fb);
+    return same;
+}
+
+/* Whether the task plugin's table sets `.hooks` (training is built). */
+RESUME_UNUSED static bool resume_plugin_has_hooks(const char *task) {
+    const char *src = getenv("YOLO_SOURCE_DIR");
+    if (!src) return false;
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/plugins/%s", src, task);
+    return resume_file_mentions(dir, "plugin.c", ".hooks");
+}
+
+/* Compares member `id` of two checkpoints tensor by tensor, bytes exact.
+ * Returns the number of differing or missing tensors (prints the first
+ * few), -1 if a file cannot be read or lacks the member. */
+RESUME_UNUSED static int resume_compare_member(const yolo_ckpt *a, const yolo_ckpt *b, yolo_ckpt_blob_id id) {
+    const yolo_st_file *fa = yolo_ckpt_get_blob(a, id), *fb = yolo_ckpt_get_blob(b, id);
+    if (!fa || !fb) return -1;
+    int bad = 0;
+    if (yolo_st_count(fa) != yolo_st_count(fb)) {
+        fprintf(stderr, "%s: %zu tensors vs %zu\n", yolo_ckpt_member_name(id), yolo_st_count(fa), yolo_st_count(fb));
+        bad++;
+    }
+    for (size_t i = 0; i < yolo_st_count(fa); i++) {
+        const yolo_st_tensor *ta = yolo_st_at(fa, i);
+        const yolo_st_tensor *tb = yolo_st_find(fb, ta->name);
+        bool same = tb && ta->dtype == tb->dtype && ta->nbytes == tb->nbytes &&
+                    memcmp(ta->data, tb->data, ta->nbytes) == 0;
+        if (!same && bad++ < 5)
+            fprintf(stderr, "%s: tensor %s %s\n", yolo_ckpt_member_name(id), ta->name, tb ? "differs" : "missing");
+    }
+    return bad;
+}
+
+/* Last completed epoch of a checkpoint (-2 if it cannot be read). */
+RESUME_UNUSED static long long resume_ckpt_epoch(const char *path, long long *sampler_batch) {
+    yolo_ckpt *ck = NULL;
+    if (yolo_ckpt_read(path, &ck) != YOLO_OK) return -2;
+    long long e = (long long)yolo_ckpt_get_info(ck)->epoch;
+    if (sampler_batch) *sampler_batch = (long long)yolo_ckpt_get_info(ck)->sampler_batch;
+    yolo_ckpt_free(ck);
+    return e;
+}
+
+/* Compares model, EMA and optimizer of two checkpoints; returns the number
+ * of differences (-1 unreadable). */
+RESUME_UNUSED static int resume_compare_ckpts(const char *pa, const char *pb) {
+    yolo_ckpt *a = NULL, *b = NULL;
+    int bad = -1;
+    if (yolo_ckpt_read(pa, &a) != YOLO_OK) fprintf(stderr, "%s: %s\n", pa, yolo_last_error());
+    else if (yolo_ckpt_read(pb, &b) != YOLO_OK) fprintf(stderr, "%s: %s\n", pb, yolo_last_error());
+    else {
+        bad = 0;
+        for (int id = 0; id < YOLO_CKPT_BLOB_COUNT; id++) {
+            int d = resume_compare_member(a, b, (yolo_ckpt_blob_id)id);
+            if (d < 0) fprintf(stderr, "member %s missing\n", yolo_ckpt_member_name((yolo_ckpt_blob_id)id));
+            bad += d < 0 ? 1 : d;
+        }
+        const yolo_ckpt_info *ia = yolo_ckpt_get_info(a), *ib = yolo_ckpt_get_info(b);
+        if (ia->epoch != ib->epoch || ia->optimizer_steps != ib->optimizer_steps || ia->ema_updates != ib->ema_updates) {
+            fprintf(stderr, "counters differ: epoch %lld/%lld, optimizer steps %lld/%lld, EMA updates %lld/%lld\n",
+                    (long long)ia->epoch, (long long)ib->epoch, (long long)ia->optimizer_steps,
+                    (long long)ib->optimizer_steps, (long long)ia->ema_updates, (long long)ib->ema_updates);
+            bad++;
+        }
+    }
+    yolo_ckpt_free(a);
+    yolo_ckpt_free(b);
+    return bad;
+}
+
+#endif
