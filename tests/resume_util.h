@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,10 +18,21 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
 #include "ckpt/ckpt_file.h"
+#include "data/shapes.h"
 #include "test_util.h"
 
 #define RESUME_UNUSED __attribute__((unused))
+
+/* snprintf for paths (a too long path is cut; the tests' paths are short). */
+__attribute__((unused, format(printf, 3, 4))) static void resume_fmt(char *buf, size_t size, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, size, fmt, ap);
+    va_end(ap);
+}
 
 /* `$YOLO_BINARY_DIR/bin/yolo <args>` in `dir`, output to dir/<log>, in
  * the background; the pid is yolo's own (the shell execs it). */
@@ -187,6 +199,126 @@ RESUME_UNUSED static int resume_compare_ckpts(const char *pa, const char *pb) {
     yolo_ckpt_free(a);
     yolo_ckpt_free(b);
     return bad;
+}
+
+/* ---- small datasets cut from `shapes` (seconds per epoch) ---- */
+static int resume_name_filter(const struct dirent *e) { return e->d_name[0] != '.'; }
+
+RESUME_UNUSED static bool resume_copy_file(const char *from, const char *to, int remap_nc) {
+    FILE *in = fopen(from, "rb");
+    if (!in) return false;
+    FILE *out = fopen(to, "wb");
+    if (!out) {
+        fclose(in);
+        return false;
+    }
+    if (remap_nc > 0) { /* label rows: the class becomes (row + class) % remap_nc, so every class occurs */
+        char line[4096];
+        for (int row = 0; fgets(line, sizeof line, in); row++) {
+            char *rest = NULL;
+            long cls = strtol(line, &rest, 10);
+            if (rest == line) continue;
+            fprintf(out, "%ld%s", (row + cls) % remap_nc, rest);
+        }
+    } else {
+        char buf[65536];
+        size_t n;
+        while ((n = fread(buf, 1, sizeof buf, in)) > 0) fwrite(buf, 1, n, out);
+    }
+    fclose(in);
+    return fclose(out) == 0;
+}
+
+/* Copies the first n entries (name order) of folder src into dst (created);
+ * `labels`: the matching .txt of each image from labels_src instead. */
+RESUME_UNUSED static bool resume_copy_first(const char *src, const char *dst, int n, const char *labels_src,
+                                            const char *labels_dst, int remap_nc) {
+    struct dirent **list = NULL;
+    int count = scandir(src, &list, resume_name_filter, alphasort);
+    if (count < 0) return false;
+    mkdir(dst, 0777);
+    if (labels_dst) mkdir(labels_dst, 0777);
+    bool ok = true;
+    for (int i = 0; i < count; i++) {
+        if (i < n && ok) {
+            char from[1200], to[1200];
+            resume_fmt(from, sizeof from, "%s/%s", src, list[i]->d_name);
+            resume_fmt(to, sizeof to, "%s/%s", dst, list[i]->d_name);
+            ok = resume_copy_file(from, to, 0);
+            char *dot = strrchr(list[i]->d_name, '.');
+            if (ok && labels_src && dot) {
+                *dot = '\0';
+                resume_fmt(from, sizeof from, "%s/%s.txt", labels_src, list[i]->d_name);
+                resume_fmt(to, sizeof to, "%s/%s.txt", labels_dst, list[i]->d_name);
+                if (resume_exists(from)) ok = resume_copy_file(from, to, remap_nc);
+            }
+        }
+        free(list[i]);
+    }
+    free(list);
+    return ok;
+}
+
+/* A detection/segmentation dataset at dst (dst/data.yaml) holding the
+ * first n_train / n_val images of `shapes`; remap_nc > 0 relabels it into
+ * that many classes (names c0, c1, ...). */
+RESUME_UNUSED static bool resume_shapes_subset(const char *dst, int n_train, int n_val, int remap_nc) {
+    char *yaml = NULL, *cls = NULL;
+    if (yolo_shapes_ensure(&yaml, &cls) != YOLO_OK) return false;
+    char root[1024];
+    resume_fmt(root, sizeof root, "%s", yaml);
+    char *slash = strrchr(root, '/');
+    if (slash) *slash = '\0';
+    free(yaml);
+    free(cls);
+    char a[1200], b[1200], la[1200], lb[1200];
+    mkdir(dst, 0777);
+    resume_fmt(a, sizeof a, "%s/images", dst);
+    mkdir(a, 0777);
+    resume_fmt(a, sizeof a, "%s/labels", dst);
+    mkdir(a, 0777);
+    bool ok = true;
+    const char *splits[2] = {"train", "val"};
+    for (int s = 0; s < 2 && ok; s++) {
+        resume_fmt(a, sizeof a, "%s/images/%s", root, splits[s]);
+        resume_fmt(b, sizeof b, "%s/images/%s", dst, splits[s]);
+        resume_fmt(la, sizeof la, "%s/labels/%s", root, splits[s]);
+        resume_fmt(lb, sizeof lb, "%s/labels/%s", dst, splits[s]);
+        ok = resume_copy_first(a, b, s == 0 ? n_train : n_val, la, lb, remap_nc);
+    }
+    resume_fmt(a, sizeof a, "%s/data.yaml", dst);
+    FILE *f = ok ? fopen(a, "w") : NULL;
+    if (!f) return false;
+    fprintf(f, "path: %s\ntrain: images/train\nval: images/val\nnames:\n", dst);
+    if (remap_nc > 0)
+        for (int i = 0; i < remap_nc; i++) fprintf(f, "  %d: c%d\n", i, i);
+    else
+        fprintf(f, "  0: circle\n  1: rectangle\n  2: triangle\n");
+    return fclose(f) == 0;
+}
+
+/* A classification folder at dst ({train,val}/<class>/) with the first
+ * n_train / n_val images of each class of `shapes`. */
+RESUME_UNUSED static bool resume_shapes_classify_subset(const char *dst, int n_train, int n_val) {
+    char *yaml = NULL, *cls = NULL;
+    if (yolo_shapes_ensure(&yaml, &cls) != YOLO_OK) return false;
+    static const char *const classes[3] = {"circle", "rectangle", "triangle"};
+    const char *splits[2] = {"train", "val"};
+    char a[1200], b[1200];
+    mkdir(dst, 0777);
+    bool ok = true;
+    for (int s = 0; s < 2 && ok; s++) {
+        resume_fmt(b, sizeof b, "%s/%s", dst, splits[s]);
+        mkdir(b, 0777);
+        for (int c = 0; c < 3 && ok; c++) {
+            resume_fmt(a, sizeof a, "%s/%s/%s", cls, splits[s], classes[c]);
+            resume_fmt(b, sizeof b, "%s/%s/%s", dst, splits[s], classes[c]);
+            ok = resume_copy_first(a, b, s == 0 ? n_train : n_val, NULL, NULL, 0);
+        }
+    }
+    free(yaml);
+    free(cls);
+    return ok;
 }
 
 #endif

@@ -356,6 +356,7 @@ static yolo_status setup(trainer *t, const yolo_mode_context *ctx) {
                (long long)t->ri.optimizer_steps, (long long)t->ri.ema_updates);
         report_resume_changes(t);
         st = check_resume_epochs(t);
+        fflush(stdout); /* before an error goes to stderr */
         model = t->ri.model_name;
         if (!st && t->ri.nc != t->s.data.nc)
             st = yolo_error(YOLO_ERR_CONFIG, "%s was trained for %lld classes; data=%s has %d", ckpt_path,

@@ -1,0 +1,113 @@
+#!/bin/bash
+# The SDK as a third party sees it (issue 10):
+#   1. `cmake --install` of this build into a temporary prefix;
+#   2. sdk/template (copied out of the source tree) configured and built
+#      against ONLY that prefix, with find_package(yolo) (CMAKE_PREFIX_PATH)
+#      and, a second time, with pkg-config (yolo.pc);
+#   3. `<prefix>/bin/yolo checks` lists the template's task (count) through
+#      YOLO_PLUGIN_PATH, and the installed plugins from <prefix>/lib/yolo/plugins;
+#   4. `<prefix>/bin/yolo count train` runs a short training end to end;
+#   5. sdk/examples/pose (model only so far) builds the same way: `yolo checks`
+#      lists it, `yolo info model=yolov8n-pose.yaml` gives Ultralytics'
+#      3,295,470 parameters, pose_check verifies the keypoint decode and the
+#      keypoint loss gradient, and
+#      `yolo pose train` refuses cleanly (the task has no hooks yet).
+# Nothing built in steps 2 and 5 may name a path into the source tree.
+#
+# usage: sdk_install_test.sh <build dir> <source dir>
+set -u
+build=$(cd "$1" && pwd)
+src=$(cd "$2" && pwd)
+if [ -n "${YOLO_SANITIZED:-}" ]; then
+    echo "skip: YOLO_SANITIZED is set (the installed tree would need the sanitizer runtime preloaded into cmake's tools)"
+    exit 77
+fi
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/yolo-sdk-test.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+run() {
+    echo "+ $*"
+    "$@" > "$tmp/out.txt" 2>&1
+    local rc=$?
+    if [ $rc -ne 0 ]; then cat "$tmp/out.txt"; fail "$1 exited $rc"; fi
+}
+
+prefix=$tmp/prefix
+run cmake --install "$build" --prefix "$prefix"
+for f in bin/yolo lib/libyolo.so lib/yolo/plugins/libyolo-detect.so include/yolo/plugin.h include/yolo/task.h \
+         lib/pkgconfig/yolo.pc lib/cmake/yolo/yoloConfig.cmake lib/cmake/yolo/yoloConfigVersion.cmake; do
+    [ -e "$prefix/$f" ] || fail "not installed: $f"
+done
+if grep -rl -- "$src" "$prefix/lib/cmake" "$prefix/lib/pkgconfig"; then fail "installed package files name the source tree"; fi
+
+# The template, outside the source tree, against the prefix only.
+cp -r "$src/sdk/template" "$tmp/template"
+rm -rf "$tmp/template/build"
+run cmake -S "$tmp/template" -B "$tmp/build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_FLAGS=-Werror -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
+run cmake --build "$tmp/build"
+plugin=$tmp/build/libyolo-count.so
+[ -f "$plugin" ] || fail "the template did not build $plugin"
+if grep -l -- "$src" "$tmp/build/compile_commands.json" "$tmp/build/CMakeCache.txt"; then
+    fail "the template's build names the source tree $src"
+fi
+
+# The same through pkg-config.
+mkdir -p "$tmp/pc"
+flags=$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs yolo) || fail "pkg-config yolo"
+echo "+ pkg-config --cflags --libs yolo: $flags"
+case "$flags" in *"$src"*) fail "yolo.pc names the source tree";; esac
+run cc -std=c17 -Wall -Wextra -Werror -O2 -fPIC -shared "$tmp/template/count.c" -o "$tmp/pc/libyolo-count.so" $flags -lm
+
+# yolo checks: the installed plugins and the template's task.
+cd "$tmp"
+echo "+ YOLO_PLUGIN_PATH=$tmp/build $prefix/bin/yolo checks"
+YOLO_PLUGIN_PATH="$tmp/build" "$prefix/bin/yolo" checks > checks.txt 2>&1
+rc=$?
+cat checks.txt
+[ $rc -eq 0 ] || fail "yolo checks exited $rc"
+grep -q "count .*ABI .*$plugin" checks.txt || fail "yolo checks does not list the count task from $plugin"
+grep -q "detect .*ABI .*$prefix/lib/yolo/plugins/libyolo-detect.so" checks.txt ||
+    fail "yolo checks does not list the installed detect plugin"
+
+# A short training run of the template's task.
+export YOLO_CACHE_DIR=$tmp/cache
+echo "+ $prefix/bin/yolo count train data=shapes epochs=4 imgsz=64 batch=16 workers=1"
+YOLO_PLUGIN_PATH="$tmp/build" "$prefix/bin/yolo" count train data=shapes epochs=4 imgsz=64 batch=16 nbs=16 \
+    warmup_epochs=0 workers=1 > train.txt 2>&1
+rc=$?
+tail -n 20 train.txt
+[ $rc -eq 0 ] || fail "yolo count train exited $rc"
+csv=$tmp/runs/count/train/results.csv
+[ -f "$csv" ] || fail "no $csv"
+head -n 1 "$csv" | grep -q "train/count_loss" || fail "results.csv lacks train/count_loss"
+head -n 1 "$csv" | grep -q "metrics/count_accuracy" || fail "results.csv lacks metrics/count_accuracy"
+[ "$(wc -l < "$csv")" -eq 5 ] || fail "results.csv has $(($(wc -l < "$csv") - 1)) rows, expected 4"
+cat "$csv"
+first=$(sed -n 2p "$csv" | cut -d, -f2)
+last=$(sed -n 5p "$csv" | cut -d, -f2)
+awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < a) }' || fail "train/count_loss did not fall: $first -> $last"
+
+# The pose example, against the prefix only.
+cp -r "$src/sdk/examples/pose" "$tmp/pose"
+rm -rf "$tmp/pose/build"
+run cmake -S "$tmp/pose" -B "$tmp/pose-build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_FLAGS=-Werror -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
+run cmake --build "$tmp/pose-build"
+if grep -l -- "$src" "$tmp/pose-build/compile_commands.json" "$tmp/pose-build/CMakeCache.txt"; then
+    fail "the pose example's build names the source tree $src"
+fi
+export YOLO_PLUGIN_PATH="$tmp/pose-build:$tmp/build"
+"$prefix/bin/yolo" checks > checks.txt 2>&1 || { cat checks.txt; fail "yolo checks with the pose example exited $?"; }
+grep -q "pose .*ABI .*$tmp/pose-build/libyolo-pose.so" checks.txt || { cat checks.txt; fail "yolo checks does not list pose"; }
+"$prefix/bin/yolo" info model=yolov8n-pose.yaml > info.txt 2>&1 || { cat info.txt; fail "yolo info model=yolov8n-pose.yaml"; }
+tail -n 2 info.txt
+grep -q "YOLOv8n-pose summary: .* 3,295,470 parameters" info.txt || fail "yolov8n-pose is not Ultralytics' 3,295,470 parameters"
+run "$tmp/pose-build/pose_check" 64
+cat "$tmp/out.txt"
+"$prefix/bin/yolo" pose train data=shapes > pose-train.txt 2>&1
+rc=$?
+cat pose-train.txt
+[ $rc -ne 0 ] && grep -q "no training/validation hooks" pose-train.txt || fail "yolo pose train: expected a clean refusal, exit $rc"
+
+echo "PASS: sdk install, template build (find_package and pkg-config), yolo checks, yolo count train, pose model"
