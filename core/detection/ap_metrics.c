@@ -417,8 +417,9 @@ yolo_status yolo_ap_stats_unpack_merge(yolo_ap_stats *dst, const void *bytes, si
     bool fits = h.n_pred <= body / per_pred && h.n_target <= body / 4 && h.n_target_img <= body / 4;
     size_t need = fits ? h.n_pred * per_pred + (h.n_target + h.n_target_img) * 4 : 0;
     if (!fits || need > body || (!used && need != body))
-        return yolo_error(YOLO_ERR_FORMAT, "metrics merge: %zu bytes do not hold %llu predictions and %llu + %llu targets",
-                          size, (unsigned long long)h.n_pred, (unsigned long long)h.n_target,
+        return yolo_error(YOLO_ERR_FORMAT,
+                          "metrics merge: %zu bytes do not hold %llu predictions and %llu + %llu targets", size,
+                          (unsigned long long)h.n_pred, (unsigned long long)h.n_target,
                           (unsigned long long)h.n_target_img);
     yolo_ap_stats src;
     yolo_ap_stats_init(&src, h.n_iou);

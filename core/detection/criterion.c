@@ -141,7 +141,8 @@ yolo_status yolo_det_criterion_compute(yolo_det_criterion *c, const char *who, c
                                        int n_levels, const yolo_host_tensor *maps, yolo_host_tensor *grads,
                                        yolo_det_criterion_result *out) {
     if (!who) who = "detection loss";
-    if (!c || !batch || !maps || !out) return yolo_error(YOLO_ERR_ARG, "%s: NULL criterion, batch, outputs or result", who);
+    if (!c || !batch || !maps || !out)
+        return yolo_error(YOLO_ERR_ARG, "%s: NULL criterion, batch, outputs or result", who);
     const int R = YOLO_DET_REG_MAX;
     if (n_levels < 1 || n_levels > YOLO_DET_MAX_LEVELS)
         return yolo_error(YOLO_ERR_ARG, "%s: %d level maps, expected 1..%d", who, n_levels, YOLO_DET_MAX_LEVELS);

@@ -116,7 +116,8 @@ static yolo_det_anchor_cache *anchors_for(yolo_graph *g, yolo_det_head *h, yolo_
     for (int c = 0; c < h->n_cache; c++) {
         yolo_det_anchor_cache *e = &h->cache[c];
         bool same = e->backend == be;
-        for (int i = 0; i < h->nl && same; i++) same = e->hw[i][0] == raw[i]->shape[2] && e->hw[i][1] == raw[i]->shape[3];
+        for (int i = 0; i < h->nl && same; i++)
+            same = e->hw[i][0] == raw[i]->shape[2] && e->hw[i][1] == raw[i]->shape[3];
         if (same) return e;
     }
     yolo_det_anchor_cache *grown = realloc(h->cache, sizeof(*grown) * (size_t)(h->n_cache + 1));

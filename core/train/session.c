@@ -63,6 +63,15 @@ yolo_status yolo_session_open(const yolo_mode_context *ctx, yolo_session *s, boo
     if (!s->hooks)
         return yolo_error(YOLO_ERR_UNSUPPORTED, "task '%s' (%s) has no training/validation hooks yet",
                           ctx->task->name, yolo_config_source(s->cfg, "task"));
+    const yolo_task_hooks *h = s->hooks;
+    bool complete = h->loss_create && h->loss_destroy && h->loss_compute && h->metrics_create &&
+                    h->metrics_destroy && h->metrics_update && h->metrics_summarize && h->predict &&
+                    h->n_loss_items <= YOLO_TASK_MAX_ITEMS && h->n_metrics <= 32;
+    if (!complete)
+        return yolo_error(YOLO_ERR_PLUGIN,
+                          "task '%s': its hooks table is incomplete (every loss, metrics and predict hook is "
+                          "required; at most %d loss items and 32 metrics)",
+                          ctx->task->name, YOLO_TASK_MAX_ITEMS);
     yolo_status st = YOLO_OK;
     const char *data = yolo_cfg_string(s->cfg, "data", &st);
     /* predict reads data only when the user names it (the task's default data is not needed) */

@@ -114,6 +114,11 @@ static yolo_status classify_loss_create(const yolo_task_context *ctx, void **sta
     if (st) return yolo_error_context(st, "classify loss");
     if (!(eps >= 0.0 && eps <= 1.0))
         return yolo_error(YOLO_ERR_CONFIG, "classify loss: label_smoothing=%g, expected 0..1", eps);
+    double dropout;
+    st = cfg_float(ctx ? ctx->cfg : NULL, "dropout", 0.0, &dropout);
+    if (st) return yolo_error_context(st, "classify loss");
+    if (dropout != 0.0) /* the engine has no dropout op yet: refuse rather than ignore the key */
+        return yolo_error(YOLO_ERR_UNSUPPORTED, "dropout=%g: dropout is not built yet (use dropout=0)", dropout);
     loss_state *s = calloc(1, sizeof *s);
     if (!s) return yolo_error(YOLO_ERR_NOMEM, "classify loss_create: out of memory");
     s->label_smoothing = eps;

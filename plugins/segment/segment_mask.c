@@ -184,7 +184,8 @@ int seg_predict_mask(int nm, const float *coef, size_t coef_stride, const float 
     for (int y = y0; y < y1; y++)
         for (int x = x0; x < x1; x++) {
             float z = 0;
-            for (int k = 0; k < nm; k++) z += coef[(size_t)k * coef_stride] * proto[(size_t)k * hw + (size_t)y * mw + x];
+            for (int k = 0; k < nm; k++)
+                z += coef[(size_t)k * coef_stride] * proto[(size_t)k * hw + (size_t)y * mw + x];
             out[(size_t)y * mw + x] = z > 0;
             count += z > 0;
         }

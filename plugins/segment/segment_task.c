@@ -48,7 +48,8 @@ static yolo_status mask_settings(const yolo_config *cfg, bool *overlap, int *rat
         int64_t r;
         yolo_status st = yolo_config_get_int(cfg, "mask_ratio", &r);
         if (st) return st;
-        if (r < 1 || r > 64) return yolo_error(YOLO_ERR_CONFIG, "segment: mask_ratio=%lld, expected 1..64", (long long)r);
+        if (r < 1 || r > 64)
+            return yolo_error(YOLO_ERR_CONFIG, "segment: mask_ratio=%lld, expected 1..64", (long long)r);
         *ratio = (int)r;
     }
     return YOLO_OK;
@@ -94,15 +95,22 @@ static yolo_status targets_image(mask_targets *t, const yolo_batch *batch, int k
     return YOLO_OK;
 }
 
+/* t must have ndim dims equal to want[] (-1: any positive size). */
 static yolo_status check_tensor(const char *who, const char *what, const yolo_host_tensor *t, int ndim,
                                 const int64_t *want) {
     bool ok = t->data && t->ndim == ndim;
-    for (int i = 0; ok && i < ndim; i++) ok = want[i] < 0 ? t->shape[i] > 0 && t->shape[i] <= INT32_MAX : t->shape[i] == want[i];
+    for (int i = 0; ok && i < ndim; i++)
+        ok = want[i] < 0 ? t->shape[i] > 0 && t->shape[i] <= INT32_MAX : t->shape[i] == want[i];
     if (ok) return YOLO_OK;
-    return yolo_error(YOLO_ERR_SHAPE, "%s: the %s output has ndim %d [%lld, %lld, %lld, %lld], expected %d dims [%lld, %lld, %lld%s", who,
-                      what, t->ndim, (long long)t->shape[0], (long long)(t->ndim > 1 ? t->shape[1] : 0),
-                      (long long)(t->ndim > 2 ? t->shape[2] : 0), (long long)(t->ndim > 3 ? t->shape[3] : 0), ndim,
-                      (long long)want[0], (long long)want[1], (long long)want[2], ndim > 3 ? ", ...]" : "]");
+    char got[96] = "", exp[96] = "";
+    size_t a = 0, b = 0;
+    for (int i = 0; i < t->ndim && i < YOLO_MAX_DIMS && a < sizeof got; i++)
+        a += (size_t)snprintf(got + a, sizeof got - a, "%s%lld", i ? ", " : "", (long long)t->shape[i]);
+    for (int i = 0; i < ndim && b < sizeof exp; i++) {
+        if (want[i] < 0) b += (size_t)snprintf(exp + b, sizeof exp - b, "%s_", i ? ", " : "");
+        else b += (size_t)snprintf(exp + b, sizeof exp - b, "%s%lld", i ? ", " : "", (long long)want[i]);
+    }
+    return yolo_error(YOLO_ERR_SHAPE, "%s: the %s output is [%s], expected [%s]", who, what, got, exp);
 }
 
 /* ------------------------------------------------------------------ */
@@ -164,7 +172,8 @@ static yolo_status segment_loss_compute(void *state, const yolo_batch *batch, in
                                         float *items) {
     loss_state *s = state;
     const char *who = "segment loss_compute";
-    if (!s || !batch || !outputs || !loss) return yolo_error(YOLO_ERR_ARG, "%s: NULL state, batch, outputs or loss", who);
+    if (!s || !batch || !outputs || !loss)
+        return yolo_error(YOLO_ERR_ARG, "%s: NULL state, batch, outputs or loss", who);
     if (n_outputs < 3)
         return yolo_error(YOLO_ERR_ARG, "%s: %d outputs, expected the level maps, the coefficients and the prototypes",
                           who, n_outputs);
@@ -186,7 +195,7 @@ static yolo_status segment_loss_compute(void *state, const yolo_batch *batch, in
     if (st) return st;
     int nm = (int)mc->shape[1], mh = (int)proto->shape[2], mw = (int)proto->shape[3];
     size_t hw = (size_t)mw * mh;
-    if (!st) st = grow((void **)&s->z, &s->z_cap, hw, sizeof(float));
+    st = grow((void **)&s->z, &s->z_cap, hw, sizeof(float));
     if (!st) st = image_ranges(batch, &s->image_first, &s->first_cap);
     if (st) return st;
 
@@ -208,7 +217,8 @@ static yolo_status segment_loss_compute(void *state, const yolo_batch *batch, in
         for (int64_t a = 0; a < A; a++) {
             int g = gi[a];
             if (g < 0) continue;
-            if (g < k0 || g >= k1) return yolo_error(YOLO_ERR_ARG, "%s: anchor of image %d assigned to instance %d", who, b, g);
+            if (g < k0 || g >= k1)
+                return yolo_error(YOLO_ERR_ARG, "%s: an anchor of image %d assigned to instance %d", who, b, g);
             const float *box = r.gt.boxes + 4 * (size_t)g;
             seg_mask_target t = {
                 .mask = s->targets.overlap ? s->targets.masks : s->targets.masks + (size_t)(g - k0) * hw,
@@ -294,8 +304,8 @@ typedef struct eval_view {
     int nc, nm, A, mh, mw;
 } eval_view;
 
-static yolo_status eval_outputs(const char *who, const yolo_batch *batch, int n_outputs, const yolo_host_tensor *outputs,
-                                eval_view *v) {
+static yolo_status eval_outputs(const char *who, const yolo_batch *batch, int n_outputs,
+                                const yolo_host_tensor *outputs, eval_view *v) {
     if (!batch || !outputs || n_outputs < 4)
         return yolo_error(YOLO_ERR_ARG, "%s: no batch or %d outputs (the eval outputs of Segment are nl + 3)", who,
                           n_outputs);
@@ -496,7 +506,8 @@ static yolo_status segment_predict(void *state, const yolo_batch *batch, int ima
         st = st ? st : yolo_box_to_original(batch, image, det.box, 1);
         if (st) break;
         float OW = 0, OH = 0;
-        for (int k = 0; k < np; k++) point_to_original(batch, image, &s->contour[2 * k], &s->contour[2 * k + 1], &OW, &OH);
+        for (int k = 0; k < np; k++)
+            point_to_original(batch, image, &s->contour[2 * k], &s->contour[2 * k + 1], &OW, &OH);
         if (np > 0) { /* a YOLO-seg label row: class, normalized polygon, [conf] */
             fprintf(txt, "%d", (int)det.cls);
             for (int k = 0; k < np; k++)
