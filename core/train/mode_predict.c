@@ -60,6 +60,29 @@ static yolo_status letterbox(const yolo_image *src, int size, uint8_t *chw, yolo
     return st;
 }
 
+/* Classification input (Ultralytics' classify transforms at inference):
+ * resize the short side to `size`, then crop the centre square. */
+static yolo_status center_crop(const yolo_image *src, int size, uint8_t *chw, yolo_image_meta *meta) {
+    double r = (double)size / (src->width < src->height ? src->width : src->height);
+    int nw = (int)lround(src->width * r), nh = (int)lround(src->height * r);
+    if (nw < size) nw = size;
+    if (nh < size) nh = size;
+    int left = (nw - size) / 2, top = (nh - size) / 2;
+    yolo_image resized = {0};
+    yolo_status st = yolo_image_resize(src, nw, nh, r < 1.0, &resized);
+    if (!st) {
+        size_t plane = (size_t)size * size;
+        for (int y = 0; y < size; y++)
+            for (int x = 0; x < size; x++)
+                for (int c = 0; c < 3; c++)
+                    chw[c * plane + (size_t)y * size + x] = resized.data[3 * ((size_t)(y + top) * nw + x + left) + c];
+        *meta = (yolo_image_meta){src->width, src->height, (float)nw / src->width, (float)nh / src->height,
+                                  (float)-left, (float)-top};
+    }
+    yolo_image_free(&resized);
+    return st;
+}
+
 static void stem_of(const char *path, char *out, size_t size) {
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
@@ -138,7 +161,10 @@ static yolo_status predict_one(predictor *p, int64_t k, const char *labels_dir) 
     batch.images = malloc((size_t)3 * size * size);
     yolo_instances_init(&batch.instances, 0, 0);
     if (!batch.images) st = yolo_error(YOLO_ERR_NOMEM, "out of memory");
-    if (!st) st = letterbox(&image, size, batch.images, &meta);
+    /* image-level tasks see a centre crop, instance tasks the whole image letterboxed */
+    if (!st)
+        st = (p->s.hooks->data.needs & YOLO_NEED_IMAGE_CLASS) ? center_crop(&image, size, batch.images, &meta)
+                                                              : letterbox(&image, size, batch.images, &meta);
     if (!st) st = yolo_model_graph_forward(p->mg, &batch);
     yolo_prediction_text text = {0};
     if (!st) st = p->s.hooks->predict(p->state, &batch, 0, p->mg->out.n, p->mg->host_out, &text);
