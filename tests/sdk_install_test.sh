@@ -7,11 +7,13 @@
 #   3. `<prefix>/bin/yolo checks` lists the template's task (count) through
 #      YOLO_PLUGIN_PATH, and the installed plugins from <prefix>/lib/yolo/plugins;
 #   4. `<prefix>/bin/yolo count train` runs a short training end to end;
-#   5. sdk/examples/pose (model only so far) builds the same way: `yolo checks`
-#      lists it, `yolo info model=yolov8n-pose.yaml` gives Ultralytics'
-#      3,295,470 parameters, pose_check verifies the keypoint decode and the
-#      keypoint loss gradient, and
-#      `yolo pose train` refuses cleanly (the task has no hooks yet).
+#   5. sdk/examples/pose builds the same way: `yolo checks` lists it,
+#      `yolo info model=yolov8n-pose.yaml` gives Ultralytics' 3,295,470
+#      parameters, pose_check verifies the keypoint decode and the keypoint
+#      loss gradient; make_shapes_pose.sh turns the shapes of step 4 into a
+#      keypoint data set (kpt_shape [4, 3], flip_idx), `yolo pose train`
+#      trains on it briefly (the losses must fall) and `yolo pose predict`
+#      writes YOLO-pose txt rows and predictions.json.
 # Nothing built in steps 2 and 5 may name a path into the source tree.
 #
 # usage: sdk_install_test.sh <build dir> <source dir>
@@ -105,9 +107,38 @@ tail -n 2 info.txt
 grep -q "YOLOv8n-pose summary: .* 3,295,470 parameters" info.txt || fail "yolov8n-pose is not Ultralytics' 3,295,470 parameters"
 run "$tmp/pose-build/pose_check" 64
 cat "$tmp/out.txt"
-"$prefix/bin/yolo" pose train data=shapes > pose-train.txt 2>&1
-rc=$?
-cat pose-train.txt
-[ $rc -ne 0 ] && grep -q "no training/validation hooks" pose-train.txt || fail "yolo pose train: expected a clean refusal, exit $rc"
+"$prefix/bin/yolo" help > help.txt 2>&1
+grep -q "pose=12.0" help.txt && grep -q "kobj=1.0" help.txt || fail "yolo help does not list the pose task's keys pose and kobj"
 
-echo "PASS: sdk install, template build (find_package and pkg-config), yolo checks, yolo count train, pose model"
+# shapes with keypoints (the shapes data set exists since the count run).
+run bash "$tmp/pose/make_shapes_pose.sh" "$YOLO_CACHE_DIR/shapes-v1" "$tmp/shapes-pose"
+cat "$tmp/out.txt"
+lbl=$(ls "$tmp/shapes-pose/labels/train/"*.txt | head -n 1)
+awk 'NF != 17 { bad = 1 } END { exit bad }' "$lbl" || fail "shapes-pose labels are not cls + box + 4 x 3 keypoints: $lbl"
+echo "+ $prefix/bin/yolo pose train data=shapes-pose.yaml model=yolov8n-shapes-pose.yaml epochs=6 imgsz=64"
+"$prefix/bin/yolo" pose train data="$tmp/shapes-pose/shapes-pose.yaml" model="$tmp/shapes-pose/yolov8n-shapes-pose.yaml" \
+    epochs=6 imgsz=64 batch=16 nbs=16 warmup_epochs=0 workers=1 > pose-train.txt 2>&1
+rc=$?
+tail -n 12 pose-train.txt
+[ $rc -eq 0 ] || fail "yolo pose train exited $rc"
+csv=$tmp/runs/pose/train/results.csv
+[ -f "$csv" ] || fail "no $csv"
+cat "$csv"
+hdr=$(head -n 1 "$csv")
+for col in train/box_loss train/pose_loss train/kobj_loss train/cls_loss train/dfl_loss "metrics/mAP50(B)" \
+           "metrics/precision(P)" "metrics/mAP50(P)" "metrics/mAP50-95(P)" val/pose_loss; do
+    case ",$hdr," in *",$col,"*) ;; *) fail "results.csv lacks $col";; esac
+done
+[ "$(wc -l < "$csv")" -eq 7 ] || fail "pose results.csv has $(($(wc -l < "$csv") - 1)) rows, expected 6"
+# the keypoint loss and the total of the training losses fall from the first epoch to the last
+awk -F, 'NR == 2 { p0 = $3; t0 = $2 + $3 + $4 + $5 + $6 } NR == 7 { p1 = $3; t1 = $2 + $3 + $4 + $5 + $6 }
+         END { printf "pose_loss %g -> %g, sum of losses %g -> %g\n", p0, p1, t0, t1; exit !(p1 < p0 && t1 < t0) }' "$csv" ||
+    fail "the pose training losses did not fall"
+"$prefix/bin/yolo" pose predict model="$tmp/runs/pose/train/weights/last.ckpt" source="$tmp/shapes-pose/images/val" \
+    imgsz=64 conf=0.001 save_txt > pose-predict.txt 2>&1 || { cat pose-predict.txt; fail "yolo pose predict"; }
+tail -n 2 pose-predict.txt
+row=$(cat "$tmp"/runs/pose/predict/labels/*.txt | head -n 1)
+[ "$(echo "$row" | wc -w)" -eq 17 ] || fail "a predict txt row is not cls cx cy w h + 4 x (x y v): $row"
+grep -q '"keypoints": {"x": \[' "$tmp/runs/pose/predict/predictions.json" || fail "predictions.json has no keypoints"
+
+echo "PASS: sdk install, template build (find_package and pkg-config), yolo checks, yolo count train, pose model, pose train/predict"

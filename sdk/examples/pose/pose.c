@@ -1,9 +1,7 @@
 /* pose.c — a third-party `pose` task plugin, built against the installed
- * SDK only (yolo/...). STATUS: the model part is done — the Pose head
- * module and the embedded yolov8-pose.yaml — and the task has no hooks yet
- * (`hooks = NULL`, which yolo/plugin.h allows: train/val/predict say so,
- * `yolo info model=yolov8n-pose.yaml` works). The keypoint loss is in
- * pose_loss.c, not wired into a hook yet. See README.md for what is left.
+ * SDK only (yolo/...): the Pose head module and the embedded
+ * yolov8-pose.yaml (this file), the keypoint loss (pose_loss.c) and the
+ * hooks — loss, metrics, predict — (pose_task.c). See README.md.
  *
  * The Pose head (Ultralytics ultralytics/nn/modules/head.py Pose):
  * Detect (yolo_det_head) plus a keypoint branch per level,
@@ -32,7 +30,9 @@
 #include <yolo/plugin.h>
 #include <yolo/tensor.h>
 
-#define POSE_VERSION "0.0.1"
+#include "pose_task.h"
+
+#define POSE_VERSION "0.1.0"
 
 /* Cell coordinates (anchor - 0.5) and strides for one set of level sizes. */
 typedef struct pose_grid {
@@ -268,7 +268,7 @@ static const yolo_task pose_task = {
     .abi = {YOLO_PLUGIN_ABI_MAJOR, YOLO_PLUGIN_ABI_MINOR},
     .name = "pose",
     .version = POSE_VERSION,
-    .description = "SDK example (model only so far): YOLOv8 pose head, keypoints per box",
+    .description = "SDK example: YOLOv8 pose (Detect + keypoints, OKS loss and keypoint mAP)",
     .default_model = "yolov8n-pose.yaml",
     .default_data = NULL, /* the shapes-with-keypoints variant is not built yet */
     .modules = pose_modules,
@@ -276,9 +276,9 @@ static const yolo_task pose_task = {
     .model_yaml_names = pose_yaml_names,
     .model_yaml_texts = pose_yaml_texts,
     .n_model_yamls = 1,
-    .config_keys = NULL,
-    .n_config_keys = 0,
-    .hooks = NULL, /* loss, metrics and predict are not written yet: see README.md */
+    .config_keys = pose_config_keys, /* pose, kobj: the keypoint loss gains */
+    .n_config_keys = 2,
+    .hooks = &pose_task_hooks, /* pose_task.c */
 };
 
 __attribute__((visibility("default"))) const yolo_task *yolo_task_register(void) { return &pose_task; }

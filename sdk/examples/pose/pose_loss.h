@@ -1,6 +1,6 @@
 /* pose_loss.h — the keypoint terms of Ultralytics' v8PoseLoss, on the host,
  * for a fixed assignment (the Detect part's: yolo_det_criterion_result.asg).
- * Not wired into hooks yet (see README.md); checked by pose_check. */
+ * Used by the loss hook (pose_task.c); checked by pose_check. */
 #ifndef POSE_LOSS_H
 #define POSE_LOSS_H
 
