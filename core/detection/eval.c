@@ -240,3 +240,67 @@ void yolo_det_write_json(FILE *f, const yolo_det_eval *e, const yolo_detection *
     fprintf(f, ", \"confidence\": %.10g, \"box\": [%.10g, %.10g, %.10g, %.10g]", round5(d->score), round5(d->box[0]),
             round5(d->box[1]), round5(d->box[2]), round5(d->box[3]));
 }
+
+yolo_status yolo_ap_kinds_pack(const char *who, yolo_ap_stats *const *kinds, int n, void **bytes, size_t *size) {
+    if (!kinds || n < 1 || !bytes || !size) return yolo_error(YOLO_ERR_ARG, "%s metrics_pack: bad arguments", who);
+    unsigned char *out = NULL;
+    size_t total = 0;
+    yolo_status st = YOLO_OK;
+    for (int k = 0; k < n && !st; k++) {
+        void *part = NULL;
+        size_t len = 0;
+        st = yolo_ap_stats_pack(kinds[k], &part, &len);
+        unsigned char *grown = st ? NULL : realloc(out, total + len + 1);
+        if (!st && !grown) st = yolo_error(YOLO_ERR_NOMEM, "%s metrics_pack: out of memory", who);
+        if (!st) {
+            out = grown;
+            memcpy(out + total, part, len);
+            total += len;
+        }
+        free(part);
+    }
+    if (st) {
+        free(out);
+        return st;
+    }
+    *bytes = out;
+    *size = total;
+    return YOLO_OK;
+}
+
+yolo_status yolo_ap_kinds_merge(const char *who, yolo_ap_stats *const *kinds, int n, const void *bytes, size_t size) {
+    if (!kinds || n < 1 || (!bytes && size)) return yolo_error(YOLO_ERR_ARG, "%s metrics_merge: bad arguments", who);
+    size_t offset = 0;
+    for (int k = 0; k < n; k++) {
+        size_t used = 0;
+        yolo_status st = yolo_ap_stats_unpack_merge(kinds[k], (const unsigned char *)bytes + offset, size - offset,
+                                                    k + 1 < n ? &used : NULL);
+        if (st) return yolo_error_context(st, "%s", who);
+        offset += used;
+    }
+    return YOLO_OK;
+}
+
+yolo_status yolo_ap_kinds_summarize(const char *who, const yolo_det_eval *e, yolo_ap_stats *const *kinds,
+                                    const char *const *names, int n, double *values, double *fitness, FILE *table) {
+    if (!e || !kinds || n < 1 || n > 8) return yolo_error(YOLO_ERR_ARG, "%s metrics_summarize: bad arguments", who);
+    yolo_ap_summary sums[8];
+    int nc = yolo_det_eval_nc(e, kinds[0]), done = 0;
+    yolo_status st = YOLO_OK;
+    for (; done < n && !st; done++) st = yolo_ap_summarize(kinds[done], nc, &sums[done]);
+    if (st) done--; /* the failed one holds nothing */
+    if (!st) {
+        double fit = 0.0;
+        for (int k = 0; k < n; k++) {
+            if (values) {
+                values[4 * k] = sums[k].mp, values[4 * k + 1] = sums[k].mr;
+                values[4 * k + 2] = sums[k].map50, values[4 * k + 3] = sums[k].map;
+            }
+            fit += yolo_det_fitness(&sums[k]);
+        }
+        if (fitness) *fitness = fit;
+        if (table) yolo_det_print_table(table, e, kinds[0], n, names, sums);
+    }
+    for (int k = 0; k < done; k++) yolo_ap_summary_free(&sums[k]);
+    return st ? yolo_error_context(st, "%s metrics", who) : YOLO_OK;
+}

@@ -306,53 +306,24 @@ static yolo_status pose_metrics_update(void *state, const yolo_batch *batch, int
     return YOLO_OK;
 }
 
+/* Box and Pose statistics, through the core's multi-kind helpers. */
 static yolo_status pose_metrics_pack(void *state, void **bytes, size_t *size) {
     metrics_state *s = state;
-    if (!s || !bytes || !size) return yolo_error(YOLO_ERR_ARG, "pose metrics_pack: NULL argument");
-    void *a = NULL, *b = NULL;
-    size_t na = 0, nb = 0;
-    yolo_status st = yolo_ap_stats_pack(&s->box, &a, &na);
-    if (!st) st = yolo_ap_stats_pack(&s->pose, &b, &nb);
-    unsigned char *out = st ? NULL : malloc(na + nb);
-    if (!st && !out) st = yolo_error(YOLO_ERR_NOMEM, "pose metrics_pack: out of memory");
-    if (!st) {
-        memcpy(out, a, na), memcpy(out + na, b, nb);
-        *bytes = out, *size = na + nb;
-    }
-    free(a), free(b);
-    return st;
+    if (!s) return yolo_error(YOLO_ERR_ARG, "pose metrics_pack: NULL state");
+    return yolo_ap_kinds_pack("pose", (yolo_ap_stats *const[]){&s->box, &s->pose}, 2, bytes, size);
 }
 
 static yolo_status pose_metrics_merge(void *state, const void *bytes, size_t size) {
     metrics_state *s = state;
-    if (!s || (!bytes && size)) return yolo_error(YOLO_ERR_ARG, "pose metrics_merge: NULL argument");
-    size_t used = 0;
-    yolo_status st = yolo_ap_stats_unpack_merge(&s->box, bytes, size, &used);
-    if (!st) st = yolo_ap_stats_unpack_merge(&s->pose, (const unsigned char *)bytes + used, size - used, NULL);
-    return st ? yolo_error_context(st, "pose") : YOLO_OK;
+    if (!s) return yolo_error(YOLO_ERR_ARG, "pose metrics_merge: NULL state");
+    return yolo_ap_kinds_merge("pose", (yolo_ap_stats *const[]){&s->box, &s->pose}, 2, bytes, size);
 }
 
 static yolo_status pose_metrics_summarize(void *state, double *values, double *fitness, FILE *table) {
     metrics_state *s = state;
     if (!s) return yolo_error(YOLO_ERR_ARG, "pose metrics_summarize: NULL state");
-    yolo_ap_summary sums[2];
-    int nc = yolo_det_eval_nc(&s->eval, &s->box);
-    yolo_status st = yolo_ap_summarize(&s->box, nc, &sums[0]);
-    if (st) return yolo_error_context(st, "pose metrics");
-    st = yolo_ap_summarize(&s->pose, nc, &sums[1]);
-    if (st) {
-        yolo_ap_summary_free(&sums[0]);
-        return yolo_error_context(st, "pose metrics");
-    }
-    for (int k = 0; k < 2 && values; k++) {
-        values[4 * k] = sums[k].mp, values[4 * k + 1] = sums[k].mr;
-        values[4 * k + 2] = sums[k].map50, values[4 * k + 3] = sums[k].map;
-    }
-    if (fitness) *fitness = yolo_det_fitness(&sums[0]) + yolo_det_fitness(&sums[1]);
-    if (table) yolo_det_print_table(table, &s->eval, &s->box, 2, (const char *const[]){"Box", "Pose"}, sums);
-    yolo_ap_summary_free(&sums[0]);
-    yolo_ap_summary_free(&sums[1]);
-    return YOLO_OK;
+    return yolo_ap_kinds_summarize("pose", &s->eval, (yolo_ap_stats *const[]){&s->box, &s->pose},
+                                   (const char *const[]){"Box", "Pose"}, 2, values, fitness, table);
 }
 
 /* ------------------------------------------------------------------ */

@@ -383,6 +383,19 @@ yolo_status yolo_det_check_eval_output(const char *who, const yolo_batch *batch,
 void yolo_det_print_table(FILE *f, const yolo_det_eval *e, const yolo_ap_stats *stats, int n_kinds,
                           const char *const *kinds, const yolo_ap_summary *sums);
 
+/* Metrics of several kinds over one val set (Box, Mask, Pose, ...), kinds[0]
+ * being the boxes — what a task that extends detect reports.
+ * pack: the kinds' stats one after another (malloc'd bytes, the caller
+ * frees); merge: the same layout from another rank, into kinds.
+ * summarize: values[4k..4k+3] = P, R, mAP50, mAP50-95 of kind k (values may
+ * be NULL), fitness = the sum of the kinds' detect fitness, and the
+ * validator table with the kinds' names when table is non-NULL. `who`
+ * names the task in errors. */
+yolo_status yolo_ap_kinds_pack(const char *who, yolo_ap_stats *const *kinds, int n, void **bytes, size_t *size);
+yolo_status yolo_ap_kinds_merge(const char *who, yolo_ap_stats *const *kinds, int n, const void *bytes, size_t size);
+yolo_status yolo_ap_kinds_summarize(const char *who, const yolo_det_eval *e, yolo_ap_stats *const *kinds,
+                                    const char *const *names, int n, double *values, double *fitness, FILE *table);
+
 /* One detection as the members of predict's JSON object, without the braces:
  * "class": c, "name": "...", "confidence": x, "box": [x1, y1, x2, y2]
  * (numbers rounded to 5 decimals as Python's round). A task appends its own
