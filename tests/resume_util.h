@@ -298,8 +298,9 @@ RESUME_UNUSED static bool resume_shapes_subset(const char *dst, int n_train, int
 }
 
 /* A classification folder at dst ({train,val}/<class>/) with the first
- * n_train / n_val images of each class of `shapes`. */
-RESUME_UNUSED static bool resume_shapes_classify_subset(const char *dst, int n_train, int n_val) {
+ * n_train / n_val images of each of the first n_classes (<= 3) classes of
+ * `shapes`. */
+RESUME_UNUSED static bool resume_shapes_classify_classes(const char *dst, int n_train, int n_val, int n_classes) {
     char *yaml = NULL, *cls = NULL;
     if (yolo_shapes_ensure(&yaml, &cls) != YOLO_OK) return false;
     static const char *const classes[3] = {"circle", "rectangle", "triangle"};
@@ -310,7 +311,7 @@ RESUME_UNUSED static bool resume_shapes_classify_subset(const char *dst, int n_t
     for (int s = 0; s < 2 && ok; s++) {
         resume_fmt(b, sizeof b, "%s/%s", dst, splits[s]);
         mkdir(b, 0777);
-        for (int c = 0; c < 3 && ok; c++) {
+        for (int c = 0; c < n_classes && c < 3 && ok; c++) {
             resume_fmt(a, sizeof a, "%s/%s/%s", cls, splits[s], classes[c]);
             resume_fmt(b, sizeof b, "%s/%s/%s", dst, splits[s], classes[c]);
             ok = resume_copy_first(a, b, s == 0 ? n_train : n_val, NULL, NULL, 0);
@@ -319,6 +320,10 @@ RESUME_UNUSED static bool resume_shapes_classify_subset(const char *dst, int n_t
     free(yaml);
     free(cls);
     return ok;
+}
+
+RESUME_UNUSED static bool resume_shapes_classify_subset(const char *dst, int n_train, int n_val) {
+    return resume_shapes_classify_classes(dst, n_train, n_val, 3);
 }
 
 #endif

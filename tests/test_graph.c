@@ -111,8 +111,35 @@ static void test_planning_and_runs(yolo_backend *be) {
     CHECK_MSG(memcmp(&loss1, &loss3, sizeof loss1) == 0, "poisoned run: loss %g vs %g", (double)loss3, (double)loss1);
     CHECK_MSG(memcmp(g1, g3, sizeof g1) == 0, "poisoned run changed the gradient");
 
+    /* The planner fused batch norm + SiLU (BN_SILU, BN_SILU_BWD) and autograd
+     * batch norm's backward (BN_BWD) and the chunk's gradient (no SLICE_BWD);
+     * with the planner's fusion off the loss and the gradient keep their bits. */
+    int fused[YOLO_OP_COUNT] = {0};
+    for (int i = 0; i < plain.g->n_nodes; i++) fused[plain.g->nodes[i]->op]++;
+    CHECK_MSG(fused[YOLO_OP_BN_SILU] == 1 && fused[YOLO_OP_BN_SILU_BWD] == 1 && fused[YOLO_OP_BN_BWD] == 1 &&
+                  fused[YOLO_OP_BN_APPLY] == 0 && fused[YOLO_OP_SLICE_BWD] == 0 && fused[YOLO_OP_BN_STATS_BWD] == 0,
+              "fused graph: BN_SILU %d, BN_SILU_BWD %d, BN_BWD %d, BN_APPLY %d, SLICE_BWD %d, BN_STATS_BWD %d",
+              fused[YOLO_OP_BN_SILU], fused[YOLO_OP_BN_SILU_BWD], fused[YOLO_OP_BN_BWD], fused[YOLO_OP_BN_APPLY],
+              fused[YOLO_OP_SLICE_BWD], fused[YOLO_OP_BN_STATS_BWD]);
+    yolo_tensor_zero(w1->grad);
+    setenv("YOLO_GRAPH_NO_FUSION", "1", 1);
+    net unfused = build_net(be, w1, w2, gamma, beta, rm, rv, true);
+    CHECK(yolo_graph_plan(unfused.g, NULL) == YOLO_OK);
+    unsetenv("YOLO_GRAPH_NO_FUSION");
+    int n_apply = 0;
+    for (int i = 0; i < unfused.g->n_nodes; i++) n_apply += unfused.g->nodes[i]->op == YOLO_OP_BN_APPLY;
+    CHECK_MSG(n_apply == 1, "unfused graph has %d BN_APPLY nodes", n_apply);
+    yolo_tensor_upload_f32(unfused.x, x, 2 * 4 * 9 * 7);
+    float loss4 = 0, g4[4 * 4 * 9];
+    CHECK(yolo_graph_run(unfused.g) == YOLO_OK);
+    yolo_tensor_download_f32(unfused.loss, &loss4, 1);
+    yolo_tensor_download_f32(w1->grad, g4, 4 * 4 * 9);
+    CHECK_MSG(memcmp(&loss1, &loss4, sizeof loss1) == 0, "unfused run: loss %g vs %g", (double)loss4, (double)loss1);
+    CHECK_MSG(memcmp(g1, g4, sizeof g1) == 0, "unfused run changed the gradient");
+
     yolo_graph_free(plain.g);
     yolo_graph_free(poisoned.g);
+    yolo_graph_free(unfused.g);
     yolo_tensor *all[] = {w1, w2, gamma, beta, rm, rv};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) yolo_tensor_free(all[i]);
 }

@@ -31,6 +31,12 @@ static const coverage table[] = {
     {YOLO_OP_BN_APPLY_BWD_PARAMS, T, "YOLO_OP_BN_APPLY_BWD_PARAMS"},
     {YOLO_OP_BN_APPLY_BWD_DATA, T, "YOLO_OP_BN_APPLY_BWD_DATA"},
     {YOLO_OP_BN_STATS_BWD, T, "YOLO_OP_BN_STATS_BWD"},
+    /* sync_bn on two ranks against batch norm of the whole batch (ctest runs it under mpirun) */
+    {YOLO_OP_SYNC_BN_STATS, "tests/mpi_dist.c", "yolo_graph_set_collective"},
+    {YOLO_OP_SYNC_BN_STATS_BWD, "tests/mpi_dist.c", "tx->grad"},
+    {YOLO_OP_BN_BWD, T, "YOLO_OP_BN_BWD"},
+    {YOLO_OP_BN_SILU, T, "YOLO_OP_BN_SILU"},
+    {YOLO_OP_BN_SILU_BWD, T, "YOLO_OP_BN_SILU_BWD"},
     {YOLO_OP_SILU, R, "yolo_silu"},
     {YOLO_OP_SILU_BWD, R, "YOLO_OP_SILU_BWD"},
     {YOLO_OP_RELU, R, "yolo_relu"},

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/collective.h"
 #include "graph/graph_internal.h"
 #include "test_util.h"
 #include "test_util_ops.h"
@@ -70,10 +71,42 @@ static yolo_tensor *b_conv(yolo_graph *g, yolo_tensor **p, const gc_case *c) {
     return c->i[0] ? yolo_conv_transpose2d(g, p[0], p[1], bias, &cp) : yolo_conv2d(g, p[0], p[1], bias, &cp);
 }
 
+/* i0: 0 eval, 1 training (autograd fuses the backward into BN_BWD), 2 training
+ * built from raw nodes with the batch mean read a second time (unfused
+ * backward: BN_APPLY_BWD_DATA + BN_STATS_BWD). */
+/* sync_bn (i0 = 3) as a rank of two whose peer holds fixed statistics
+ * (mean 0.3 + 0.1c, var 1.2 + 0.2c) and whose loss ignores them (the peer
+ * adds no gradient): the finite differences of this rank's loss then check
+ * SYNC_BN_STATS and its backward. */
+static yolo_status fake_peer(void *user, double *data, int64_t n, const char *what) {
+    (void)user;
+    const int64_t C = n / 3;
+    if (strstr(what, "statistics"))
+        for (int64_t c = 0; c < C; c++) {
+            data[c] += 0.3 + 0.1 * c;
+            data[C + c] += 1.2 + 0.2 * c;
+            data[2 * C + c] += (0.3 + 0.1 * c) * (0.3 + 0.1 * c);
+        }
+    return YOLO_OK;
+}
+static const yolo_graph_collective fake_pair = {2, fake_peer, NULL};
+
 static yolo_tensor *b_batch_norm(yolo_graph *g, yolo_tensor **p, const gc_case *c) {
     int64_t C = p[0]->shape[1];
     yolo_tensor *rm = aux_tensor(1, &C, 0.1f), *rv = aux_tensor(1, &C, 1.5f);
-    return yolo_batch_norm(g, p[0], p[1], p[2], rm, rv, c->i[0] != 0, 0.1f, 1e-5f);
+    if (c->i[0] == 3) yolo_graph_set_collective(g, &fake_pair);
+    if (c->i[0] != 2) return yolo_batch_norm(g, p[0], p[1], p[2], rm, rv, c->i[0] != 0, 0.1f, 1e-5f);
+    int64_t c2[2] = {2, C};
+    yolo_tensor *stats = yolo_graph_node(g, YOLO_OP_BN_STATS, YOLO_F32, 2, c2, 3, (yolo_tensor *[]){p[0], rm, rv});
+    if (!stats) return NULL;
+    yolo_tensor *mean = yolo_graph_view(g, stats, 0, 1, &C);
+    yolo_tensor *var = yolo_graph_view(g, stats, (size_t)C * sizeof(float), 1, &C);
+    if (!mean || !var) return NULL;
+    yolo_tensor *y = yolo_graph_node(g, YOLO_OP_BN_APPLY, YOLO_F32, p[0]->ndim, p[0]->shape, 5,
+                                     (yolo_tensor *[]){p[0], mean, var, p[1], p[2]});
+    if (!y) return NULL;
+    y->fparams[0] = 1e-5f;
+    return yolo_add(g, y, yolo_scale(g, yolo_sum(g, mean), 0.5f));
 }
 
 static yolo_tensor *b_unary(yolo_graph *g, yolo_tensor **p, const gc_case *c) {
@@ -156,6 +189,8 @@ static const gc_case cases[] = {
     /* batch norm: i0 = training */
     {"batch_norm training", b_batch_norm, 3, {4, 1, 1}, {S4(2, 3, 4, 5), S4(3, 1, 1, 1), S4(3, 1, 1, 1)}, 0, {1}},
     {"batch_norm training 2-D", b_batch_norm, 3, {2, 1, 1}, {S4(6, 4, 1, 1), S4(4, 1, 1, 1), S4(4, 1, 1, 1)}, 0, {1}},
+    {"batch_norm training, mean read twice", b_batch_norm, 3, {4, 1, 1}, {S4(2, 3, 4, 5), S4(3, 1, 1, 1), S4(3, 1, 1, 1)}, 0, {2}},
+    {"batch_norm training, sync_bn over 2 ranks", b_batch_norm, 3, {4, 1, 1}, {S4(2, 3, 4, 5), S4(3, 1, 1, 1), S4(3, 1, 1, 1)}, 0, {3}},
     {"batch_norm eval", b_batch_norm, 3, {4, 1, 1}, {S4(2, 3, 3, 3), S4(3, 1, 1, 1), S4(3, 1, 1, 1)}, 0, {0}},
     /* elementwise */
     {"silu", b_unary, 1, {4}, {S4(2, 3, 5, 7)}, 0, {0}},

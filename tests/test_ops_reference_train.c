@@ -1,5 +1,5 @@
-/* The CPU backend's batch-norm kernels (forward, running statistics and the
- * three backward pieces), the in-place optimizer / EMA / accumulate / zero
+/* The CPU backend's batch-norm kernels (forward, running statistics, the
+ * three backward pieces, their fused BN_BWD, and BN_SILU / BN_SILU_BWD), the in-place optimizer / EMA / accumulate / zero
  * updates against naive double-precision references, and run-to-run and
  * thread-count bit-identity of the reducing kernels. Through the graph API;
  * backward-only ops are built as raw nodes (graph_internal.h). */
@@ -48,19 +48,25 @@ static void test_batch_norm_kernels(void) {
         yolo_tensor *tm = ops_input(&o, "mean", 1, cs, mean), *tv = ops_input(&o, "var", 1, cs, var);
         yolo_tensor *tg = ops_input(&o, "gamma", 1, cs, gamma), *tb = ops_input(&o, "beta", 1, cs, beta);
         yolo_tensor *tst = ops_input(&o, "stats", 2, c2, stats), *tds = ops_input(&o, "dstats", 2, c2, dstats);
-        yolo_tensor *outs[5];
+        yolo_tensor *outs[8];
         outs[0] = raw(&o, YOLO_OP_BN_STATS, 2, c2, 3, (yolo_tensor *[]){tx, trm, trv});
         outs[1] = raw(&o, YOLO_OP_BN_APPLY, nd, s, 5, (yolo_tensor *[]){tx, tm, tv, tg, tb});
         outs[2] = raw(&o, YOLO_OP_BN_APPLY_BWD_PARAMS, 2, (int64_t[]){4, C}, 5, (yolo_tensor *[]){tx, tm, tv, tg, tdy});
         outs[3] = raw(&o, YOLO_OP_BN_APPLY_BWD_DATA, nd, s, 3, (yolo_tensor *[]){tv, tg, tdy});
         outs[4] = raw(&o, YOLO_OP_BN_STATS_BWD, nd, s, 3, (yolo_tensor *[]){tx, tst, tds});
+        outs[5] = raw(&o, YOLO_OP_BN_BWD, 1, (int64_t[]){n + 4 * C}, 4, (yolo_tensor *[]){tx, tst, tg, tdy});
+        if (outs[5]) outs[5]->fparams[0] = eps;
+        outs[6] = raw(&o, YOLO_OP_BN_SILU, nd, s, 5, (yolo_tensor *[]){tx, tm, tv, tg, tb});
+        outs[7] = raw(&o, YOLO_OP_BN_SILU_BWD, nd, s, 6, (yolo_tensor *[]){tx, tm, tv, tg, tb, tdy});
+        for (int k = 6; k < 8; k++)
+            if (outs[k]) outs[k]->fparams[0] = eps;
         if (outs[0]) {
             outs[0]->iparams[0] = 1;
             outs[0]->fparams[0] = momentum;
         }
         for (int k = 1; k < 4; k++)
             if (outs[k]) outs[k]->fparams[0] = eps;
-        if (ops_run(&o, 5, outs) == YOLO_OK) {
+        if (ops_run(&o, 8, outs) == YOLO_OK) {
             double *ref = malloc((size_t)(n > 4 * C ? n : 4 * C) * sizeof *ref);
             double *bm = calloc((size_t)C, sizeof *bm), *bv = calloc((size_t)C, sizeof *bv);
             for (int64_t i = 0; i < n; i++) bm[(i / S) % C] += x[i];
@@ -128,6 +134,43 @@ static void test_batch_norm_kernels(void) {
             got = ops_download(outs[4]);
             ops_expect_close(what, got, ref, n, 1e-6, 1e-4);
             free(got);
+            /* fused: the parameter rows (mean, var from stats), then dx = apply_bwd_data + stats_bwd with them */
+            {
+                double *rows = calloc((size_t)(4 * C), sizeof *rows);
+                for (int64_t i = 0; i < n; i++) {
+                    int64_t k = (i / S) % C;
+                    double r = 1 / sqrt(stats[C + k] + (double)eps);
+                    rows[k] += dy[i] * (x[i] - stats[k]) * r;
+                    rows[C + k] += dy[i];
+                    rows[2 * C + k] += -dy[i] * gamma[k] * r;
+                    rows[3 * C + k] += -0.5 * dy[i] * gamma[k] * (x[i] - stats[k]) * r * r * r;
+                }
+                for (int64_t i = 0; i < n; i++) {
+                    int64_t k = (i / S) % C;
+                    ref[i] = dy[i] * gamma[k] / sqrt(stats[C + k] + (double)eps) + rows[2 * C + k] / M +
+                             rows[3 * C + k] * 2 * (x[i] - stats[k]) / M;
+                }
+                got = ops_download(outs[5]);
+                snprintf(what, sizeof what, "bn_bwd dx %s", sh);
+                ops_expect_close(what, got, ref, n, 1e-5, 1e-4);
+                snprintf(what, sizeof what, "bn_bwd rows %s", sh);
+                ops_expect_close(what, got + n, rows, 4 * C, 1e-4, 1e-4);
+                free(got);
+                free(rows);
+            }
+            /* batch norm + SiLU, forward and backward */
+            for (int pass = 0; pass < 2; pass++) {
+                for (int64_t i = 0; i < n; i++) {
+                    int64_t k = (i / S) % C;
+                    double z = gamma[k] * (x[i] - mean[k]) / sqrt(var[k] + (double)eps) + beta[k];
+                    double sg = 1 / (1 + exp(-z));
+                    ref[i] = pass == 0 ? z * sg : dy[i] * sg * (1 + z * (1 - sg));
+                }
+                snprintf(what, sizeof what, "%s %s", pass == 0 ? "bn_silu" : "bn_silu_bwd", sh);
+                got = ops_download(outs[6 + pass]);
+                ops_expect_close(what, got, ref, n, 1e-5, 1e-5);
+                free(got);
+            }
             free(ref);
             free(bm);
             free(bv);

@@ -84,6 +84,30 @@ static yolo_tensor *b_bn_eval(parity_case *c) {
     int64_t xs[4] = {2, 3, 5, 4};
     return bn_common(c, 4, xs, false);
 }
+/* Training batch norm whose batch mean has a second reader: autograd keeps
+ * the unfused backward (BN_APPLY_BWD_DATA + BN_STATS_BWD, rows padded by
+ * SLICE_BWD) instead of BN_BWD. */
+static yolo_tensor *b_bn_unfused(parity_case *c) {
+    const int64_t xs[4] = {2, 3, 4, 5}, cs[1] = {3}, c2[2] = {2, 3};
+    yolo_tensor *x = parity_input(c, 4, xs, -2, 3, true);
+    yolo_tensor *gamma = parity_input(c, 1, cs, 0.5f, 1.5f, true), *beta = parity_input(c, 1, cs, -1, 1, true);
+    yolo_tensor *rm = parity_state(c, 1, cs, -0.5f, 0.5f), *rv = parity_state(c, 1, cs, 0.5f, 2.0f);
+    yolo_tensor *stats = yolo_graph_node(c->g, YOLO_OP_BN_STATS, YOLO_F32, 2, c2, 3, (yolo_tensor *[]){x, rm, rv});
+    if (!stats) return NULL;
+    stats->iparams[0] = 1;
+    stats->fparams[0] = 0.1f;
+    yolo_tensor *mean = yolo_graph_view(c->g, stats, 0, 1, cs);
+    yolo_tensor *var = yolo_graph_view(c->g, stats, 3 * sizeof(float), 1, cs);
+    if (!mean || !var) return NULL;
+    yolo_tensor *y = yolo_graph_node(c->g, YOLO_OP_BN_APPLY, YOLO_F32, 4, xs, 5, (yolo_tensor *[]){x, mean, var, gamma, beta});
+    if (!y) return NULL;
+    y->fparams[0] = 1e-3f;
+    return yolo_add(c->g, y, yolo_sum(c->g, mean));
+}
+static yolo_tensor *b_bn_silu_eval(parity_case *c) { /* inference: BN_SILU on running statistics */
+    int64_t xs[4] = {2, 3, 5, 4};
+    return yolo_scale(c->g, yolo_silu(c->g, bn_common(c, 4, xs, false)), 1.5f);
+}
 static yolo_tensor *b_bn_2d(parity_case *c) {
     int64_t xs[2] = {8, 5};
     return bn_common(c, 2, xs, true);
@@ -352,6 +376,8 @@ static const op_case cases[] = {
     {"batch_norm train", b_bn_train, true, RED, 2 * RED, 1},
     {"batch_norm eval", b_bn_eval, true, RED, 2 * RED, 1},
     {"batch_norm [N,C]", b_bn_2d, true, RED, 2 * RED, 1},
+    {"batch_norm train, mean read twice", b_bn_unfused, true, RED, 2 * RED, 1},
+    {"batch_norm eval + silu", b_bn_silu_eval, true, RED, 2 * RED, 1},
     {"silu", b_silu, true, EW, EW, 1},
     {"relu", b_relu, true, EW, EW, 1},
     {"sigmoid", b_sigmoid, true, EW, EW, 1},
@@ -422,6 +448,10 @@ static yolo_tensor *s_bn(parity_case *c) {
     int64_t xs[4] = {6, 3, 20, 20};
     return bn_common(c, 4, xs, true);
 }
+static yolo_tensor *s_bn_silu(parity_case *c) { /* fused by the planner: BN_SILU, BN_SILU_BWD */
+    int64_t xs[4] = {6, 3, 20, 20};
+    return yolo_scale(c->g, yolo_silu(c->g, bn_common(c, 4, xs, true)), 1.5f);
+}
 static yolo_tensor *s_concat_slice(parity_case *c) {
     int64_t a[4] = {4, 2, 30, 30}, b[4] = {4, 1, 30, 30};
     yolo_tensor *xs[2] = {parity_input(c, 4, a, -1, 1, true), parity_input(c, 4, b, -1, 1, true)};
@@ -472,6 +502,7 @@ static const op_case split_cases[] = {
     {"conv2d [6,3,20,20]", s_conv, true, RED, RED, 1},
     {"conv_transpose2d [4,4,10,10]", s_conv_transpose, true, RED, RED, 1},
     {"batch_norm train [6,3,20,20]", s_bn, true, RED, 2 * RED, 1},
+    {"batch_norm + silu [6,3,20,20]", s_bn_silu, true, RED, 2 * RED, 1},
     {"concat + slice [4,3,30,30]", s_concat_slice, true, 0, 0, 1},
     {"upsample [4,3,10,10]", s_upsample, true, 0, RED, 1},
     {"maxpool [4,3,20,20]", s_maxpool, true, 0, RED, 1},

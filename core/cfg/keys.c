@@ -61,7 +61,9 @@ const yolo_config_key yolo_core_keys[] = {
     KEY("mask_ratio", I, T | GE, 1, 0, NULL),
     FRACTION("dropout", T),
     /* distributed */
+    KEY("world", I, T | GE | R, 1, 0, NULL),
     KEY("dist_timeout", F, T | V | GT | R, 0, 0, NULL),
+    KEY("dist_bucket_mb", F, T | GT | R, 0, 0, NULL),
     KEY("sync_bn", B, T, 0, 0, NULL),
     /* val */
     KEY("val", B, T, 0, 0, NULL),

@@ -1,10 +1,12 @@
 /* `yolo checks`: version, CPU backend, Vulkan, MPI, and the plugins found. */
 #include "backend/backend.h"
 #include "cli/cli.h"
+#include "dist/dist.h"
 #include "plugin/plugin_loader.h"
 
 #include <cblas.h>
 #include <dnnl.h>
+#include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -35,7 +37,15 @@ int yolo_cli_checks(FILE *out) {
     fprintf(out, "Vulkan:\n");
     print_indented(out, vulkan[0] ? vulkan : "(no report)");
 
-    fprintf(out, "MPI: not built yet (distributed training is a later issue)\n");
+    char mpi[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+    int len = 0;
+    MPI_Get_library_version(mpi, &len);
+    char *nl = strchr(mpi, '\n');
+    if (nl) *nl = '\0';
+    yolo_dist_env env = yolo_dist_env_detect();
+    fprintf(out, "MPI: %s; DDP with world=N or device=vulkan:0,1 (re-launches under mpirun)%s", mpi,
+            env.world > 1 ? "" : "\n");
+    if (env.world > 1) fprintf(out, "; this is rank %d of %d (%s)\n", env.rank, env.world, env.launcher);
 
     yolo_plugin_dirs dirs;
     yolo_plugin_search_dirs(&dirs);

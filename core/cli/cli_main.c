@@ -1,6 +1,8 @@
 /* yolo_cli_main: parse, dispatch to help, checks or a mode, map to an exit code. */
 #include "cfg/suggest.h"
 #include "cli/cli.h"
+#include "dist/dist.h"
+#include "dist/launch.h"
 #include "train/stop.h"
 
 #include <stdio.h>
@@ -46,6 +48,22 @@ static int run_mode(const yolo_cli_args *args, int argc, char **argv) {
         yolo_config_free(cfg);
         return fail(YOLO_ERR_UNSUPPORTED, YOLO_EXIT_FAILURE);
     }
+    if (strcmp(args->mode, "train") == 0) { /* world=N or device=vulkan:0,1 outside a launcher: re-launch */
+        int world = 1;
+        yolo_config_value timeout = {0};
+        st = yolo_dist_requested_world(cfg, &world);
+        if (!st) st = yolo_config_get(cfg, "dist_timeout", &timeout);
+        if (!st && world > 1 && yolo_dist_env_detect().world == 1) {
+            exit_code = yolo_dist_relaunch(argc, argv, world, timeout.kind == YOLO_VALUE_FLOAT ? timeout.f : 300.0);
+            if (exit_code < 0) exit_code = fail(YOLO_ERR_DIST, YOLO_EXIT_FAILURE);
+            yolo_config_free(cfg);
+            return exit_code;
+        }
+        if (st) {
+            yolo_config_free(cfg);
+            return fail(st, yolo_cli_exit_code(st));
+        }
+    }
     yolo_mode_context ctx = {.mode = args->mode, .config = cfg, .task = task, .argc = argc, .argv = argv};
     st = fn(&ctx);
     /* stopped by SIGINT/SIGTERM (last.ckpt written): the shell's 128 + signal, 130 / 143 */
@@ -53,6 +71,9 @@ static int run_mode(const yolo_cli_args *args, int argc, char **argv) {
                                                                      : yolo_cli_exit_code(st);
     int code = st == YOLO_OK ? YOLO_EXIT_OK : fail(st, exit_code);
     yolo_config_free(cfg);
+    fflush(stdout);
+    if (strcmp(args->mode, "train") == 0) yolo_dist_record_exit(yolo_dist_env_detect().rank, code);
+    yolo_dist_end_job_if_broken(code); /* a dead or stalled rank: end the MPI job now */
     return code;
 }
 

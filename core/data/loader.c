@@ -31,6 +31,7 @@ struct yolo_loader {
     int epoch;
     bool mosaic_on;
     int64_t n_batches;
+    int deal_world;
     int64_t *order, *position;
     /* the ring */
     pthread_mutex_t lock;
@@ -195,7 +196,8 @@ static yolo_status build_batch(yolo_loader *l, int64_t number, yolo_batch *b) {
     int64_t *indices = l->opt.batch <= 4096 ? idx : malloc(sizeof(int64_t) * (size_t)l->opt.batch);
     if (!indices)
         return yolo_error(YOLO_ERR_NOMEM, "batch indices");
-    b->n = yolo_sampler_batch(&l->sampler, l->order, number, indices);
+    int64_t dealt = number * l->deal_world + l->opt.deal_rank; /* the 1-rank loader's batch */
+    b->n = yolo_sampler_batch(&l->sampler, l->order, dealt, indices);
     b->height = b->width = l->side;
     if (l->rect)
         rect_shape(l, indices, b->n, &b->width, &b->height);
@@ -289,6 +291,12 @@ yolo_status yolo_loader_create(const yolo_dataset *ds, const yolo_loader_options
     l->opt = *opt;
     if (l->opt.world <= 0)
         l->opt.world = 1;
+    l->deal_world = opt->deal_world > 1 ? opt->deal_world : 1;
+    if (opt->deal_rank < 0 || opt->deal_rank >= l->deal_world || (l->deal_world > 1 && l->opt.world > 1)) {
+        free(l);
+        return yolo_error(YOLO_ERR_ARG, "loader: deal_rank %d of deal_world %d (with world %d)", opt->deal_rank,
+                          opt->deal_world, opt->world);
+    }
     l->classify = ds->cfg->image_folder;
     l->side = l->side_alloc = opt->aug.imgsz;
     l->rect = opt->rect && !l->classify;
@@ -333,6 +341,8 @@ yolo_status yolo_loader_create(const yolo_dataset *ds, const yolo_loader_options
     pthread_cond_init(&l->work, NULL);
     pthread_cond_init(&l->ready, NULL);
     l->n_batches = yolo_sampler_batches(&l->sampler);
+    if (l->deal_world > 1) /* this rank's share of the dealt batches */
+        l->n_batches = l->n_batches > opt->deal_rank ? (l->n_batches - opt->deal_rank + l->deal_world - 1) / l->deal_world : 0;
     if (l->rect) {
         l->rect_order = malloc(sizeof(int64_t) * (size_t)ds->n);
         int64_t *tmp = malloc(sizeof(int64_t) * (size_t)ds->n);

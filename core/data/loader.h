@@ -40,6 +40,9 @@ typedef struct yolo_loader_options {
                               aspect-ratio order, each batch letterboxed to its own shape,
                               ceil(shape * imgsz / stride + 0.5) * stride, as Ultralytics */
     int stride;            /* the model's largest stride for rect shapes, <= 0: 32 */
+    int deal_rank, deal_world; /* validation under DDP: the batches of a 1-rank loader dealt
+                              round-robin, batch b to rank b % deal_world, so every image counts
+                              exactly once (rank/world shards pad); deal_world <= 1: all batches */
     yolo_augment_params aug;
 } yolo_loader_options;
 

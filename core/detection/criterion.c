@@ -14,6 +14,7 @@
 
 struct yolo_det_criterion {
     yolo_det_loss_params p;
+    yolo_task_context ranks; /* the context p.ranks points to (DDP normaliser) */
     int n_model_strides;
     int model_strides[YOLO_DET_MAX_LEVELS];
     /* anchors of the last input size */
@@ -46,6 +47,10 @@ yolo_status yolo_det_criterion_create(const yolo_task_context *ctx, yolo_det_cri
     yolo_det_criterion *c = calloc(1, sizeof *c);
     if (!c) return yolo_error(YOLO_ERR_NOMEM, "detection loss: out of memory");
     c->p = yolo_det_loss_default_params(ctx && ctx->nc > 0 ? ctx->nc : 1);
+    if (ctx) { /* its rank_mean, under DDP, makes the normaliser global; a copy, ctx may be a temporary */
+        c->ranks = *ctx;
+        c->p.ranks = &c->ranks;
+    }
     const yolo_config *cfg = ctx ? ctx->cfg : NULL;
     yolo_status st = cfg_gain(cfg, "box", &c->p.box_gain);
     if (!st) st = cfg_gain(cfg, "cls", &c->p.cls_gain);

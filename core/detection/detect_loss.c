@@ -191,7 +191,12 @@ yolo_status yolo_det_loss_assigned(const yolo_det_loss_params *p, int batch, int
                               i, (int)gi, gt->n);
         if (gi >= 0) tss += asg->score[i], n_fg++;
     }
-    tss = tss > 1 ? tss : 1;
+    double floor = 1; /* Ultralytics' max(tss, 1), on the global batch's sum */
+    if (p->ranks && p->ranks->rank_mean && p->ranks->world > 1) { /* the global batch's normaliser (yolo/task.h) */
+        if ((st = p->ranks->rank_mean(p->ranks, &tss, 1))) return st;
+        floor = 1.0 / p->ranks->world;
+    }
+    tss = tss > floor ? tss : floor;
     double scale = batch / tss; /* d total / d(gained sums) */
 
     double cls_sum = 0, box_sum = 0, dfl_sum = 0;

@@ -12,6 +12,8 @@
 typedef struct autograd {
     yolo_graph *g;
     bool *needs;     /* per node index: some parameter lies upstream */
+    int *uses;       /* per forward node index: how many forward nodes read it */
+    bool *slices_pending; /* per node index: its SLICE consumers' gradients wait to be concatenated */
     int n_forward;   /* nodes that existed before the backward pass */
 } autograd;
 
@@ -68,6 +70,117 @@ static yolo_tensor *expand_scalar(autograd *ad, yolo_tensor *dy, const yolo_tens
     return yolo_broadcast_to(ad->g, dy, like->ndim, like->shape);
 }
 
+/* The SLICE nodes reading x, in order of their start, when they are all
+ * of x's readers and tile x along one axis (chunk): x's gradient is then
+ * the concatenation of theirs, with no zero-padded SLICE_BWD and ADD.
+ * Returns their count (0: not that pattern); `out` may be NULL. */
+#define MAX_TILES 64
+static int slice_tiles(const autograd *ad, const yolo_tensor *x, yolo_tensor **out) {
+    if (x->graph != ad->g || x->index >= ad->n_forward || x->kind == YOLO_TENSOR_PERSISTENT) return 0;
+    const int n_uses = ad->uses[x->index];
+    if (n_uses < 2 || n_uses > MAX_TILES) return 0;
+    yolo_tensor *tiles[MAX_TILES];
+    int n = 0, axis = -1;
+    for (int i = x->index + 1; i < ad->n_forward && n < n_uses; i++) {
+        yolo_tensor *t = ad->g->nodes[i];
+        bool reads = false;
+        for (int k = 0; k < t->n_src; k++) reads |= t->src[k] == x;
+        if (!reads) continue;
+        if (t->op != YOLO_OP_SLICE || t->dtype != YOLO_F32 || (axis >= 0 && t->iparams[0] != axis)) return 0;
+        axis = t->iparams[0];
+        /* insertion by start */
+        int j = n++;
+        while (j > 0 && tiles[j - 1]->iparams[1] > t->iparams[1]) {
+            tiles[j] = tiles[j - 1];
+            j--;
+        }
+        tiles[j] = t;
+    }
+    if (n != n_uses) return 0;
+    int64_t at = 0;
+    for (int k = 0; k < n; k++) {
+        if (tiles[k]->iparams[1] != at) return 0;
+        at += tiles[k]->shape[axis];
+    }
+    if (at != x->shape[axis]) return 0;
+    if (out) memcpy(out, tiles, (size_t)n * sizeof *tiles);
+    return n;
+}
+
+static bool slices_tile(const autograd *ad, const yolo_tensor *x) { return slice_tiles(ad, x, NULL) > 0; }
+
+/* x's gradient from its tiling slices: their gradients (zeros where one has
+ * none) concatenated along the slices' axis. */
+static yolo_status gather_slice_grads(autograd *ad, yolo_tensor *x) {
+    yolo_tensor *tiles[MAX_TILES], *parts[MAX_TILES];
+    const int n = slice_tiles(ad, x, tiles);
+    if (n == 0) return yolo_error(YOLO_ERR_ARG, "backward: slices of '%s' changed during the pass", x->name);
+    for (int k = 0; k < n; k++) {
+        parts[k] = tiles[k]->node_grad;
+        if (!parts[k]) {
+            parts[k] = yolo_graph_node(ad->g, YOLO_OP_FILL, YOLO_F32, tiles[k]->ndim, tiles[k]->shape, 0, NULL);
+            if (!parts[k]) return yolo_graph_status(ad->g);
+            parts[k]->fparams[0] = 0.0f;
+        }
+    }
+    return add_grad(ad, x, yolo_concat(ad->g, n, parts, tiles[0]->iparams[0]));
+}
+
+/* The BN_STATS node of training batch norm when y = BN_APPLY(x, mean, var, ...)
+ * takes mean and var as the two rows of stats = BN_STATS(x), and nothing
+ * else reads stats or its rows (nor seeds their gradients): the gradient of
+ * stats is then the [dmean; dvar] rows of BN_APPLY_BWD_PARAMS alone, and
+ * x's two gradient terms fold into one BN_BWD. NULL otherwise. */
+static yolo_tensor *fusable_bn_stats(const autograd *ad, const yolo_tensor *y) {
+    yolo_tensor *x = y->src[0], *mean = y->src[1], *var = y->src[2], *gamma = y->src[3];
+    if (mean->op != YOLO_OP_VIEW || var->op != YOLO_OP_VIEW || mean == var) return NULL;
+    yolo_tensor *stats = mean->view_of;
+    if (!stats || var->view_of != stats || stats->op != YOLO_OP_BN_STATS || stats->src[0] != x) return NULL;
+    if (stats->graph != ad->g || mean->graph != ad->g || var->graph != ad->g) return NULL;
+    const int64_t C = yolo_tensor_numel(gamma);
+    if (yolo_tensor_numel(stats) != 2 * C || mean->view_offset != 0 || var->view_offset != (size_t)C * sizeof(float))
+        return NULL;
+    if (ad->uses[stats->index] != 2 || ad->uses[mean->index] != 1 || ad->uses[var->index] != 1) return NULL;
+    if (stats->node_grad || mean->node_grad || var->node_grad) return NULL;
+    return stats;
+}
+
+/* Backward of BN_APPLY(x, rows of stats = BN_STATS(x), gamma, beta): one
+ * BN_BWD node holding dx and the rows dgamma, dbeta, dmean, dvar (the
+ * arithmetic of BN_APPLY_BWD_PARAMS, BN_APPLY_BWD_DATA, BN_STATS_BWD and
+ * their ADD); dx, dgamma and dbeta are views of it. stats gets no gradient
+ * of its own, so its rule never runs. Without x's gradient only the
+ * parameters' rows are computed (BN_APPLY_BWD_PARAMS). */
+static yolo_status bn_backward_fused(autograd *ad, yolo_tensor *y, yolo_tensor *stats) {
+    yolo_graph *g = ad->g;
+    yolo_tensor **s = y->src, *dy = y->node_grad, *x = s[0];
+    const int64_t C = yolo_tensor_numel(s[3]), numel = yolo_tensor_numel(x);
+    const bool need_x = needs_grad(ad, x);
+    if (!need_x && !needs_grad(ad, s[3]) && !needs_grad(ad, s[4])) return YOLO_OK;
+    yolo_tensor *f;
+    size_t rows; /* byte offset of the dgamma row in f */
+    if (need_x) {
+        int64_t fshape[1] = {numel + 4 * C};
+        f = yolo_graph_node(g, YOLO_OP_BN_BWD, YOLO_F32, 1, fshape, 4, (yolo_tensor *[]){x, stats, s[3], dy});
+        rows = (size_t)numel * sizeof(float);
+    } else {
+        int64_t pshape[2] = {4, C};
+        f = yolo_graph_node(g, YOLO_OP_BN_APPLY_BWD_PARAMS, YOLO_F32, 2, pshape, 5,
+                            (yolo_tensor *[]){x, s[1], s[2], s[3], dy});
+        rows = 0;
+    }
+    if (!f) return yolo_graph_status(g);
+    f->fparams[0] = y->fparams[0];
+    yolo_status st = YOLO_OK;
+    for (int r = 0; r < 2 && !st; r++) { /* rows dgamma, dbeta */
+        yolo_tensor *t = s[3 + r];
+        if (needs_grad(ad, t))
+            st = add_grad(ad, t, yolo_graph_view(g, f, rows + (size_t)(r * C) * sizeof(float), t->ndim, t->shape));
+    }
+    if (st || !need_x) return st;
+    return add_grad(ad, x, yolo_graph_view(g, f, 0, x->ndim, x->shape));
+}
+
 static yolo_status backward_node(autograd *ad, yolo_tensor *y) {
     yolo_graph *g = ad->g;
     yolo_tensor *dy = y->node_grad;
@@ -106,6 +219,10 @@ static yolo_status backward_node(autograd *ad, yolo_tensor *y) {
             st = add_grad(ad, s[2], yolo_reshape(g, yolo_sum_to(g, dy, 4, (int64_t[]){1, y->shape[1], 1, 1}), 1,
                                                  s[2]->shape));
         return st;
+    case YOLO_OP_SYNC_BN_STATS: {
+        yolo_tensor *src[3] = {s[0], y, dy};
+        return add_grad(ad, s[0], node(ad, YOLO_OP_SYNC_BN_STATS_BWD, s[0], 3, src));
+    }
     case YOLO_OP_BN_STATS: {
         yolo_tensor *src[3] = {s[0], y, dy};
         return add_grad(ad, s[0], node(ad, YOLO_OP_BN_STATS_BWD, s[0], 3, src));
@@ -113,6 +230,8 @@ static yolo_status backward_node(autograd *ad, yolo_tensor *y) {
     case YOLO_OP_BN_APPLY: {
         /* src x, mean, var, gamma, beta */
         int64_t C = yolo_tensor_numel(s[3]);
+        yolo_tensor *stats = fusable_bn_stats(ad, y);
+        if (stats) return bn_backward_fused(ad, y, stats);
         bool need_params = needs_grad(ad, s[1]) || needs_grad(ad, s[2]) || needs_grad(ad, s[3]) || needs_grad(ad, s[4]);
         if (need_params) {
             yolo_tensor *src[5] = {s[0], s[1], s[2], s[3], dy};
@@ -172,6 +291,10 @@ static yolo_status backward_node(autograd *ad, yolo_tensor *y) {
         return st;
     }
     case YOLO_OP_SLICE: {
+        if (slices_tile(ad, s[0])) { /* concatenated when the loop reaches s[0] */
+            ad->slices_pending[s[0]->index] = true;
+            return YOLO_OK;
+        }
         yolo_tensor *dx = yolo_graph_node(g, YOLO_OP_SLICE_BWD, YOLO_F32, s[0]->ndim, s[0]->shape, 1, &dy);
         if (dx) memcpy(dx->iparams, y->iparams, 2 * sizeof *dx->iparams);
         return add_grad(ad, s[0], dx);
@@ -236,7 +359,19 @@ static yolo_status backward_seeded(yolo_graph *g, int n_seeds, yolo_tensor *cons
     if (g->planned) return yolo_error(YOLO_ERR_ARG, "backward: the graph is already planned");
     autograd ad = {.g = g, .n_forward = g->n_nodes};
     ad.needs = calloc((size_t)g->n_nodes + 1, sizeof *ad.needs);
-    if (!ad.needs) return yolo_error(YOLO_ERR_NOMEM, "backward: out of memory");
+    ad.uses = calloc((size_t)g->n_nodes + 1, sizeof *ad.uses);
+    ad.slices_pending = calloc((size_t)g->n_nodes + 1, sizeof *ad.slices_pending);
+    if (!ad.needs || !ad.uses || !ad.slices_pending) {
+        free(ad.needs);
+        free(ad.uses);
+        free(ad.slices_pending);
+        return yolo_error(YOLO_ERR_NOMEM, "backward: out of memory");
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        const yolo_tensor *t = g->nodes[i];
+        for (int k = 0; k < t->n_src; k++)
+            if (t->src[k] && t->src[k]->graph == g && t->src[k]->kind != YOLO_TENSOR_PERSISTENT) ad.uses[t->src[k]->index]++;
+    }
     for (int i = 0; i < g->n_nodes; i++) {
         yolo_tensor *t = g->nodes[i];
         if (t->op == YOLO_OP_NONE || !yolo_op_differentiable(t->op)) continue;
@@ -250,13 +385,16 @@ static yolo_status backward_seeded(yolo_graph *g, int n_seeds, yolo_tensor *cons
     }
     for (int i = last; i >= 0 && !st; i--) {
         yolo_tensor *t = g->nodes[i];
-        if (!t->node_grad || !ad.needs[i]) continue;
+        if (ad.slices_pending[i]) st = gather_slice_grads(&ad, t);
+        if (st || !t->node_grad || !ad.needs[i]) continue;
         st = backward_node(&ad, t);
         if (st == YOLO_OK && yolo_graph_status(g) != YOLO_OK) st = yolo_graph_status(g);
     }
     /* node_grad only means something during this pass */
     for (int i = 0; i < ad.n_forward; i++) g->nodes[i]->node_grad = NULL;
     free(ad.needs);
+    free(ad.uses);
+    free(ad.slices_pending);
     if (st != YOLO_OK && g->status == YOLO_OK) {
         g->status = st;
         snprintf(g->error, sizeof g->error, "%s", yolo_last_error());

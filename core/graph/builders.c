@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "graph/collective.h"
 #include "graph/graph_internal.h"
 
 #define SHAPE(t, buf) yolo_tensor_shape_str((t), (buf), sizeof(buf))
@@ -149,6 +150,15 @@ yolo_tensor *yolo_batch_norm(yolo_graph *g, yolo_tensor *x, yolo_tensor *gamma, 
         if (!stats) return NULL;
         stats->iparams[0] = 1;
         stats->fparams[0] = momentum;
+        if (g->collective && g->collective->world > 1) { /* sync_bn: the statistics of all ranks */
+            stats->iparams[0] = 0;                       /* the running stats take the global ones */
+            yolo_tensor *sync_src[3] = {stats, running_mean, running_var};
+            stats = yolo_graph_node(g, YOLO_OP_SYNC_BN_STATS, YOLO_F32, 2, sshape, 3, sync_src);
+            if (!stats) return NULL;
+            stats->iparams[0] = (int32_t)(yolo_tensor_numel(x) / C);
+            stats->iparams[1] = 1;
+            stats->fparams[0] = momentum;
+        }
         int64_t cshape[1] = {C};
         mean = yolo_graph_view(g, stats, 0, 1, cshape);
         var = yolo_graph_view(g, stats, (size_t)C * sizeof(float), 1, cshape);

@@ -230,6 +230,71 @@ static bool needs_storage(const yolo_tensor *t) {
     return t->kind != YOLO_TENSOR_PERSISTENT && !t->view_of;
 }
 
+/* ---- fusion before planning ----
+ * z = BN_APPLY(x, mean, var, gamma, beta) read only by y = SILU(z) and by
+ * SILU_BWD(z, dy) nodes, z not an output: z becomes BN_SILU (computing y's
+ * value), y a view of it, and each SILU_BWD a BN_SILU_BWD that recomputes z
+ * from x. Every output and gradient keeps its bits (the fused kernels do
+ * the same float operations); z's values are no longer stored, so forward
+ * saves a pass over memory and the activation arena shrinks. Runs once,
+ * when no node can be added any more. YOLO_GRAPH_NO_FUSION=1 turns it off
+ * (for A/B measurements). */
+
+static bool reads(const yolo_tensor *t, const yolo_tensor *x) {
+    for (int k = 0; k < t->n_src; k++)
+        if (t->src[k] == x) return true;
+    return false;
+}
+
+static void fuse_bn_silu_at(yolo_graph *g, yolo_tensor *z) {
+    enum { MAX_BWD = 8 };
+    yolo_tensor *silu = NULL, *bwd[MAX_BWD];
+    yolo_tensor **new_src[MAX_BWD];
+    int n_bwd = 0;
+    for (int i = z->index + 1; i < g->n_nodes; i++) {
+        yolo_tensor *t = g->nodes[i];
+        if (!reads(t, z)) continue;
+        if (t->op == YOLO_OP_SILU && t->n_src == 1 && !silu && !t->view_of) {
+            silu = t;
+        } else if (t->op == YOLO_OP_SILU_BWD && t->n_src == 2 && t->src[0] == z && t->src[1] != z && n_bwd < MAX_BWD) {
+            bwd[n_bwd++] = t;
+        } else {
+            return; /* another reader sees z itself */
+        }
+    }
+    if (!silu || silu->index < z->index) return;
+    for (int k = 0; k < n_bwd; k++) {
+        new_src[k] = malloc(6 * sizeof *new_src[k]);
+        if (!new_src[k]) {
+            while (k-- > 0) free(new_src[k]);
+            return; /* out of memory: stay unfused */
+        }
+    }
+    for (int k = 0; k < n_bwd; k++) {
+        memcpy(new_src[k], z->src, 5 * sizeof *z->src);
+        new_src[k][5] = bwd[k]->src[1];
+        free(bwd[k]->src);
+        bwd[k]->src = new_src[k];
+        bwd[k]->n_src = 6;
+        bwd[k]->op = YOLO_OP_BN_SILU_BWD;
+        bwd[k]->fparams[0] = z->fparams[0];
+    }
+    z->op = YOLO_OP_BN_SILU;
+    silu->op = YOLO_OP_VIEW;
+    silu->view_of = z;
+    silu->view_offset = 0;
+}
+
+static void fuse_before_planning(yolo_graph *g) {
+    const char *off = getenv("YOLO_GRAPH_NO_FUSION");
+    if (off && *off && strcmp(off, "0") != 0) return;
+    for (int i = 0; i < g->n_nodes; i++) {
+        yolo_tensor *z = g->nodes[i];
+        if (z->op == YOLO_OP_BN_APPLY && z->dtype == YOLO_F32 && !z->is_output && z->n_src == 5)
+            fuse_bn_silu_at(g, z);
+    }
+}
+
 yolo_status yolo_graph_plan(yolo_graph *g, yolo_graph_plan_info *info) {
     if (!g) return yolo_error(YOLO_ERR_ARG, "yolo_graph_plan: NULL graph");
     if (g->status != YOLO_OK) return yolo_error(g->status, "graph cannot be planned: %s", g->error);
@@ -237,6 +302,7 @@ yolo_status yolo_graph_plan(yolo_graph *g, yolo_graph_plan_info *info) {
         if (info) *info = g->plan;
         return YOLO_OK;
     }
+    fuse_before_planning(g);
     int n = g->n_nodes;
     /* Liveness: the last node reading each storage root. Inputs live from the
      * start (uploaded before the run); outputs to the end. */

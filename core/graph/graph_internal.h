@@ -18,6 +18,7 @@ struct yolo_graph {
     yolo_buffer *arena;
     size_t arena_bytes;
     yolo_graph_plan_info plan;
+    const struct yolo_graph_collective *collective; /* sync batch norm across ranks (collective.h), or NULL */
 };
 
 /* Records a builder error (first one wins) and returns NULL. */

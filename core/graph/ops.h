@@ -30,7 +30,27 @@
     X(BN_APPLY, true)         /* src x, mean[C], var[C], gamma[C], beta[C] -> gamma*(x-mean)/sqrt(var+eps)+beta; f0 = eps */ \
     X(BN_APPLY_BWD_PARAMS, false) /* src x, mean, var, gamma, dy -> [4,C]: dgamma, dbeta, dmean, dvar (f0 = eps) */ \
     X(BN_APPLY_BWD_DATA, false)   /* src var, gamma, dy -> dx = dy*gamma/sqrt(var+eps) (f0 = eps) */ \
+    X(SYNC_BN_STATS, true)    /* src local stats[2,C] (BN_STATS rows: mean, biased var), running_mean[C], running_var[C] \
+                                 -> [2,C] statistics over all ranks of the graph's collective (collective.h), \
+                                 each rank holding i0 values per channel: mean = avg of means, var = \
+                                 avg(var + mean^2) - mean^2. f0 = momentum: the running stats updated as \
+                                 BN_STATS does (unbiased with the global count), i1 = update (1/0) */ \
+    X(SYNC_BN_STATS_BWD, false) /* src local[2,C], global[2,C], dglobal[2,C] -> dlocal: G = dglobal summed over \
+                                 the ranks, dmean_r = (G_mean + 2 G_var (mean_r - mean)) / W, dvar_r = G_var / W */ \
     X(BN_STATS_BWD, false)    /* src x, stats[2,C], dstats[2,C] -> dx = dmean/M + dvar*2*(x-mean)/M, M = N*H*W */ \
+    X(BN_BWD, false)          /* src x, stats[2,C], gamma[C], dy -> 1-D [numel(x) + 4C]: first dx (x's layout), then \
+                                 the [4,C] rows of BN_APPLY_BWD_PARAMS(x, mean, var, gamma, dy) (dgamma, dbeta, \
+                                 dmean, dvar; mean, var = rows of stats); dx = BN_APPLY_BWD_DATA + BN_STATS_BWD \
+                                 with those dmean, dvar: dy*gamma/sqrt(var+eps) + (dmean/M + dvar*2/M*(x-mean)). \
+                                 f0 = eps. Emitted by autograd for training batch norm, BN_STATS(x) -> BN_APPLY(x, \
+                                 its rows, ...) with stats read by nothing else; one op, so each channel's x and dy \
+                                 are read from memory once for the sums and again (from cache) for dx */ \
+    /* batch norm + SiLU, fused by the planner (yolo_graph_plan) where a BN_APPLY node's only readers are one SILU \
+       and that SILU's SILU_BWD nodes; no gradient rule (the rewrite runs after backward) */ \
+    X(BN_SILU, false)         /* src x, mean[C], var[C], gamma[C], beta[C] -> silu(z), z = BN_APPLY's value (same float \
+                                 ops: (x-mean)*(gamma/sqrt(var+eps))+beta); f0 = eps */ \
+    X(BN_SILU_BWD, false)     /* src x, mean, var, gamma, beta, dy -> SILU_BWD(z, dy) with z recomputed as in BN_SILU; \
+                                 f0 = eps */ \
     /* elementwise */ \
     X(SILU, true)             /* x*sigmoid(x) */ \
     X(SILU_BWD, false)        /* src x, dy -> dy*s*(1+x*(1-s)), s = sigmoid(x) */ \

@@ -191,7 +191,7 @@ static yolo_status predict_one(predictor *p, int64_t k, const char *labels_dir) 
 yolo_status yolo_mode_predict(const yolo_mode_context *ctx) {
     predictor p;
     memset(&p, 0, sizeof p);
-    yolo_status st = yolo_session_open(ctx, &p.s, false);
+    yolo_status st = yolo_session_open(ctx, &p.s, false, NULL);
     const char *source = NULL;
     if (!st && !(source = yolo_cfg_string(p.s.cfg, "source", &st)) && !st)
         st = yolo_error(YOLO_ERR_CONFIG, "source: nothing to predict on (source=images/, a file or an archive)");

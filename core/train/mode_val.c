@@ -26,7 +26,7 @@ yolo_status yolo_session_load_model(yolo_session *s) {
 
 yolo_status yolo_mode_val(const yolo_mode_context *ctx) {
     yolo_session s;
-    yolo_status st = yolo_session_open(ctx, &s, true);
+    yolo_status st = yolo_session_open(ctx, &s, true, NULL);
     if (!st) st = yolo_session_load_model(&s);
     const char *split_name = NULL;
     if (!st) split_name = yolo_cfg_string(s.cfg, "split", &st);

@@ -1,6 +1,8 @@
 /* Forward/backward graphs of a model for one batch shape (model_graph.h). */
 #include "train/model_graph.h"
 
+#include "graph/collective.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,8 +13,9 @@ static yolo_status alloc_host(yolo_host_tensor *h, const yolo_tensor *t) {
     return h->data ? YOLO_OK : yolo_error(YOLO_ERR_NOMEM, "model graph: out of host memory for '%s'", t->name);
 }
 
-yolo_status yolo_model_graph_build(yolo_model *model, int batch, int height, int width, bool training,
-                                   yolo_model_graph **out) {
+/* collective: set on a training graph under sync_bn (graph/collective.h). */
+static yolo_status build_graph(yolo_model *model, int batch, int height, int width, bool training,
+                               const yolo_graph_collective *collective, yolo_model_graph **out) {
     *out = NULL;
     yolo_model_graph *mg = calloc(1, sizeof *mg);
     if (!mg) return yolo_error(YOLO_ERR_NOMEM, "model graph: out of memory");
@@ -22,6 +25,7 @@ yolo_status yolo_model_graph_build(yolo_model *model, int batch, int height, int
     mg->training = training;
     mg->graph = yolo_graph_new(yolo_model_backend(model));
     yolo_status st = mg->graph ? YOLO_OK : YOLO_ERR_NOMEM;
+    if (training) yolo_graph_set_collective(mg->graph, collective);
     if (!st) {
         int64_t shape[4] = {batch, yolo_model_in_channels(model), height, width};
         mg->images = yolo_graph_input(mg->graph, "images", YOLO_U8, 4, shape);
@@ -45,6 +49,11 @@ yolo_status yolo_model_graph_build(yolo_model *model, int batch, int height, int
     mg->peak_bytes = info.peak_bytes;
     *out = mg;
     return YOLO_OK;
+}
+
+yolo_status yolo_model_graph_build(yolo_model *model, int batch, int height, int width, bool training,
+                                   yolo_model_graph **out) {
+    return build_graph(model, batch, height, width, training, NULL, out);
 }
 
 void yolo_model_graph_free(yolo_model_graph *mg) {
@@ -88,7 +97,7 @@ yolo_status yolo_graph_cache_get(yolo_graph_cache *c, const yolo_batch *batch, y
         memmove(c->entries, c->entries + 1, (YOLO_GRAPH_CACHE - 1) * sizeof *c->entries);
         c->n--;
     }
-    yolo_status st = yolo_model_graph_build(c->model, batch->n, batch->height, batch->width, c->training, out);
+    yolo_status st = build_graph(c->model, batch->n, batch->height, batch->width, c->training, c->collective, out);
     if (!st) c->entries[c->n++] = *out;
     return st;
 }

@@ -35,9 +35,11 @@ yolo_status yolo_model_graph_backward(yolo_model_graph *mg);
 /* A small cache of graphs keyed by batch shape (the last batch of an epoch
  * is usually smaller). */
 #define YOLO_GRAPH_CACHE 4
+typedef struct yolo_graph_collective yolo_graph_collective;
 typedef struct yolo_graph_cache {
     yolo_model *model;
     bool training;
+    const yolo_graph_collective *collective; /* sync_bn under DDP (graph/collective.h), or NULL */
     yolo_model_graph *entries[YOLO_GRAPH_CACHE];
     int n;
 } yolo_graph_cache;

@@ -1,9 +1,11 @@
 /* Session setup shared by the train, val and predict modes (session.h). */
 #include "train/session.h"
+#include "dist/launch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "backend/backend.h"
@@ -55,8 +57,9 @@ static yolo_status open_backend(yolo_session *s, const char *device, int threads
     return yolo_backend_create("cpu", threads, &s->backend);
 }
 
-yolo_status yolo_session_open(const yolo_mode_context *ctx, yolo_session *s, bool need_data) {
+yolo_status yolo_session_open(const yolo_mode_context *ctx, yolo_session *s, bool need_data, yolo_dist *dist) {
     memset(s, 0, sizeof *s);
+    s->dist = dist;
     s->cfg = ctx->config;
     s->task = ctx->task;
     s->hooks = ctx->task->hooks;
@@ -106,12 +109,19 @@ static yolo_status open_compute(yolo_session *s) {
         return yolo_error(YOLO_ERR_CONFIG, "imgsz=%d: must be a positive multiple of 32 (the model's largest stride)",
                           s->imgsz);
     if (s->batch < 1) return yolo_error(YOLO_ERR_CONFIG, "batch=%d: must be >= 1 (AutoBatch is not built yet)", s->batch);
-    st = open_backend(s, device, threads);
+    char rank_device[256];
+    int local_world = yolo_dist_local_world(s->dist);
+    st = yolo_dist_rank_device(device, yolo_dist_local_rank(s->dist), local_world, rank_device, sizeof rank_device);
+    if (!st && threads == 0 && local_world > 1) { /* the cores shared by this machine's ranks */
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = cores > local_world ? (int)(cores / local_world) : 1;
+    }
+    if (!st) st = open_backend(s, device ? rank_device : NULL, threads);
     if (st) return st;
     s->tctx.cfg = s->cfg;
     s->tctx.imgsz = s->imgsz;
-    s->tctx.world = 1;
-    s->tctx.rank = 0;
+    s->tctx.world = yolo_dist_world(s->dist);
+    s->tctx.rank = yolo_dist_rank(s->dist);
     return YOLO_OK;
 }
 

@@ -5,6 +5,7 @@
 
 #include "cli/cli.h"
 #include "data/data_config.h"
+#include "dist/dist.h"
 #include "yolo/config.h"
 #include "yolo/model.h"
 #include "yolo/plugin.h"
@@ -27,12 +28,15 @@ typedef struct yolo_session {
     int batch;
     int workers;
     uint64_t seed;
+    yolo_dist *dist;           /* borrowed: the ranks of a DDP run, NULL alone */
 } yolo_session;
 
 /* Resolves task hooks, data (merging its yaml into the config) and backend.
  * need_data false (predict): data is read only when data= is given; class
  * names then come from the checkpoint. */
-yolo_status yolo_session_open(const yolo_mode_context *ctx, yolo_session *s, bool need_data);
+/* dist (may be NULL): under DDP each rank takes its device from a device
+ * list and, with threads=0, its share of the cores. */
+yolo_status yolo_session_open(const yolo_mode_context *ctx, yolo_session *s, bool need_data, yolo_dist *dist);
 /* Builds the model named by `model` (a yaml) for the data's nc, seeded. */
 yolo_status yolo_session_build_model(yolo_session *s, const char *model, yolo_model **out);
 /* Creates the run directory and writes args.yaml into it. */

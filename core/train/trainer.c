@@ -19,10 +19,20 @@
  *               tensors matching by name and shape are loaded, the rest
  *               (a head for another nc) stay fresh; new run, epoch 0.
  *   stop        SIGINT/SIGTERM finish the current step, write last.ckpt and
- *               return YOLO_ERR_INTERRUPTED (stop.h). */
+ *               return YOLO_ERR_INTERRUPTED (stop.h).
+ *
+ * DDP (train/ddp.h): under an MPI launcher every rank runs this loop on its
+ * part of each global batch; gradients are summed over the ranks before
+ * each optimizer step, the logged loss items and the stop request are
+ * reduced every batch (so all ranks stop at the same batch), validation is
+ * sharded, and rank 0 alone prints, writes the run directory, results.csv
+ * and checkpoints. A checkpoint to resume or fine-tune from is read by
+ * rank 0 and sent to the others. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +42,8 @@
 #include "data/dataset.h"
 #include "data/loader.h"
 #include "train/checkpoint.h"
+#include "graph/collective.h"
+#include "train/ddp.h"
 #include "train/ema.h"
 #include "train/model_graph.h"
 #include "train/optimizer.h"
@@ -153,6 +165,16 @@ typedef struct trainer {
     double best_fitness;
     int best_epoch;
     double loss_sums[YOLO_TASK_MAX_ITEMS]; /* of the epoch being trained */
+    /* DDP */
+    yolo_dist *dist;
+    int rank, world;
+    int quiet_stdout;      /* rank > 0: the real stdout, replaced by /dev/null (-1: not muted) */
+    yolo_ddp_buckets buckets;
+    yolo_graph_collective sync_bn; /* sync_bn=True: batch-norm statistics over the ranks */
+    bool stop_agreed;      /* some rank was asked to stop (reduced with every batch) */
+    double allreduce_seconds;  /* gradient all-reduce time, and the optimizer steps it served */
+    int64_t allreduce_steps;
+    FILE *step_log;        /* YOLO_STEP_LOG=FILE: every batch's loss items (rank 0; tests compare runs) */
 } trainer;
 
 static yolo_status open_datasets(trainer *t) {
@@ -173,6 +195,8 @@ static yolo_status open_datasets(trainer *t) {
 }
 
 static void trainer_close(trainer *t) {
+    if (t->step_log) fclose(t->step_log);
+    yolo_ddp_buckets_free(&t->buckets);
     yolo_meta_free(t->history);
     if (t->validator_ready) yolo_validator_release(&t->validator);
     if (t->loss_state) t->s.hooks->loss_destroy(t->loss_state);
@@ -184,6 +208,12 @@ static void trainer_close(trainer *t) {
     yolo_dataset_free(t->val_set);
     yolo_ckpt_free(t->ck);
     yolo_session_close(&t->s);
+    yolo_dist_close(t->dist);
+    if (t->quiet_stdout >= 0) {
+        fflush(stdout);
+        dup2(t->quiet_stdout, STDOUT_FILENO);
+        close(t->quiet_stdout);
+    }
 }
 
 static bool is_regular_file(const char *path, double *mtime) {
@@ -255,7 +285,7 @@ static yolo_status resume_path(const yolo_mode_context *ctx, char *out, size_t s
 /* Reads the checkpoint and merges its train args (resumable keys may be
  * overridden from the command line, others must agree). */
 static yolo_status resume_config(trainer *t, const yolo_mode_context *ctx, const char *path) {
-    yolo_status st = yolo_ckpt_read(path, &t->ck);
+    yolo_status st = yolo_ddp_read_checkpoint(t->dist, path, &t->ck);
     if (!st) st = yolo_checkpoint_check_task(t->ck, ctx->task);
     if (!st) st = yolo_checkpoint_resume_info(t->ck, &t->ri);
     char *text = NULL;
@@ -294,7 +324,7 @@ static yolo_status check_resume_epochs(trainer *t) {
 
 /* The resumable keys that changed ("Resuming with batch 8 (was 16)"). */
 static void report_resume_changes(const trainer *t) {
-    static const char *const keys[] = {"batch", "imgsz", "device", "workers", "threads"};
+    static const char *const keys[] = {"batch", "imgsz", "device", "workers", "threads", "world"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
         const char *was = yolo_checkpoint_arg(t->ck, keys[i]);
         char now[256];
@@ -323,7 +353,7 @@ static bool run_dir_of(const char *ckpt, char *out, size_t size) {
 
 /* Fine-tune: the checkpoint's architecture, rebuilt for this data's nc. */
 static yolo_status open_finetune(trainer *t, const char *path, const char **model_name) {
-    yolo_status st = yolo_ckpt_read(path, &t->ck);
+    yolo_status st = yolo_ddp_read_checkpoint(t->dist, path, &t->ck);
     if (!st) st = yolo_checkpoint_check_task(t->ck, t->s.task);
     char what[1200];
     snprintf(what, sizeof what, "meta.yaml of %s", path);
@@ -338,15 +368,52 @@ static yolo_status transfer_weights(trainer *t, const char *path) {
     return st;
 }
 
+static yolo_status sync_bn_allreduce(void *dist, double *data, int64_t n, const char *what) {
+    return yolo_dist_allreduce_f64(dist, data, n, YOLO_DIST_SUM, what);
+}
+
+/* DDP: the communicator (a world of one without a launcher); ranks other
+ * than 0 print nothing on stdout (their errors still reach stderr). */
+static yolo_status open_dist(trainer *t, const yolo_mode_context *ctx) {
+    yolo_config_value timeout = {0}, world = {0};
+    yolo_status st = yolo_config_get(ctx->config, "dist_timeout", &timeout);
+    if (!st) st = yolo_config_get(ctx->config, "world", &world);
+    if (!st) st = yolo_dist_open(timeout.kind == YOLO_VALUE_FLOAT ? timeout.f : 300.0, &t->dist);
+    if (st) return st;
+    t->rank = yolo_dist_rank(t->dist);
+    t->world = yolo_dist_world(t->dist);
+    if (world.kind == YOLO_VALUE_INT && world.i > 1 && world.i != t->world)
+        return yolo_error(YOLO_ERR_CONFIG, "world=%lld (%s) but the launcher started %d ranks", (long long)world.i,
+                          yolo_config_source(ctx->config, "world"), t->world);
+    if (t->rank > 0) {
+        fflush(stdout);
+        int null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        t->quiet_stdout = null_fd >= 0 ? dup(STDOUT_FILENO) : -1;
+        if (t->quiet_stdout >= 0) dup2(null_fd, STDOUT_FILENO);
+        if (null_fd >= 0) close(null_fd);
+    }
+    if (t->world > 1)
+        printf("DDP: %d ranks (%s), dist_timeout=%gs\n", t->world, yolo_dist_env_detect().launcher,
+               timeout.kind == YOLO_VALUE_FLOAT ? timeout.f : 300.0);
+    return YOLO_OK;
+}
+
 static yolo_status setup(trainer *t, const yolo_mode_context *ctx) {
     t->last_opt_step = -1;
     t->best_fitness = -1.0;
     t->best_epoch = -1;
-    char ckpt_path[1024];
-    yolo_status st = resume_path(ctx, ckpt_path, sizeof ckpt_path);
+    char ckpt_path[1024] = "";
+    yolo_status st = open_dist(t, ctx);
+    if (st) return st;
+    if (t->rank == 0) st = resume_path(ctx, ckpt_path, sizeof ckpt_path); /* the newest run is rank 0's */
+    st = yolo_dist_agree(t->dist, st, "finding the checkpoint to resume");
+    if (!st) st = yolo_ddp_share_string(t->dist, ckpt_path, sizeof ckpt_path, "broadcast(resume path)");
     if (!st && ckpt_path[0]) st = resume_config(t, ctx, ckpt_path);
-    if (!st) st = yolo_session_open(ctx, &t->s, true);
+    if (!st) st = yolo_session_open(ctx, &t->s, true, t->dist);
     if (!st) st = read_args(t->s.cfg, &t->a);
+    if (!st && t->s.batch % t->world)
+        st = yolo_error(YOLO_ERR_CONFIG, "batch=%d (%s) is the global batch: it must be a multiple of the %d ranks",
+                        t->s.batch, yolo_config_source(t->s.cfg, "batch"), t->world);
     if (st) return st;
     const char *model = yolo_cfg_string(t->s.cfg, "model", &st);
     const char *finetune = NULL; /* the checkpoint weights are transferred from */
@@ -369,7 +436,7 @@ static yolo_status setup(trainer *t, const yolo_mode_context *ctx) {
         if (yolo_config_get(t->s.cfg, "pretrained", &pre) == YOLO_OK && pre.kind == YOLO_VALUE_STRING &&
             yolo_is_checkpoint_path(pre.s)) {
             finetune = pre.s;
-            st = yolo_ckpt_read(pre.s, &t->ck);
+            st = yolo_ddp_read_checkpoint(t->dist, pre.s, &t->ck);
             if (!st) st = yolo_checkpoint_check_task(t->ck, t->s.task);
         }
     }
@@ -382,13 +449,15 @@ static yolo_status setup(trainer *t, const yolo_mode_context *ctx) {
     if (!st) st = yolo_ema_create(t->s.model, ema_model, &t->ema);
     if (st) return st;
     if (t->resuming && run_dir_of(ckpt_path, t->s.run_dir, sizeof t->s.run_dir))
-        st = yolo_config_save_args(t->s.cfg, t->s.run_dir);
-    else
+        st = t->rank == 0 ? yolo_config_save_args(t->s.cfg, t->s.run_dir) : YOLO_OK;
+    else if (t->rank == 0)
         st = yolo_session_make_run_dir(&t->s);
+    st = yolo_dist_agree(t->dist, st, "creating the run directory");
     if (!st) st = open_datasets(t);
     if (st) return st;
 
-    yolo_loader_options lo = {.batch = t->s.batch, .workers = t->s.workers, .world = 1, .seed = t->s.seed,
+    yolo_loader_options lo = {.batch = t->s.batch / t->world, .workers = t->s.workers, .rank = t->rank,
+                              .world = t->world, .seed = t->s.seed,
                               .augment = true, .shuffle = true, .epochs = t->a.epochs,
                               .cache_ram = t->a.cache != NULL};
     yolo_augment_from_config(t->s.cfg, t->s.imgsz, &lo.aug, &st);
@@ -417,21 +486,39 @@ static yolo_status setup(trainer *t, const yolo_mode_context *ctx) {
 
     t->graphs.model = t->s.model;
     t->graphs.training = true;
+    bool sync_bn = yolo_cfg_bool(t->s.cfg, "sync_bn", &st);
+    if (!st && sync_bn && t->world > 1) {
+        if (strncmp(yolo_backend_name(t->s.backend), "cpu", 3) != 0)
+            return yolo_error(YOLO_ERR_UNSUPPORTED, "sync_bn=True (%s): synchronised batch norm runs on the CPU backend "
+                              "only (a recorded %s command buffer cannot all-reduce mid-graph); train with sync_bn=False",
+                              yolo_config_source(t->s.cfg, "sync_bn"), yolo_backend_name(t->s.backend));
+        t->sync_bn = (yolo_graph_collective){t->world, sync_bn_allreduce, t->dist};
+        t->graphs.collective = &t->sync_bn;
+    }
+    if (st) return st;
+    if (t->world > 1) {
+        t->s.tctx.rank_mean = yolo_ddp_rank_mean;
+        t->s.tctx.dist = t->dist;
+    }
     st = t->s.hooks->loss_create(&t->s.tctx, &t->loss_state);
     if (st) return st;
     yolo_validator_init(&t->validator, t->s.hooks, &t->s.tctx, t->val_set, t->ema->ema, t->s.batch * 2,
                         t->s.workers, t->s.imgsz, t->s.seed);
     t->validator_ready = true;
-    if (!t->resuming) return yolo_results_csv_open(&t->csv, t->s.run_dir, t->s.hooks);
+    t->validator.dist = t->dist;
+    const char *step_log = getenv("YOLO_STEP_LOG");
+    if (step_log && *step_log && t->rank == 0 && !(t->step_log = fopen(step_log, "a")))
+        return yolo_error(YOLO_ERR_IO, "YOLO_STEP_LOG=%s: cannot open (%s)", step_log, strerror(errno));
+    if (!t->resuming) return t->rank == 0 ? yolo_results_csv_open(&t->csv, t->s.run_dir, t->s.hooks) : YOLO_OK;
 
     /* the position, history and best fitness of the resumed run */
     const yolo_meta *rows = yolo_meta_get(yolo_ckpt_meta(t->ck), "results");
     if (!(t->history = yolo_meta_new_map())) return yolo_error(YOLO_ERR_NOMEM, "out of memory");
     if (rows && (st = yolo_meta_set_copy(t->history, "results", rows))) return st;
     int kept = 0, want = (int)yolo_meta_size(rows);
-    st = yolo_results_csv_resume(&t->csv, t->s.run_dir, t->s.hooks, want, &kept);
+    st = t->rank == 0 ? yolo_results_csv_resume(&t->csv, t->s.run_dir, t->s.hooks, want, &kept) : YOLO_OK;
     if (st) return st;
-    if (kept < want) printf("%s had %d of the checkpoint's %d rows; it continues from there\n", t->csv.path, kept, want);
+    if (kept < want && t->rank == 0) printf("%s had %d of the checkpoint's %d rows; it continues from there\n", t->csv.path, kept, want);
     t->start_epoch = (int)t->ri.sampler_epoch;
     t->first_batch = t->ri.sampler_batch;
     t->last_opt_step = t->ri.last_opt_step;
@@ -481,9 +568,9 @@ static yolo_status weights_dir(const trainer *t, char *path, size_t size) {
 
 /* Stopped by a signal mid-epoch: last.ckpt at the next batch. */
 static yolo_status stop_mid_epoch(trainer *t, int epoch, int64_t next_batch) {
-    char path[1200];
+    char path[1200] = "";
     yolo_status st = YOLO_OK;
-    if (t->a.save) {
+    if (t->a.save && t->rank == 0) {
         yolo_train_state state = make_state(t, epoch - 1, epoch, next_batch, false);
         st = weights_dir(t, path, sizeof path);
         snprintf(path, sizeof path, "%s/weights/last.ckpt", t->s.run_dir);
@@ -491,6 +578,9 @@ static yolo_status stop_mid_epoch(trainer *t, int epoch, int64_t next_batch) {
     }
     if (st) return st;
     int sig = yolo_stop_signal();
+    if (t->rank > 0)
+        return yolo_error(YOLO_ERR_INTERRUPTED, "training stopped at epoch %d, batch %lld (asked on some rank); rank 0 "
+                          "writes last.ckpt", epoch + 1, (long long)next_batch);
     if (!t->a.save)
         return yolo_error(YOLO_ERR_INTERRUPTED, "training stopped by %s at epoch %d, batch %lld (save=false: no checkpoint written)",
                           yolo_stop_signal_name(sig), epoch + 1, (long long)next_batch);
@@ -498,6 +588,33 @@ static yolo_status stop_mid_epoch(trainer *t, int epoch, int64_t next_batch) {
                       "training stopped by %s at epoch %d, batch %lld; %s saved: continue with 'yolo %s train resume "
                       "model=%s'",
                       yolo_stop_signal_name(sig), epoch + 1, (long long)next_batch, path, t->s.task->name, path);
+}
+
+/* After every batch: the loss items averaged over the ranks (each rank's
+ * items are its share's: their mean is the global batch's), the loss
+ * summed (a NaN anywhere stops every rank) and whether any rank was asked
+ * to stop. Alone: only the stop request is read. */
+static yolo_status reduce_step(trainer *t, double *loss, float *items) {
+    t->stop_agreed = yolo_stop_requested();
+    if (t->world == 1) return YOLO_OK;
+    int n = t->s.hooks->n_loss_items;
+    double v[YOLO_TASK_MAX_ITEMS + 2];
+    for (int k = 0; k < n; k++) v[k] = items[k];
+    v[n] = *loss;
+    v[n + 1] = t->stop_agreed;
+    yolo_status st = yolo_dist_allreduce_f64(t->dist, v, n + 2, YOLO_DIST_SUM, "allreduce(loss items)");
+    for (int k = 0; k < n; k++) items[k] = (float)(v[k] / t->world);
+    *loss = v[n];
+    t->stop_agreed = v[n + 1] > 0;
+    return st;
+}
+
+/* Whether any rank was asked to stop (between epochs). */
+static yolo_status agree_stop(trainer *t) {
+    double v = yolo_stop_requested();
+    yolo_status st = yolo_dist_allreduce_f64(t->dist, &v, 1, YOLO_DIST_SUM, "allreduce(stop request)");
+    t->stop_agreed = v > 0;
+    return st;
 }
 
 /* One epoch from batch `first`; mean loss items into items. */
@@ -519,7 +636,7 @@ static yolo_status train_epoch(trainer *t, int epoch, int64_t first, float *item
     double *sums = t->loss_sums;
     for (int64_t k = 0; k < h->n_loss_items; k++) items[k] = first > 0 ? (float)(sums[k] / (double)first) : 0.0f;
     for (int64_t i = first;; i++) {
-        if (i < nb && i > first && yolo_stop_requested()) {
+        if (i < nb && i > first && t->stop_agreed) {
             yolo_progress_end(&bar);
             return stop_mid_epoch(t, epoch, i);
         }
@@ -545,12 +662,16 @@ static yolo_status train_epoch(trainer *t, int epoch, int64_t first, float *item
                 memset(mg->host_grad[k].data, 0, (size_t)yolo_tensor_numel(mg->out.t[k]) * sizeof(float));
             st = h->loss_compute(t->loss_state, batch, mg->out.n, mg->host_out, mg->host_grad, &loss, step_items);
         }
+        if (!st) st = yolo_model_graph_backward(mg);
+        if (!st) st = reduce_step(t, &loss, step_items);
         if (!st && !isfinite(loss))
             st = yolo_error(YOLO_ERR_NUMERIC, "the loss is %g at epoch %d, batch %lld (step %lld): training stopped",
                             loss, epoch + 1, (long long)i + 1, (long long)ni);
-        if (!st) st = yolo_model_graph_backward(mg);
         if (!st && ni - t->last_opt_step >= accumulate) {
-            st = yolo_optimizer_step(t->opt, 10.0f, NULL);
+            st = yolo_ddp_allreduce_grads(t->dist, t->opt, &t->buckets);
+            t->allreduce_seconds += t->buckets.seconds;
+            t->allreduce_steps++;
+            if (!st) st = yolo_optimizer_step(t->opt, 10.0f, NULL);
             if (!st) st = yolo_ema_step(t->ema);
             t->last_opt_step = ni;
         }
@@ -558,6 +679,11 @@ static yolo_status train_epoch(trainer *t, int epoch, int64_t first, float *item
         int size = batch->width;
         yolo_loader_release(t->loader, batch);
         if (st) break;
+        if (t->step_log) {
+            fprintf(t->step_log, "%d %lld", epoch + 1, (long long)i + 1);
+            for (int k = 0; k < h->n_loss_items; k++) fprintf(t->step_log, " %.9g", step_items[k]);
+            fputc('\n', t->step_log);
+        }
         float means[YOLO_TASK_MAX_ITEMS];
         for (int k = 0; k < h->n_loss_items; k++) {
             sums[k] += step_items[k];
@@ -590,7 +716,7 @@ static yolo_status record_row(trainer *t, int epoch, const float *items, const y
 }
 
 static yolo_status save_checkpoints(trainer *t, int epoch, bool is_best, bool finished) {
-    if (!t->a.save) return YOLO_OK;
+    if (!t->a.save || t->rank > 0) return YOLO_OK;
     yolo_train_state state = make_state(t, epoch, epoch + 1, 0, finished);
     char path[1200];
     yolo_status st = weights_dir(t, path, sizeof path);
@@ -634,7 +760,7 @@ static yolo_status train(trainer *t) {
             if (st) break;
             print_metrics_line(h, &r);
         }
-        st = yolo_results_csv_append(&t->csv, epoch, items, r.metrics, r.losses, t->opt->lr);
+        if (t->rank == 0) st = yolo_results_csv_append(&t->csv, epoch, items, r.metrics, r.losses, t->opt->lr);
         bool is_best = r.fitness >= t->best_fitness;
         if (is_best) {
             t->best_fitness = r.fitness;
@@ -643,8 +769,10 @@ static yolo_status train(trainer *t) {
         bool stop_early = t->a.patience > 0 && epoch - t->best_epoch >= t->a.patience;
         if (!st) st = record_row(t, epoch, items, &r);
         if (!st) st = save_checkpoints(t, epoch, is_best, final || stop_early);
+        st = yolo_dist_agree(t->dist, st, "saving checkpoints");
+        if (!st) st = agree_stop(t);
         if (st) break;
-        if (yolo_stop_requested()) {
+        if (t->stop_agreed) {
             int sig = yolo_stop_signal();
             return yolo_error(YOLO_ERR_INTERRUPTED,
                               "training stopped by %s after epoch %d%s%s%s", yolo_stop_signal_name(sig), epoch + 1,
@@ -660,7 +788,12 @@ static yolo_status train(trainer *t) {
         }
     }
     if (st) return st;
-    printf("\n%d epochs completed in %.3f hours.\n", epoch - t->start_epoch, (yolo_seconds_now() - t0) / 3600.0);
+    double took = yolo_seconds_now() - t0;
+    printf("\n%d epochs completed in %.3f hours.\n", epoch - t->start_epoch, took / 3600.0);
+    if (t->world > 1 && t->allreduce_steps > 0)
+        printf("DDP: gradient all-reduce %.1f ms per optimizer step (%lld steps, %.1f%% of the training time)\n",
+               1e3 * t->allreduce_seconds / (double)t->allreduce_steps, (long long)t->allreduce_steps,
+               100.0 * t->allreduce_seconds / took);
     /* The final table: the last EMA weights, validated once more with the per-class table. */
     yolo_val_result final = {0};
     printf("Validating (final EMA weights)...\n");
@@ -670,10 +803,24 @@ static yolo_status train(trainer *t) {
     return YOLO_OK;
 }
 
+/* DDP: every rank starts from rank 0's weights (model and EMA). */
+static yolo_status start_ranks(trainer *t) {
+    if (t->world == 1) return YOLO_OK;
+    double bucket_mb = yolo_cfg_float(t->s.cfg, "dist_bucket_mb", &(yolo_status){YOLO_OK});
+    t->buckets.bucket = (int64_t)(bucket_mb * 1024 * 1024 / sizeof(float));
+    yolo_status st = yolo_ddp_broadcast_model(t->dist, t->s.model, "broadcast(model)");
+    if (!st) st = yolo_ddp_broadcast_model(t->dist, t->ema->ema, "broadcast(EMA)");
+    return st;
+}
+
 yolo_status yolo_mode_train(const yolo_mode_context *ctx) {
     trainer t;
     memset(&t, 0, sizeof t);
+    t.quiet_stdout = -1;
+    t.world = 1;
     yolo_status st = setup(&t, ctx);
+    if (t.world > 1) st = yolo_dist_agree(t.dist, st, "setting up training");
+    if (!st) st = start_ranks(&t);
     if (!st) {
         yolo_stop_install();
         st = train(&t);

@@ -1,6 +1,7 @@
 /* The validation pass (validate.h). */
 #include "train/validate.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -19,6 +20,7 @@ void yolo_validator_init(yolo_validator *v, const yolo_task_hooks *hooks, const 
     v->hooks = hooks;
     v->tctx = *tctx;
     v->tctx.model = model;
+    v->tctx.rank_mean = NULL; /* shards differ in length: no collectives inside the loss */
     v->dataset = dataset;
     v->graphs.model = model;
     v->graphs.training = false;
@@ -30,11 +32,29 @@ void yolo_validator_init(yolo_validator *v, const yolo_task_hooks *hooks, const 
 
 void yolo_validator_release(yolo_validator *v) { yolo_graph_cache_clear(&v->graphs); }
 
+/* DDP: the other ranks' metrics states into rank 0's (the task's pack/merge). */
+static yolo_status merge_ranks(yolo_validator *v, void *metrics) {
+    if (yolo_dist_world(v->dist) == 1) return YOLO_OK;
+    const yolo_task_hooks *h = v->hooks;
+    if (!h->metrics_pack || !h->metrics_merge)
+        return yolo_error(YOLO_ERR_UNSUPPORTED, "validation under DDP: the task's plugin has no metrics_pack/merge hooks");
+    void *bytes = NULL, **blobs = NULL;
+    size_t size = 0, *sizes = NULL;
+    yolo_status st = h->metrics_pack(metrics, &bytes, &size);
+    st = yolo_dist_agree(v->dist, st, "metrics_pack");
+    if (!st) st = yolo_dist_gather_blobs(v->dist, bytes, size, &blobs, &sizes, "gather(validation metrics)");
+    for (int r = 1; !st && blobs && r < yolo_dist_world(v->dist); r++) st = h->metrics_merge(metrics, blobs[r], sizes[r]);
+    free(bytes);
+    yolo_dist_free_blobs(v->dist, blobs, sizes);
+    return st;
+}
+
 yolo_status yolo_validator_run(yolo_validator *v, FILE *table, yolo_val_result *out) {
     memset(out, 0, sizeof *out);
     double t0 = now_seconds();
     const yolo_task_hooks *h = v->hooks;
-    yolo_loader_options lo = {.batch = v->batch, .workers = v->workers, .world = 1, .seed = v->seed, .augment = false};
+    yolo_loader_options lo = {.batch = v->batch, .workers = v->workers, .world = 1, .seed = v->seed, .augment = false,
+                              .deal_rank = yolo_dist_rank(v->dist), .deal_world = yolo_dist_world(v->dist)};
     yolo_augment_defaults(&lo.aug);
     lo.aug.imgsz = v->imgsz;
     yolo_loader *loader = NULL;
@@ -65,9 +85,27 @@ yolo_status yolo_validator_run(yolo_validator *v, FILE *table, yolo_val_result *
         n_batches++;
         yolo_loader_release(loader, batch);
     }
-    if (!st) st = h->metrics_summarize(metrics, out->metrics, &out->fitness, table);
+    if (yolo_dist_world(v->dist) > 1) st = yolo_dist_agree(v->dist, st, "validation");
+    if (!st) st = merge_ranks(v, metrics);
+    bool here = yolo_dist_rank(v->dist) == 0;
+    if (!st && here) st = h->metrics_summarize(metrics, out->metrics, &out->fitness, table);
+    /* rank 0's metrics to all; the loss sums and counts over all */
+    double shared[32 + 1 + 2 + YOLO_TASK_MAX_ITEMS] = {0};
+    double *sums = shared + 33, *counts = shared + 33 + YOLO_TASK_MAX_ITEMS;
+    for (int i = 0; i < YOLO_TASK_MAX_ITEMS; i++) sums[i] = loss_sum[i];
+    counts[0] = (double)n_batches, counts[1] = (double)out->images;
+    if (yolo_dist_world(v->dist) > 1) {
+        if (!here) memset(shared, 0, sizeof(double) * 33); /* the sum over ranks then is rank 0's */
+        else memcpy(shared, out->metrics, sizeof(double) * 32), shared[32] = out->fitness;
+        st = yolo_dist_agree(v->dist, st, "validation metrics");
+        if (!st) st = yolo_dist_allreduce_f64(v->dist, shared, (int64_t)(sizeof shared / sizeof *shared), YOLO_DIST_SUM,
+                                             "allreduce(validation results)");
+        memcpy(out->metrics, shared, sizeof(double) * 32);
+        out->fitness = shared[32];
+        n_batches = (int64_t)counts[0], out->images = (int64_t)counts[1];
+    }
     for (int i = 0; i < h->n_loss_items && i < YOLO_TASK_MAX_ITEMS && n_batches; i++)
-        out->losses[i] = (float)(loss_sum[i] / (double)n_batches);
+        out->losses[i] = (float)(sums[i] / (double)n_batches);
     if (metrics) h->metrics_destroy(metrics);
     if (loss_state) h->loss_destroy(loss_state);
     yolo_loader_free(loader);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "data/dataset.h"
+#include "dist/dist.h"
 #include "train/model_graph.h"
 #include "yolo/task.h"
 
@@ -25,6 +26,8 @@ typedef struct yolo_validator {
     yolo_graph_cache graphs;
     int batch, workers, imgsz;
     uint64_t seed;
+    yolo_dist *dist; /* DDP (set after init): batches dealt round-robin to the ranks, metrics
+                        merged on rank 0 and the results given to every rank; NULL: all here */
 } yolo_validator;
 
 /* model: the model to evaluate (its graphs are cached in the validator). */
@@ -33,7 +36,8 @@ void yolo_validator_init(yolo_validator *v, const yolo_task_hooks *hooks, const 
                          uint64_t seed);
 void yolo_validator_release(yolo_validator *v);
 
-/* Runs one pass; `table` (may be NULL) receives the task's metrics table. */
+/* Runs one pass; `table` (may be NULL, used on rank 0) receives the task's
+ * metrics table. Under DDP every rank calls it and gets the same result. */
 yolo_status yolo_validator_run(yolo_validator *v, FILE *table, yolo_val_result *out);
 
 #endif

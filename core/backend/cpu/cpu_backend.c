@@ -158,7 +158,7 @@ yolo_status yolo_cpu_backend_create(int threads, yolo_backend **out) {
 yolo_cpu_kernel yolo_cpu_kernel_for(int op) {
     static yolo_cpu_kernel (*const lookups[])(int) = {
         yolo_cpu_conv_kernel,  yolo_cpu_elementwise_kernel, yolo_cpu_norm_kernel, yolo_cpu_shape_kernel,
-        yolo_cpu_spatial_kernel, yolo_cpu_linalg_kernel,    yolo_cpu_optim_kernel,
+        yolo_cpu_spatial_kernel, yolo_cpu_linalg_kernel,    yolo_cpu_optim_kernel, yolo_cpu_collective_kernel,
     };
     for (size_t i = 0; i < sizeof lookups / sizeof lookups[0]; i++) {
         yolo_cpu_kernel k = lookups[i](op);
@@ -181,3 +181,4 @@ YOLO_WEAK_LOOKUP(yolo_cpu_shape_kernel)
 YOLO_WEAK_LOOKUP(yolo_cpu_spatial_kernel)
 YOLO_WEAK_LOOKUP(yolo_cpu_linalg_kernel)
 YOLO_WEAK_LOOKUP(yolo_cpu_optim_kernel)
+YOLO_WEAK_LOOKUP(yolo_cpu_collective_kernel)

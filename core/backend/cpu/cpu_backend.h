@@ -37,6 +37,7 @@ yolo_cpu_kernel yolo_cpu_shape_kernel(int op);
 yolo_cpu_kernel yolo_cpu_spatial_kernel(int op);
 yolo_cpu_kernel yolo_cpu_linalg_kernel(int op);
 yolo_cpu_kernel yolo_cpu_optim_kernel(int op);
+yolo_cpu_kernel yolo_cpu_collective_kernel(int op);
 
 /* Prints per-op times collected while YOLO_PROFILE was set. */
 #include <stdio.h>

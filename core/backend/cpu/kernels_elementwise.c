@@ -1,5 +1,6 @@
-/* CPU kernels of the elementwise ops: activations and their backward,
- * broadcasting add/sub/mul, scale, cast and fill (contracts in graph/ops.h).
+/* CPU kernels of the elementwise ops: activations and their backward (also
+ * fused behind batch norm's affine map), broadcasting add/sub/mul, scale,
+ * cast and fill (contracts in graph/ops.h).
  *
  * Every loop here is embarrassingly parallel over output elements, so the
  * thread split cannot change results; small tensors run on the calling
@@ -36,77 +37,77 @@ typedef struct map_job {
     float f;
 } map_job;
 
-/* Activations run on 8-float vectors (GCC/Clang vector extensions) with
+/* Activations run on 16-float vectors (GCC/Clang vector extensions) with
  * their own exp: libm's expf does not vectorize, and SiLU follows every
- * convolution. On x86-64 the range functions are also built for AVX2 and
- * picked at load time (target_clones); both versions do the same IEEE
+ * convolution. On x86-64 the range functions are also built for AVX-512F
+ * and AVX2 and picked at load time (target_clones); all versions do the same IEEE
  * operations (no FMA contraction in ISO C mode), so results are identical.
  * Tails go through the same vector code on a padded copy, so an element's
  * value never depends on where a range starts. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
-#define VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#define VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define VECTOR_CLONES
 #endif
-typedef float v8f __attribute__((vector_size(32)));
-typedef int32_t v8i __attribute__((vector_size(32)));
-typedef uint32_t v8u __attribute__((vector_size(32)));
+typedef float v16f __attribute__((vector_size(64)));
+typedef int32_t v16i __attribute__((vector_size(64)));
+typedef uint32_t v16u __attribute__((vector_size(64)));
 
 /* Helpers are macros or take pointers: 32-byte vectors passed by value draw
  * ABI notes from GCC when AVX is not the baseline. */
-#define V8(v) ((v8f){(v), (v), (v), (v), (v), (v), (v), (v)})
-#define V8_SELECT(mask, a, b) ((v8f)(((mask) & (v8i)(a)) | (~(mask) & (v8i)(b))))
+#define V16(v) ((v16f){(v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v)})
+#define V16_SELECT(mask, a, b) ((v16f)(((mask) & (v16i)(a)) | (~(mask) & (v16i)(b))))
 
 /* e^x within 1.5 ulp on [-87, 88] (Cephes expf): x = n*ln2 + r, e^r by a
  * degree-6 polynomial, 2^n through the exponent bits. Inputs are clamped
  * to that range, NaN stays NaN. */
-static inline __attribute__((always_inline)) void v8_exp(const v8f *in, v8f *out) {
-    v8f x = V8_SELECT(*in < V8(-87.0f), V8(-87.0f), *in);
-    x = V8_SELECT(x > V8(88.0f), V8(88.0f), x);
-    const v8f magic = V8(12582912.0f); /* 1.5 * 2^23: adding it rounds to an integer */
-    const v8f t = x * V8(1.44269504088896341f) + magic;
-    const v8f n = t - magic;
-    const v8i ni = (v8i)t - 0x4b400000;
-    const v8f r = (x - n * V8(0.693359375f)) - n * V8(-2.12194440e-4f);
-    v8f p = V8(1.9875691500e-4f);
-    p = p * r + V8(1.3981999507e-3f);
-    p = p * r + V8(8.3334519073e-3f);
-    p = p * r + V8(4.1665795894e-2f);
-    p = p * r + V8(1.6666665459e-1f);
-    p = p * r + V8(5.0000001201e-1f);
-    p = p * r * r + r + V8(1.0f);
-    *out = p * (v8f)((v8u)(ni + 127) << 23); /* unsigned: NaN lanes must not overflow a signed shift */
+static inline __attribute__((always_inline)) void v16_exp(const v16f *in, v16f *out) {
+    v16f x = V16_SELECT(*in < V16(-87.0f), V16(-87.0f), *in);
+    x = V16_SELECT(x > V16(88.0f), V16(88.0f), x);
+    const v16f magic = V16(12582912.0f); /* 1.5 * 2^23: adding it rounds to an integer */
+    const v16f t = x * V16(1.44269504088896341f) + magic;
+    const v16f n = t - magic;
+    const v16i ni = (v16i)t - 0x4b400000;
+    const v16f r = (x - n * V16(0.693359375f)) - n * V16(-2.12194440e-4f);
+    v16f p = V16(1.9875691500e-4f);
+    p = p * r + V16(1.3981999507e-3f);
+    p = p * r + V16(8.3334519073e-3f);
+    p = p * r + V16(4.1665795894e-2f);
+    p = p * r + V16(1.6666665459e-1f);
+    p = p * r + V16(5.0000001201e-1f);
+    p = p * r * r + r + V16(1.0f);
+    *out = p * (v16f)((v16u)(ni + 127) << 23); /* unsigned: NaN lanes must not overflow a signed shift */
 }
 
-static inline __attribute__((always_inline)) void v8_sigmoid(const v8f *x, v8f *out) {
-    const v8f neg = -*x;
-    v8f e;
-    v8_exp(&neg, &e);
-    *out = V8(1.0f) / (V8(1.0f) + e);
+static inline __attribute__((always_inline)) void v16_sigmoid(const v16f *x, v16f *out) {
+    const v16f neg = -*x;
+    v16f e;
+    v16_exp(&neg, &e);
+    *out = V16(1.0f) / (V16(1.0f) + e);
 }
 
-static inline __attribute__((always_inline)) void v8_silu(const v8f *x, const v8f *dy, v8f *o) {
+static inline __attribute__((always_inline)) void v16_silu(const v16f *x, const v16f *dy, v16f *o) {
     (void)dy;
-    v8f s;
-    v8_sigmoid(x, &s);
+    v16f s;
+    v16_sigmoid(x, &s);
     *o = *x * s;
 }
-static inline __attribute__((always_inline)) void v8_silu_bwd(const v8f *x, const v8f *dy, v8f *o) {
-    v8f s;
-    v8_sigmoid(x, &s);
-    *o = *dy * s * (V8(1.0f) + *x * (V8(1.0f) - s));
+static inline __attribute__((always_inline)) void v16_silu_bwd(const v16f *x, const v16f *dy, v16f *o) {
+    v16f s;
+    v16_sigmoid(x, &s);
+    *o = *dy * s * (V16(1.0f) + *x * (V16(1.0f) - s));
 }
-static inline __attribute__((always_inline)) void v8_sigmoid1(const v8f *x, const v8f *dy, v8f *o) {
+static inline __attribute__((always_inline)) void v16_sigmoid1(const v16f *x, const v16f *dy, v16f *o) {
     (void)dy;
-    v8_sigmoid(x, o);
+    v16_sigmoid(x, o);
 }
 
 #define DEFINE_VMAP(name, vfn)                                                           \
     VECTOR_CLONES static void name##_range(void *arg, int64_t begin, int64_t end) {      \
         const map_job *j = arg;                                                          \
         int64_t i = begin;                                                               \
-        v8f x, y = V8(0.0f), o;                                                          \
-        for (; i + 8 <= end; i += 8) {                                                   \
+        v16f x, y = V16(0.0f), o;                                                          \
+        for (; i + 16 <= end; i += 16) {                                                   \
             memcpy(&x, j->x + i, sizeof x);                                              \
             if (j->y) memcpy(&y, j->y + i, sizeof y);                                    \
             vfn(&x, &y, &o);                                                             \
@@ -114,7 +115,7 @@ static inline __attribute__((always_inline)) void v8_sigmoid1(const v8f *x, cons
         }                                                                                \
         if (i < end) { /* the tail, zero-padded */                                      \
             const size_t bytes = (size_t)(end - i) * sizeof(float);                      \
-            x = y = V8(0.0f);                                                            \
+            x = y = V16(0.0f);                                                            \
             memcpy(&x, j->x + i, bytes);                                                 \
             if (j->y) memcpy(&y, j->y + i, bytes);                                       \
             vfn(&x, &y, &o);                                                             \
@@ -128,9 +129,82 @@ static inline __attribute__((always_inline)) void v8_sigmoid1(const v8f *x, cons
         return YOLO_OK;                                                                  \
     }
 
-DEFINE_VMAP(silu, v8_silu)
-DEFINE_VMAP(silu_bwd, v8_silu_bwd)
-DEFINE_VMAP(sigmoid, v8_sigmoid1)
+DEFINE_VMAP(silu, v16_silu)
+DEFINE_VMAP(silu_bwd, v16_silu_bwd)
+DEFINE_VMAP(sigmoid, v16_sigmoid1)
+
+/* ---- BN_SILU / BN_SILU_BWD: batch norm's affine map fused with SiLU ----
+ * Per (n, c) plane of x viewed as [N, C, S]. z = (x - mean) * k + beta with
+ * k = gamma / sqrtf(var + eps) in float, exactly as BN_APPLY computes it, so
+ * the fused ops give the bits of BN_APPLY followed by SILU / SILU_BWD. */
+
+typedef struct bn_silu_job {
+    int64_t c, s;
+    const float *x, *dy, *mean, *var, *gamma, *beta;
+    float *out;
+    float eps;
+} bn_silu_job;
+
+static int64_t planes_of(const yolo_tensor *x, int64_t *c, int64_t *s) {
+    *c = x->ndim > 1 ? x->shape[1] : 1;
+    *s = 1;
+    for (int i = 2; i < x->ndim; i++) *s *= x->shape[i];
+    return x->shape[0] * *c;
+}
+
+#define DEFINE_BN_VMAP(name, vfn)                                                                        \
+    VECTOR_CLONES static void name##_range(void *arg, int64_t begin, int64_t end) {                      \
+        const bn_silu_job *j = arg;                                                                      \
+        const int64_t s = j->s;                                                                          \
+        for (int64_t p = begin; p < end; p++) {                                                          \
+            const int64_t c = p % j->c;                                                                  \
+            const float kf = j->gamma[c] / sqrtf(j->var[c] + j->eps);                                    \
+            const v16f mean = V16(j->mean[c]), k = V16(kf), b = V16(j->beta[c]);                         \
+            const float *x = j->x + p * s, *dy = j->dy ? j->dy + p * s : NULL;                           \
+            float *out = j->out + p * s;                                                                 \
+            v16f vx, z, d = V16(0.0f), o;                                                                \
+            int64_t i = 0;                                                                               \
+            for (; i + 16 <= s; i += 16) {                                                               \
+                memcpy(&vx, x + i, sizeof vx);                                                           \
+                if (dy) memcpy(&d, dy + i, sizeof d);                                                    \
+                z = (vx - mean) * k + b;                                                                 \
+                vfn(&z, &d, &o);                                                                         \
+                memcpy(out + i, &o, sizeof o);                                                           \
+            }                                                                                            \
+            if (i < s) { /* the tail, zero-padded */                                                     \
+                const size_t bytes = (size_t)(s - i) * sizeof(float);                                    \
+                vx = d = V16(0.0f);                                                                      \
+                memcpy(&vx, x + i, bytes);                                                               \
+                if (dy) memcpy(&d, dy + i, bytes);                                                       \
+                z = (vx - mean) * k + b;                                                                 \
+                vfn(&z, &d, &o);                                                                         \
+                memcpy(out + i, &o, bytes);                                                              \
+            }                                                                                            \
+        }                                                                                                \
+    }
+
+DEFINE_BN_VMAP(bn_silu, v16_silu)
+DEFINE_BN_VMAP(bn_silu_bwd, v16_silu_bwd)
+
+static yolo_status bn_silu_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
+    const bool backward = out->op == YOLO_OP_BN_SILU_BWD;
+    bn_silu_job j = {0};
+    const int64_t planes = planes_of(out->src[0], &j.c, &j.s);
+    j.x = yolo_cpu_f32(out->src[0]);
+    j.mean = yolo_cpu_f32(out->src[1]);
+    j.var = yolo_cpu_f32(out->src[2]);
+    j.gamma = yolo_cpu_f32(out->src[3]);
+    j.beta = yolo_cpu_f32(out->src[4]);
+    j.dy = backward ? yolo_cpu_f32(out->src[5]) : NULL;
+    j.out = yolo_cpu_f32(out);
+    j.eps = out->fparams[0];
+    yolo_range_fn fn = backward ? bn_silu_bwd_range : bn_silu_range;
+    if (!ctx || !ctx->pool || planes * j.s < PARALLEL_MIN_ELEMENTS)
+        fn(&j, 0, planes);
+    else
+        yolo_parallel_for(ctx->pool, planes, fn, &j);
+    return YOLO_OK;
+}
 
 /* Scalar maps: `expr` over x[i] (and y[i], f). */
 #define DEFINE_MAP(name, expr)                                              \
@@ -442,6 +516,8 @@ yolo_cpu_kernel yolo_cpu_elementwise_kernel(int op) {
     switch (op) {
     case YOLO_OP_SILU: return silu_kernel;
     case YOLO_OP_SILU_BWD: return silu_bwd_kernel;
+    case YOLO_OP_BN_SILU:
+    case YOLO_OP_BN_SILU_BWD: return bn_silu_kernel;
     case YOLO_OP_RELU: return relu_kernel;
     case YOLO_OP_RELU_BWD: return relu_bwd_kernel;
     case YOLO_OP_SIGMOID: return sigmoid_kernel;

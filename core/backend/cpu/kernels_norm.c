@@ -8,8 +8,49 @@
  * number of threads. */
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "backend/cpu/cpu_backend.h"
+
+/* Elementwise plane loops run on 8-float vectors (GCC/Clang vector
+ * extensions), built for AVX2 too and picked at load time, as in
+ * kernels_elementwise.c. Vector lanes and the scalar tail do the same IEEE
+ * operations in the same order (no FMA contraction in ISO C mode), so an
+ * element's value does not depend on the path or on the thread split. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+#define VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define VECTOR_CLONES
+#endif
+typedef float v8f __attribute__((vector_size(32)));
+#define V8(v) ((v8f){(v), (v), (v), (v), (v), (v), (v), (v)})
+
+/* y = (x - mean) * k + b */
+VECTOR_CLONES static void plane_affine(const float *restrict x, float *restrict y, int64_t s, float mean, float k,
+                                       float b) {
+    int64_t i = 0;
+    for (; i + 8 <= s; i += 8) {
+        v8f v;
+        memcpy(&v, x + i, sizeof v);
+        v = (v - V8(mean)) * V8(k) + V8(b);
+        memcpy(y + i, &v, sizeof v);
+    }
+    for (; i < s; i++) y[i] = (x[i] - mean) * k + b;
+}
+
+/* dx = dy * kd + (a + k * (x - mean)) */
+VECTOR_CLONES static void plane_bwd(const float *restrict x, const float *restrict dy, float *restrict dx, int64_t s,
+                                    float mean, float kd, float a, float k) {
+    int64_t i = 0;
+    for (; i + 8 <= s; i += 8) {
+        v8f vx, vd;
+        memcpy(&vx, x + i, sizeof vx);
+        memcpy(&vd, dy + i, sizeof vd);
+        vd = vd * V8(kd) + (V8(a) + V8(k) * (vx - V8(mean)));
+        memcpy(dx + i, &vd, sizeof vd);
+    }
+    for (; i < s; i++) dx[i] = dy[i] * kd + (a + k * (x[i] - mean));
+}
 
 #define PARALLEL_MIN_ELEMENTS 32768
 
@@ -31,25 +72,73 @@ static void run_ranges(yolo_cpu_context *ctx, int64_t n, int64_t work, yolo_rang
         yolo_parallel_for(ctx->pool, n, fn, arg);
 }
 
-/* sum(p[i] - shift) and sum((p[i] - shift)^2) over one plane, in double with
- * independent accumulators so the adds do not form one long dependency chain. */
-static void plane_moments(const float *p, int64_t s, double shift, double *sum, double *sumsq) {
-    double a0 = 0, a1 = 0, q0 = 0, q1 = 0;
+typedef float v4f __attribute__((vector_size(16)));
+typedef double v4d __attribute__((vector_size(32)));
+
+/* The 8 floats at p as two 4-double vectors. */
+#define LOAD_V4D_PAIR(p, lo, hi)                    \
+    do {                                            \
+        v4f l_, h_;                                 \
+        memcpy(&l_, (p), sizeof l_);                \
+        memcpy(&h_, (p) + 4, sizeof h_);            \
+        (lo) = __builtin_convertvector(l_, v4d);    \
+        (hi) = __builtin_convertvector(h_, v4d);    \
+    } while (0)
+
+static double v4d_total(const v4d *v) { return ((*v)[0] + (*v)[1]) + ((*v)[2] + (*v)[3]); }
+
+/* sum(p[i] - shift) and sum((p[i] - shift)^2) over one plane, in double
+ * with independent accumulator lanes (a fixed order for a given s). */
+VECTOR_CLONES static void plane_moments(const float *p, int64_t s, double shift, double *sum, double *sumsq) {
+    const v4d sh = {shift, shift, shift, shift};
+    v4d a0 = {0}, a1 = {0}, q0 = {0}, q1 = {0};
     int64_t i = 0;
-    for (; i + 1 < s; i += 2) {
-        const double d0 = (double)p[i] - shift, d1 = (double)p[i + 1] - shift;
-        a0 += d0;
-        a1 += d1;
-        q0 += d0 * d0;
-        q1 += d1 * d1;
+    for (; i + 8 <= s; i += 8) {
+        v4d lo, hi;
+        LOAD_V4D_PAIR(p + i, lo, hi);
+        lo -= sh;
+        hi -= sh;
+        a0 += lo;
+        a1 += hi;
+        q0 += lo * lo;
+        q1 += hi * hi;
     }
+    double a = 0, q = 0;
     for (; i < s; i++) {
         const double d = (double)p[i] - shift;
-        a0 += d;
-        q0 += d * d;
+        a += d;
+        q += d * d;
     }
-    *sum += a0 + a1;
-    *sumsq += q0 + q1;
+    a0 += a1;
+    q0 += q1;
+    *sum += v4d_total(&a0) + a;
+    *sumsq += v4d_total(&q0) + q;
+}
+
+/* sum(dy) and sum(dy * (x - mean)) over one plane, in double. */
+VECTOR_CLONES static void plane_dy_moments(const float *x, const float *dy, int64_t s, double mean, double *sdy,
+                                           double *sdyx) {
+    const v4d m = {mean, mean, mean, mean};
+    v4d a0 = {0}, a1 = {0}, b0 = {0}, b1 = {0};
+    int64_t i = 0;
+    for (; i + 8 <= s; i += 8) {
+        v4d xl, xh, dl, dh;
+        LOAD_V4D_PAIR(x + i, xl, xh);
+        LOAD_V4D_PAIR(dy + i, dl, dh);
+        a0 += dl;
+        a1 += dh;
+        b0 += dl * (xl - m);
+        b1 += dh * (xh - m);
+    }
+    double a = 0, b = 0;
+    for (; i < s; i++) {
+        a += dy[i];
+        b += (double)dy[i] * ((double)x[i] - mean);
+    }
+    a0 += a1;
+    b0 += b1;
+    *sdy += v4d_total(&a0) + a;
+    *sdyx += v4d_total(&b0) + b;
 }
 
 /* ---- BN_STATS: src x, (running_mean, running_var) -> [2,C] mean, biased var ---- */
@@ -119,9 +208,7 @@ static void apply_range(void *arg, int64_t begin, int64_t end) {
         const float mean = j->mean[c];
         const float k = j->gamma[c] / sqrtf(j->var[c] + j->eps);
         const float b = j->beta[c];
-        const float *restrict x = j->x + p * s;
-        float *restrict y = j->out + p * s;
-        for (int64_t i = 0; i < s; i++) y[i] = (x[i] - mean) * k + b;
+        plane_affine(j->x + p * s, j->out + p * s, s, mean, k, b);
     }
 }
 
@@ -151,23 +238,8 @@ static void apply_bwd_params_range(void *arg, int64_t begin, int64_t end) {
     for (int64_t c = begin; c < end; c++) {
         const float mean = j->mean[c];
         double sdy = 0, sdyx = 0;
-        for (int64_t n = 0; n < l.n; n++) {
-            const float *x = j->x + (n * l.c + c) * l.s, *dy = j->dy + (n * l.c + c) * l.s;
-            double a0 = 0, a1 = 0, b0 = 0, b1 = 0;
-            int64_t i = 0;
-            for (; i + 1 < l.s; i += 2) {
-                a0 += dy[i];
-                a1 += dy[i + 1];
-                b0 += (double)dy[i] * ((double)x[i] - mean);
-                b1 += (double)dy[i + 1] * ((double)x[i + 1] - mean);
-            }
-            for (; i < l.s; i++) {
-                a0 += dy[i];
-                b0 += (double)dy[i] * ((double)x[i] - mean);
-            }
-            sdy += a0 + a1;
-            sdyx += b0 + b1;
-        }
+        for (int64_t n = 0; n < l.n; n++)
+            plane_dy_moments(j->x + (n * l.c + c) * l.s, j->dy + (n * l.c + c) * l.s, l.s, mean, &sdy, &sdyx);
         const double r = 1.0 / sqrt((double)j->var[c] + j->eps);
         const double g = j->gamma[c];
         dgamma[c] = (float)(r * sdyx);
@@ -248,6 +320,54 @@ static yolo_status bn_stats_bwd_kernel(yolo_cpu_context *ctx, yolo_tensor *out) 
     return YOLO_OK;
 }
 
+/* ---- BN_BWD: src x, stats, gamma, dy -> [dx..., dgamma, dbeta, dmean, dvar] ----
+ * Per channel: the sums of BN_APPLY_BWD_PARAMS, its four values (the same
+ * float results), then dx plane by plane with BN_APPLY_BWD_DATA +
+ * BN_STATS_BWD's float operations; the channel's planes are still in cache
+ * for the second pass. */
+
+static void bwd_range(void *arg, int64_t begin, int64_t end) {
+    const plane_job *j = arg;
+    const bn_layout l = j->l;
+    const int64_t numel = l.n * l.c * l.s;
+    float *dgamma = j->out + numel, *dbeta = dgamma + l.c, *dmean = dgamma + 2 * l.c, *dvar = dgamma + 3 * l.c;
+    const float inv_m = (float)(1.0 / (double)(l.n * l.s));
+    for (int64_t c = begin; c < end; c++) {
+        const float mean = j->mean[c];
+        double sdy = 0, sdyx = 0;
+        for (int64_t n = 0; n < l.n; n++)
+            plane_dy_moments(j->x + (n * l.c + c) * l.s, j->dy + (n * l.c + c) * l.s, l.s, mean, &sdy, &sdyx);
+        const double r = 1.0 / sqrt((double)j->var[c] + j->eps);
+        const double g = j->gamma[c];
+        dgamma[c] = (float)(r * sdyx);
+        dbeta[c] = (float)sdy;
+        dmean[c] = (float)(-g * r * sdy);
+        dvar[c] = (float)(-0.5 * g * r * r * r * sdyx);
+        const float kd = j->gamma[c] / sqrtf(j->var[c] + j->eps);
+        const float a = dmean[c] * inv_m;
+        const float k = 2.0f * dvar[c] * inv_m;
+        for (int64_t n = 0; n < l.n; n++) {
+            const int64_t p = n * l.c + c;
+            plane_bwd(j->x + p * l.s, j->dy + p * l.s, j->out + p * l.s, l.s, mean, kd, a, k);
+        }
+    }
+}
+
+static yolo_status bn_bwd_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
+    const yolo_tensor *x = out->src[0];
+    plane_job j = {0};
+    j.l = layout_of(x);
+    j.x = yolo_cpu_f32(x);
+    j.mean = yolo_cpu_f32(out->src[1]);
+    j.var = j.mean + j.l.c;
+    j.gamma = yolo_cpu_f32(out->src[2]);
+    j.dy = yolo_cpu_f32(out->src[3]);
+    j.out = yolo_cpu_f32(out);
+    j.eps = out->fparams[0];
+    run_ranges(ctx, j.l.c, j.l.n * j.l.c * j.l.s, bwd_range, &j);
+    return YOLO_OK;
+}
+
 yolo_cpu_kernel yolo_cpu_norm_kernel(int op) {
     switch (op) {
     case YOLO_OP_BN_STATS: return bn_stats_kernel;
@@ -255,6 +375,7 @@ yolo_cpu_kernel yolo_cpu_norm_kernel(int op) {
     case YOLO_OP_BN_APPLY_BWD_PARAMS: return bn_apply_bwd_params_kernel;
     case YOLO_OP_BN_APPLY_BWD_DATA: return bn_apply_bwd_data_kernel;
     case YOLO_OP_BN_STATS_BWD: return bn_stats_bwd_kernel;
+    case YOLO_OP_BN_BWD: return bn_bwd_kernel;
     default: return NULL;
     }
 }

@@ -4,6 +4,7 @@
  * order, so results do not depend on the thread count. */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend/cpu/cpu_backend.h"
@@ -131,15 +132,82 @@ static void maxpool_range(void *arg, int64_t begin, int64_t end) {
 
 /* Backward, per (n, c) plane: each window's gradient goes to its first
  * maximum in row-major order (strict > keeps the lowest index on ties);
- * overlapping windows accumulate in output order. */
+ * overlapping windows accumulate in output order.
+ *
+ * Separable form (planes up to POOL_BWD_ROWS_MAX input rows x output
+ * columns): per input row and output column, the row window's first maximum
+ * ignoring NaN (start -inf, strict >); then per output, starting from the
+ * window's first element, the first row whose maximum is strictly greater
+ * wins. That is the direct scan's answer: when the first element is NaN
+ * nothing is greater than it; otherwise NaN never wins a strict >, and the
+ * row-major first maximum is the first row holding the maximum, at that
+ * row's first occurrence. 2k instead of k*k comparisons. */
+#define POOL_BWD_ROWS_MAX (1 << 20)
+
+static void maxpool_bwd_separable(const pool_job *j, const float *x, const float *dy, float *dx, float *rv,
+                                  int32_t *ri) {
+    for (int64_t hh = 0; hh < j->h; hh++) {
+        const float *xr = x + hh * j->w;
+        for (int64_t ow = 0; ow < j->wo; ow++) {
+            int64_t w0, w1;
+            window(ow, j->k, j->s, j->p, j->w, &w0, &w1);
+            float m = -INFINITY;
+            int32_t at = -1;
+            for (int64_t i = w0; i < w1; i++)
+                if (xr[i] > m) {
+                    m = xr[i];
+                    at = (int32_t)i;
+                }
+            rv[hh * j->wo + ow] = m;
+            ri[hh * j->wo + ow] = at;
+        }
+    }
+    for (int64_t oh = 0; oh < j->ho; oh++) {
+        int64_t h0, h1;
+        window(oh, j->k, j->s, j->p, j->h, &h0, &h1);
+        for (int64_t ow = 0; ow < j->wo; ow++) {
+            int64_t w0, w1;
+            window(ow, j->k, j->s, j->p, j->w, &w0, &w1);
+            if (h1 <= h0 || w1 <= w0) continue;
+            int64_t best = h0 * j->w + w0;
+            float bv = x[best];
+            if (!isnan(bv))
+                for (int64_t hh = h0; hh < h1; hh++) {
+                    const int64_t r = hh * j->wo + ow;
+                    if (ri[r] >= 0 && rv[r] > bv) {
+                        bv = rv[r];
+                        best = hh * j->w + ri[r];
+                    }
+                }
+            dx[best] += dy[oh * j->wo + ow];
+        }
+    }
+}
+
 static void maxpool_bwd_range(void *arg, int64_t begin, int64_t end) {
     const pool_job *j = arg;
-    const int64_t hw = j->h * j->w;
+    const int64_t hw = j->h * j->w, rows = j->h * j->wo;
+    float *rv = NULL;
+    int32_t *ri = NULL;
+    if (rows <= POOL_BWD_ROWS_MAX && j->w <= INT32_MAX) {
+        rv = malloc((size_t)rows * sizeof *rv);
+        ri = malloc((size_t)rows * sizeof *ri);
+        if (!rv || !ri) { /* out of memory: the direct scan needs none */
+            free(rv);
+            free(ri);
+            rv = NULL;
+            ri = NULL;
+        }
+    }
     for (int64_t plane = begin; plane < end; plane++) {
         const float *x = j->x + plane * hw;
         const float *dy = j->dy + plane * j->ho * j->wo;
         float *dx = j->out + plane * hw;
         memset(dx, 0, (size_t)hw * sizeof(float));
+        if (rv) {
+            maxpool_bwd_separable(j, x, dy, dx, rv, ri);
+            continue;
+        }
         for (int64_t oh = 0; oh < j->ho; oh++) {
             int64_t h0, h1;
             window(oh, j->k, j->s, j->p, j->h, &h0, &h1);
@@ -155,6 +223,8 @@ static void maxpool_bwd_range(void *arg, int64_t begin, int64_t end) {
             }
         }
     }
+    free(rv);
+    free(ri);
 }
 
 static yolo_status maxpool_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {

@@ -91,9 +91,10 @@ static yolo_status op_bn_apply_bwd_params(yolo_vk_recorder *r, const yolo_tensor
     return per_channel(r, "bn_bwd_params", l.c, t, write, f);
 }
 
-/* bn_eltwise.comp: slots 0 x, 1 mean/stats, 2 var, 3 gamma, 4 beta, 5 dstats, 7 out. */
+/* bn_eltwise.comp: slots 0 x, 1 mean/stats, 2 var/stats, 3 gamma, 4 beta, 5 dstats, 6 dy (elementwise like x,
+ * or NULL), 7 out. */
 static yolo_status run_bn_eltwise(yolo_vk_recorder *r, const yolo_tensor *out, uint32_t mode, const yolo_tensor *x,
-                                  const yolo_tensor *const per_channel_args[6]) {
+                                  const yolo_tensor *const per_channel_args[6], const yolo_tensor *dy) {
     const bn_layout l = layout_of(out);
     yolo_vk_dispatch d;
     yolo_vk_dispatch_init(&d, "bn_eltwise");
@@ -106,7 +107,8 @@ static yolo_status run_bn_eltwise(yolo_vk_recorder *r, const yolo_tensor *out, u
         if (per_channel_args[s]) args[s] = (yolo_vk_arg){.t = per_channel_args[s], .whole = true};
         else args[s].alias = 1;
     }
-    args[6].alias = 1;
+    if (dy) args[6].t = dy;
+    else args[6].alias = 1;
     args[7] = (yolo_vk_arg){.t = out, .write = true};
     d.push[9] = (uint32_t)l.c;
     d.push[10] = (uint32_t)l.s;
@@ -117,17 +119,55 @@ static yolo_status run_bn_eltwise(yolo_vk_recorder *r, const yolo_tensor *out, u
 
 static yolo_status op_bn_apply(yolo_vk_recorder *r, const yolo_tensor *out) {
     const yolo_tensor *const pc[6] = {NULL, out->src[1], out->src[2], out->src[3], out->src[4], NULL};
-    return run_bn_eltwise(r, out, 0, out->src[0], pc);
+    return run_bn_eltwise(r, out, 0, out->src[0], pc, NULL);
 }
 
 static yolo_status op_bn_apply_bwd_data(yolo_vk_recorder *r, const yolo_tensor *out) {
     const yolo_tensor *const pc[6] = {NULL, NULL, out->src[0], out->src[1], NULL, NULL};
-    return run_bn_eltwise(r, out, 1, out->src[2], pc);
+    return run_bn_eltwise(r, out, 1, out->src[2], pc, NULL);
 }
 
 static yolo_status op_bn_stats_bwd(yolo_vk_recorder *r, const yolo_tensor *out) {
     const yolo_tensor *const pc[6] = {NULL, out->src[1], NULL, NULL, NULL, out->src[2]};
-    return run_bn_eltwise(r, out, 2, out->src[0], pc);
+    return run_bn_eltwise(r, out, 2, out->src[0], pc, NULL);
+}
+
+/* BN_BWD: src x, stats, gamma, dy -> [dx..., 4 rows]: the rows as BN_APPLY_BWD_PARAMS computes them (into
+ * the tail of out), then dx through bn_eltwise.comp mode 3 reading the rows dmean, dvar. The pieces of out
+ * and stats are described by tensor copies with their own shapes and byte offsets. */
+static yolo_status op_bn_bwd(yolo_vk_recorder *r, const yolo_tensor *out) {
+    const yolo_tensor *x = out->src[0], *stats = out->src[1], *gamma = out->src[2], *dy = out->src[3];
+    const bn_layout l = layout_of(x);
+    const size_t numel_bytes = (size_t)(l.n * l.c * l.s) * sizeof(float);
+    yolo_tensor rows = *out, mean = *stats, var = *stats, dstats, dx = *out;
+    rows.ndim = 2;
+    rows.shape[0] = 4;
+    rows.shape[1] = l.c;
+    rows.offset = out->offset + numel_bytes;
+    mean.ndim = var.ndim = 1;
+    mean.shape[0] = var.shape[0] = l.c;
+    var.offset = stats->offset + (size_t)l.c * sizeof(float);
+    dstats = rows;
+    dstats.shape[0] = 2;
+    dstats.offset = rows.offset + 2 * (size_t)l.c * sizeof(float);
+    dx.ndim = x->ndim;
+    memcpy(dx.shape, x->shape, sizeof dx.shape);
+    yolo_status st = channel_reduce(r, l, x, dy, &mean, &rows, 0, 3, 1.0f); /* sum dy*(x-mean) */
+    if (st == YOLO_OK) st = channel_reduce(r, l, dy, NULL, NULL, &rows, 1, 0, 1.0f); /* sum dy */
+    if (st != YOLO_OK) return st;
+    const yolo_tensor *t[3] = {&rows, &var, gamma};
+    const bool write[3] = {true, false, false};
+    const float f[3] = {out->fparams[0], 0.0f, 0.0f};
+    if ((st = per_channel(r, "bn_bwd_params", l.c, t, write, f)) != YOLO_OK) return st;
+    const yolo_tensor *const pc[6] = {NULL, stats, stats, gamma, NULL, &dstats};
+    return run_bn_eltwise(r, &dx, 3, x, pc, dy);
+}
+
+/* BN_SILU: src x, mean, var, gamma, beta; BN_SILU_BWD: the same, then dy. */
+static yolo_status op_bn_silu(yolo_vk_recorder *r, const yolo_tensor *out) {
+    const yolo_tensor *const pc[6] = {NULL, out->src[1], out->src[2], out->src[3], out->src[4], NULL};
+    const bool backward = out->op == YOLO_OP_BN_SILU_BWD;
+    return run_bn_eltwise(r, out, backward ? 5 : 4, out->src[0], pc, backward ? out->src[5] : NULL);
 }
 
 yolo_vk_op_fn yolo_vk_norm_op(int op) {
@@ -137,6 +177,9 @@ yolo_vk_op_fn yolo_vk_norm_op(int op) {
     case YOLO_OP_BN_APPLY_BWD_PARAMS: return op_bn_apply_bwd_params;
     case YOLO_OP_BN_APPLY_BWD_DATA: return op_bn_apply_bwd_data;
     case YOLO_OP_BN_STATS_BWD: return op_bn_stats_bwd;
+    case YOLO_OP_BN_BWD: return op_bn_bwd;
+    case YOLO_OP_BN_SILU:
+    case YOLO_OP_BN_SILU_BWD: return op_bn_silu;
     default: return NULL;
     }
 }

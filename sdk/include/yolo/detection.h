@@ -149,6 +149,9 @@ typedef struct yolo_det_loss_params {
     float cls_gain; /* 0.5 */
     float dfl_gain; /* 1.5 */
     yolo_tal_params tal;
+    /* DDP: the target-score sum is averaged over the ranks through
+     * ranks->rank_mean when both are set (yolo/task.h); NULL alone */
+    const struct yolo_task_context *ranks;
 } yolo_det_loss_params;
 
 yolo_det_loss_params yolo_det_loss_default_params(int nc);

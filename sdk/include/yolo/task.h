@@ -37,6 +37,15 @@ typedef struct yolo_task_context {
     const char *const *names; /* class names [nc] */
     int imgsz;                /* square input size */
     int world, rank;          /* DDP world (1 alone) and this rank */
+    /* DDP (plugin ABI 0.2): replaces values[n] by their mean over the ranks;
+     * NULL alone and outside training. Under DDP every rank computes its
+     * loss on its share of the global batch and the core SUMS the ranks'
+     * gradients; a loss normalised by a batch-wide sum (Detect's target-score
+     * sum) passes that sum through rank_mean so that the summed gradients
+     * equal one rank's gradient on the whole global batch. Only
+     * loss_compute may call it, the same number of times on every rank. */
+    yolo_status (*rank_mean)(const struct yolo_task_context *ctx, double *values, int n);
+    void *dist;               /* the core's communicator, for rank_mean */
 } yolo_task_context;
 
 /* One image's prediction as text, owned by the task until the next call:
