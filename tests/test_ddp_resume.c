@@ -126,6 +126,13 @@ int main(void) {
     snprintf(path, sizeof path, "%s/cls2", dir);
     CHECK(resume_shapes_classify_classes(path, 12, 4, 2));
     if (test_failures) return test_result("test_ddp_resume");
+    /* the global batch must split evenly: every rank says so, the launcher passes the exit code on */
+    char args[1024];
+    snprintf(args, sizeof args, "detect train data=%s/det3/data.yaml imgsz=64 batch=7 epochs=1 world=2", dir);
+    int rc = resume_wait(resume_spawn(dir, args, "odd-batch.txt"));
+    CHECK_MSG(rc == 2 && resume_file_mentions(dir, "odd-batch.txt", "batch=7 (command line) is the global batch: it "
+                                                                     "must be a multiple of the 2 ranks"),
+              "batch=7 world=2: exit %d (see %s/odd-batch.txt)", rc, dir);
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         if (!resume_plugin_has_hooks(cases[i].task)) {
             printf("%s: skipped: no training hooks\n", cases[i].task);

@@ -231,22 +231,23 @@ static yolo_status bn_apply_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
  * With r = 1/sqrt(var+eps): dgamma = r*sum(dy*(x-mean)), dbeta = sum(dy),
  * dmean = -gamma*r*sum(dy), dvar = -gamma*r^3/2 * sum(dy*(x-mean)). */
 
-static void apply_bwd_params_range(void *arg, int64_t begin, int64_t end) {
-    const plane_job *j = arg;
+/* Channel c's dgamma, dbeta, dmean, dvar into rows[0..3 * l.c + c] (rows of [4,C]). */
+static void channel_param_grads(const plane_job *j, int64_t c, float *rows) {
     const bn_layout l = j->l;
-    float *dgamma = j->out, *dbeta = j->out + l.c, *dmean = j->out + 2 * l.c, *dvar = j->out + 3 * l.c;
-    for (int64_t c = begin; c < end; c++) {
-        const float mean = j->mean[c];
-        double sdy = 0, sdyx = 0;
-        for (int64_t n = 0; n < l.n; n++)
-            plane_dy_moments(j->x + (n * l.c + c) * l.s, j->dy + (n * l.c + c) * l.s, l.s, mean, &sdy, &sdyx);
-        const double r = 1.0 / sqrt((double)j->var[c] + j->eps);
-        const double g = j->gamma[c];
-        dgamma[c] = (float)(r * sdyx);
-        dbeta[c] = (float)sdy;
-        dmean[c] = (float)(-g * r * sdy);
-        dvar[c] = (float)(-0.5 * g * r * r * r * sdyx);
-    }
+    const float mean = j->mean[c];
+    double sdy = 0, sdyx = 0;
+    for (int64_t n = 0; n < l.n; n++)
+        plane_dy_moments(j->x + (n * l.c + c) * l.s, j->dy + (n * l.c + c) * l.s, l.s, mean, &sdy, &sdyx);
+    const double r = 1.0 / sqrt((double)j->var[c] + j->eps);
+    const double g = j->gamma[c];
+    rows[c] = (float)(r * sdyx);
+    rows[l.c + c] = (float)sdy;
+    rows[2 * l.c + c] = (float)(-g * r * sdy);
+    rows[3 * l.c + c] = (float)(-0.5 * g * r * r * r * sdyx);
+}
+
+static void apply_bwd_params_range(void *arg, int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; c++) channel_param_grads(arg, c, ((const plane_job *)arg)->out);
 }
 
 static yolo_status bn_apply_bwd_params_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
@@ -330,19 +331,11 @@ static void bwd_range(void *arg, int64_t begin, int64_t end) {
     const plane_job *j = arg;
     const bn_layout l = j->l;
     const int64_t numel = l.n * l.c * l.s;
-    float *dgamma = j->out + numel, *dbeta = dgamma + l.c, *dmean = dgamma + 2 * l.c, *dvar = dgamma + 3 * l.c;
+    float *dgamma = j->out + numel, *dmean = dgamma + 2 * l.c, *dvar = dgamma + 3 * l.c; /* rows of [4,C] */
     const float inv_m = (float)(1.0 / (double)(l.n * l.s));
     for (int64_t c = begin; c < end; c++) {
+        channel_param_grads(j, c, dgamma);
         const float mean = j->mean[c];
-        double sdy = 0, sdyx = 0;
-        for (int64_t n = 0; n < l.n; n++)
-            plane_dy_moments(j->x + (n * l.c + c) * l.s, j->dy + (n * l.c + c) * l.s, l.s, mean, &sdy, &sdyx);
-        const double r = 1.0 / sqrt((double)j->var[c] + j->eps);
-        const double g = j->gamma[c];
-        dgamma[c] = (float)(r * sdyx);
-        dbeta[c] = (float)sdy;
-        dmean[c] = (float)(-g * r * sdy);
-        dvar[c] = (float)(-0.5 * g * r * r * r * sdyx);
         const float kd = j->gamma[c] / sqrtf(j->var[c] + j->eps);
         const float a = dmean[c] * inv_m;
         const float k = 2.0f * dvar[c] * inv_m;
