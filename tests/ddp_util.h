@@ -31,18 +31,18 @@ static inline int ddp_proc_has(const char *pid, const char *file, const char *wa
 }
 
 /* Pids whose command line contains `tag`: all of them (rank < 0) or the
- * rank-`rank` process of an Open MPI job. Returns how many (<= max). */
+ * rank-`rank` process of an Open MPI or MPICH job. Returns how many (<= max). */
 static inline int ddp_pids(const char *tag, int rank, pid_t *out, int max) {
-    char want[64];
+    char want[64], want_pmi[64]; /* Open MPI's and MPICH's name for the rank */
     snprintf(want, sizeof want, "OMPI_COMM_WORLD_RANK=%d", rank);
+    snprintf(want_pmi, sizeof want_pmi, "PMI_RANK=%d", rank);
     DIR *proc = opendir("/proc");
     struct dirent *e;
     int n = 0;
     while (proc && n < max && (e = readdir(proc)) != NULL) {
         if (!isdigit((unsigned char)e->d_name[0]) || atoi(e->d_name) == (int)getpid()) continue;
         if (!ddp_proc_has(e->d_name, "cmdline", tag, 1)) continue;
-        if (rank >= 0 && (ddp_proc_has(e->d_name, "cmdline", "mpirun", 1) ||
-                          !ddp_proc_has(e->d_name, "environ", want, 0)))
+        if (rank >= 0 && !ddp_proc_has(e->d_name, "environ", want, 0) && !ddp_proc_has(e->d_name, "environ", want_pmi, 0))
             continue;
         out[n++] = (pid_t)atoi(e->d_name);
     }

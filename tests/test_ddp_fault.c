@@ -3,6 +3,8 @@
  * 0 names the collective it waited in and the rank that did not arrive.
  * (The re-launch tells mpirun not to kill the other ranks when one dies,
  * so rank 0 reaches its deadline and reports, then ends the job.) */
+#include <mpi.h>
+
 #include "ddp_util.h"
 #include "resume_util.h"
 
@@ -43,6 +45,10 @@ int main(void) {
     }
     printf("rank 1 (pid %d) SIGKILLed: the run exited %d after %.1f s\n", (int)victim, rc, took);
     CHECK_MSG(rc != 0 && took <= TIMEOUT + 10, "exit %d after %.1f s (dist_timeout=%d)", rc, took, TIMEOUT);
+#ifndef OMPI_MAJOR_VERSION
+    /* MPICH's hydra ends the whole job as soon as a rank dies: no hang, but no message from rank 0 */
+    return test_result("test_ddp_fault");
+#endif
     CHECK_MSG(resume_file_mentions(dir, "log.txt", "did not arrive") &&
                   resume_file_mentions(dir, "log.txt", "on rank 0 of 2 timed out") &&
                   (resume_file_mentions(dir, "log.txt", ": rank 1 (last seen at") ||

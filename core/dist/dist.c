@@ -216,9 +216,11 @@ static yolo_status timeout_error(yolo_dist *d) {
 static yolo_status wait_requests(yolo_dist *d, int n, MPI_Request *reqs) {
     double deadline = now() + d->timeout;
     long sleep_ns = 20000;
+    MPI_Status statuses[MAX_PENDING]; /* not MPI_STATUSES_IGNORE: GCC 12 misreads MPICH's size annotation */
+    if (n > MAX_PENDING) n = MAX_PENDING;
     for (int spins = 0;; spins++) {
         int done = 0;
-        int rc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
+        int rc = MPI_Testall(n, reqs, &done, statuses);
         if (rc != MPI_SUCCESS) {
             char msg[MPI_MAX_ERROR_STRING + 2] = ": ";
             int len = 0;

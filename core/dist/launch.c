@@ -92,8 +92,10 @@ int yolo_dist_relaunch(int argc, char **argv, int np, double timeout_s) {
         return -1;
     }
     int k = 0;
+    /* the launcher of the MPI this library was built with (another MPI's may be first in PATH) */
+    const char *launcher = access(YOLO_MPIEXEC, X_OK) == 0 ? YOLO_MPIEXEC : "mpiexec";
 #ifdef OMPI_MAJOR_VERSION
-    args[k++] = "mpirun";
+    args[k++] = (char *)launcher;
     if (geteuid() == 0) args[k++] = "--allow-run-as-root";
     args[k++] = "--oversubscribe";
     args[k++] = "--bind-to";
@@ -108,7 +110,7 @@ int yolo_dist_relaunch(int argc, char **argv, int np, double timeout_s) {
     args[k++] = grace;
     args[k++] = "-np";
 #else
-    args[k++] = "mpiexec";
+    args[k++] = (char *)launcher;
     args[k++] = "-n";
 #endif
     args[k++] = np_text;
