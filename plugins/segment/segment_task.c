@@ -201,7 +201,10 @@ static yolo_status segment_loss_compute(void *state, const yolo_batch *batch, in
 
     const yolo_det_loss_params *p = yolo_det_criterion_params(s->crit);
     int n_fg = r.value.n_fg;
-    double g_scale = n_fg > 0 ? (double)B * p->box_gain / n_fg : 0, seg_sum = 0;
+    double fg = n_fg; /* the normaliser; under DDP the mean over ranks, as the box loss's (yolo/task.h) */
+    if (p->ranks && p->ranks->rank_mean && p->ranks->world > 1 && (st = p->ranks->rank_mean(p->ranks, &fg, 1)))
+        return st;
+    double g_scale = fg > 0 ? (double)B * p->box_gain / fg : 0, seg_sum = 0;
     float W = (float)batch->width, H = (float)batch->height;
     for (int b = 0; b < B && n_fg > 0; b++) {
         int k0 = s->image_first[b], k1 = s->image_first[b + 1];
@@ -230,7 +233,7 @@ static yolo_status segment_loss_compute(void *state, const yolo_batch *batch, in
                                      gproto, s->z);
         }
     }
-    double seg = n_fg > 0 ? p->box_gain * seg_sum / n_fg : 0;
+    double seg = fg > 0 ? p->box_gain * seg_sum / fg : 0;
     if (!isfinite(seg)) return yolo_error(YOLO_ERR_NUMERIC, "segment: the mask loss is %g", seg);
     *loss = r.value.total + (double)B * seg;
     if (items)
