@@ -5,10 +5,11 @@
  *   1        a new run on another nc from that last.ckpt without resume
  *            fine-tunes from epoch 1 (the head is fresh, the rest
  *            transferred);
- *   2        `resume world=2` continues the killed run to its last epoch;
- *   3        `resume batch=4 world=2` (was 8) continues a copy of it.
- * The command line chooses the number of ranks, also when resuming (the
- * global batch makes a run resumable on any number of ranks).
+ *   2        `resume` continues the killed run to its last epoch, on the
+ *            two ranks the run had (re-launched from the checkpoint's args);
+ *   3        `resume batch=4 world=2` (was 8) continues a copy of it (a
+ *            world given on the command line wins: the global batch makes a
+ *            run resumable on any number of ranks).
  * Rank 0 reads each checkpoint and sends it to the other rank. */
 #include "ddp_util.h"
 #include "resume_util.h"
@@ -91,7 +92,7 @@ static void scenario(const char *dir, const task_case *c) {
     }
 
     /* 2: resume continues to the last epoch */
-    snprintf(args, sizeof args, "%s train resume model=%s world=2", t, last);
+    snprintf(args, sizeof args, "%s train resume model=%s", t, last); /* on the checkpoint's 2 ranks */
     snprintf(log, sizeof log, "%s-resumed.txt", t);
     rc = resume_wait(resume_spawn(dir, args, log));
     CHECK_MSG(rc == 0, "%s: resume exited %d (see %s/%s)", t, rc, dir, log);

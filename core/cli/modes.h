@@ -13,4 +13,8 @@ yolo_status yolo_mode_val(const yolo_mode_context *ctx);
 yolo_status yolo_mode_predict(const yolo_mode_context *ctx);
 yolo_status yolo_mode_info(const yolo_mode_context *ctx);
 
+/* The ranks `train` runs on: world= / device= of the command line, else,
+ * when resuming, the world the checkpoint's run had (core/train/trainer.c). */
+yolo_status yolo_train_launch_world(const yolo_mode_context *ctx, int *world);
+
 #endif

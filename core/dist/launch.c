@@ -23,6 +23,13 @@ static int device_entries(const char *device, char *kind, size_t kind_size, cons
     return n;
 }
 
+int yolo_dist_world_of(int world, const char *device) {
+    char kind[32];
+    const char *list = NULL;
+    int devices = device && *device ? device_entries(device, kind, sizeof kind, &list) : 1;
+    return world > 1 ? world : devices;
+}
+
 yolo_status yolo_dist_requested_world(const yolo_config *cfg, int *world) {
     yolo_config_value w = {0}, dev = {0};
     yolo_status st = yolo_config_get(cfg, "world", &w);

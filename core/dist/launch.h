@@ -12,6 +12,9 @@
  * in a device list (they must agree when both are given). */
 yolo_status yolo_dist_requested_world(const yolo_config *cfg, int *world);
 
+/* The same from a run's recorded `world` and `device` (device may be NULL). */
+int yolo_dist_world_of(int world, const char *device);
+
 /* Runs argv again under mpirun (Open MPI: adding --allow-run-as-root only
  * as root) or mpiexec (MPICH) with np ranks and waits for it. Returns rank
  * 0's failing exit code (else another rank's, else the launcher's; 128 +

@@ -42,6 +42,7 @@
 #include "data/dataset.h"
 #include "data/loader.h"
 #include "train/checkpoint.h"
+#include "dist/launch.h"
 #include "graph/collective.h"
 #include "train/ddp.h"
 #include "train/ema.h"
@@ -800,6 +801,25 @@ static yolo_status train(trainer *t) {
     st = yolo_validator_run(&t->validator, stdout, &final);
     if (st) return st;
     printf("Best fitness %.4f at epoch %d. Results saved to %s\n", t->best_fitness, t->best_epoch + 1, t->s.run_dir);
+    return YOLO_OK;
+}
+
+yolo_status yolo_train_launch_world(const yolo_mode_context *ctx, int *world) {
+    yolo_status st = yolo_dist_requested_world(ctx->config, world);
+    bool given = yolo_config_layer_of(ctx->config, "world") > YOLO_CONFIG_LAYER_TASK ||
+                 yolo_config_layer_of(ctx->config, "device") > YOLO_CONFIG_LAYER_TASK;
+    char path[1024] = "";
+    if (st || given || resume_path(ctx, path, sizeof path) != YOLO_OK || !path[0]) {
+        yolo_error_clear(); /* a bad resume path is reported by the trainer itself */
+        return st;
+    }
+    yolo_ckpt *ck = NULL;
+    if (yolo_ckpt_read(path, &ck) == YOLO_OK) { /* resume on the ranks the run had */
+        const char *w = yolo_checkpoint_arg(ck, "world"), *device = yolo_checkpoint_arg(ck, "device");
+        *world = yolo_dist_world_of(w ? atoi(w) : 1, device && strcmp(device, "null") ? device : NULL);
+    }
+    yolo_ckpt_free(ck);
+    yolo_error_clear();
     return YOLO_OK;
 }
 
