@@ -74,6 +74,29 @@ static void test_conversions(void) {
     DM_NEAR(box[1], 20, 1e-5);
     DM_NEAR(box[2], 640, 1e-5);
     DM_NEAR(box[3], 480, 1e-5);
+
+    /* Points of the same letterbox (polygons, keypoints): mapped and clipped; no meta: clipped only. */
+    yolo_image_meta meta = {640, 480, 0.5f, 0.5f, 0, 40};
+    yolo_batch batch = {.n = 1, .height = 320, .width = 320, .meta = &meta};
+    float pts[6] = {10, 50, 330, 300, -4, 39}, W = 0, H = 0;
+    DM_CHECK(yolo_points_to_original(&batch, 0, pts, 3, &W, &H) == YOLO_OK && W == 640 && H == 480, "size %gx%g",
+             (double)W, (double)H);
+    DM_NEAR(pts[0], 20, 1e-5);
+    DM_NEAR(pts[1], 20, 1e-5);
+    DM_NEAR(pts[2], 640, 1e-5);
+    DM_NEAR(pts[3], 480, 1e-5);
+    DM_NEAR(pts[4], 0, 0);
+    DM_NEAR(pts[5], 0, 0);
+    batch.meta = NULL;
+    float raw[2] = {400, 12};
+    DM_CHECK(yolo_points_to_original(&batch, 0, raw, 1, NULL, NULL) == YOLO_OK, "%s", yolo_last_error());
+    DM_NEAR(raw[0], 320, 0);
+    DM_NEAR(raw[1], 12, 0);
+    meta.ratio_x = 0; /* a meta without a usable ratio is an error naming the image */
+    batch.meta = &meta;
+    DM_CHECK(yolo_points_to_original(&batch, 0, raw, 1, NULL, NULL) == YOLO_ERR_ARG &&
+                 strstr(yolo_last_error(), "image 0"),
+             "%s", yolo_last_error());
 }
 
 /* CIoU written out again, with alpha passed in: autograd treats alpha as a

@@ -162,6 +162,24 @@ yolo_status yolo_box_to_original(const yolo_batch *batch, int image, float *xyxy
     return YOLO_OK;
 }
 
+yolo_status yolo_points_to_original(const yolo_batch *batch, int image, float *xy, size_t n, float *width,
+                                    float *height) {
+    const yolo_image_meta *m = batch->meta ? &batch->meta[image] : NULL;
+    if (m && (!(m->ratio_x > 0) || !(m->ratio_y > 0) || m->orig_width <= 0 || m->orig_height <= 0))
+        return yolo_error(YOLO_ERR_ARG, "image %d of the batch has ratio %g x %g, original %dx%d", image,
+                          (double)m->ratio_x, (double)m->ratio_y, m->orig_width, m->orig_height);
+    float W = m ? (float)m->orig_width : (float)batch->width, H = m ? (float)m->orig_height : (float)batch->height;
+    for (size_t i = 0; i < n; i++) {
+        float x = xy[2 * i], y = xy[2 * i + 1];
+        if (m) x = (x - m->pad_x) / m->ratio_x, y = (y - m->pad_y) / m->ratio_y;
+        xy[2 * i] = x < 0 ? 0 : (x > W ? W : x);
+        xy[2 * i + 1] = y < 0 ? 0 : (y > H ? H : y);
+    }
+    if (width) *width = W;
+    if (height) *height = H;
+    return YOLO_OK;
+}
+
 yolo_status yolo_det_check_eval_output(const char *who, const yolo_batch *batch, const yolo_host_tensor *t,
                                        int n_extra, int *nc, int *n_anchors) {
     if (!who) who = "detection";

@@ -426,19 +426,7 @@ static yolo_status segment_metrics_summarize(void *state, double *values, double
 /* ------------------------------------------------------------------ */
 /* Predict                                                              */
 
-/* Batch pixel (x, y) of image i -> its original image (scale_coords). */
-static void point_to_original(const yolo_batch *batch, int i, float *x, float *y, float *W, float *H) {
-    if (!batch->meta) {
-        *W = (float)batch->width, *H = (float)batch->height;
-    } else {
-        const yolo_image_meta *m = &batch->meta[i];
-        *W = (float)m->orig_width, *H = (float)m->orig_height;
-        if (m->ratio_x > 0 && m->ratio_y > 0) *x = (*x - m->pad_x) / m->ratio_x, *y = (*y - m->pad_y) / m->ratio_y;
-    }
-    *x = *x < 0 ? 0 : (*x > *W ? *W : *x);
-    *y = *y < 0 ? 0 : (*y > *H ? *H : *y);
-}
-
+/* JSON coordinates to 5 decimals, as Ultralytics writes them. */
 static double round5(double x) { return round(x * 1e5) / 1e5; }
 
 static yolo_status segment_predict(void *state, const yolo_batch *batch, int image, int n_outputs,
@@ -480,8 +468,8 @@ static yolo_status segment_predict(void *state, const yolo_batch *batch, int ima
         st = st ? st : yolo_box_to_original(batch, image, det.box, 1);
         if (st) break;
         float OW = 0, OH = 0;
-        for (int k = 0; k < np; k++)
-            point_to_original(batch, image, &s->contour[2 * k], &s->contour[2 * k + 1], &OW, &OH);
+        st = yolo_points_to_original(batch, image, s->contour, np > 0 ? (size_t)np : 0, &OW, &OH);
+        if (st) break;
         if (np > 0) { /* a YOLO-seg label row: class, normalized polygon, [conf] */
             fprintf(txt, "%d", (int)det.cls);
             for (int k = 0; k < np; k++)

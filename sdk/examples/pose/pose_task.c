@@ -329,19 +329,7 @@ static yolo_status pose_metrics_summarize(void *state, double *values, double *f
 /* ------------------------------------------------------------------ */
 /* Predict                                                              */
 
-/* Batch pixel (x, y) of image i -> its original image (scale_coords, clipped). */
-static void point_to_original(const yolo_batch *batch, int i, float *x, float *y, float *W, float *H) {
-    if (!batch->meta) {
-        *W = (float)batch->width, *H = (float)batch->height;
-    } else {
-        const yolo_image_meta *m = &batch->meta[i];
-        *W = (float)m->orig_width, *H = (float)m->orig_height;
-        if (m->ratio_x > 0 && m->ratio_y > 0) *x = (*x - m->pad_x) / m->ratio_x, *y = (*y - m->pad_y) / m->ratio_y;
-    }
-    *x = *x < 0 ? 0 : (*x > *W ? *W : *x);
-    *y = *y < 0 ? 0 : (*y > *H ? *H : *y);
-}
-
+/* JSON coordinates to 5 decimals, as Ultralytics writes them. */
 static double round5(double x) { return round(x * 1e5) / 1e5; }
 
 static yolo_status pose_predict(void *state, const yolo_batch *batch, int image, int n_outputs,
@@ -371,13 +359,13 @@ static yolo_status pose_predict(void *state, const yolo_batch *batch, int image,
     for (int d = 0; d < n_det && !st; d++) {
         yolo_detection det = s->dets[d];
         float OW = 0, OH = 0;
-        for (int k = 0; k < K; k++) {
-            float x = det_kpt(&v, image, &det, k * D), y = det_kpt(&v, image, &det, k * D + 1);
-            point_to_original(batch, image, &x, &y, &OW, &OH);
-            s->kp[3 * k] = x, s->kp[3 * k + 1] = y;
+        for (int k = 0; k < K && !st; k++) {
+            float xy[2] = {det_kpt(&v, image, &det, k * D), det_kpt(&v, image, &det, k * D + 1)};
+            st = yolo_points_to_original(batch, image, xy, 1, &OW, &OH);
+            s->kp[3 * k] = xy[0], s->kp[3 * k + 1] = xy[1];
             s->kp[3 * k + 2] = D == 3 ? det_kpt(&v, image, &det, k * D + 2) : 1.0f;
         }
-        st = yolo_box_to_original(batch, image, det.box, 1);
+        if (!st) st = yolo_box_to_original(batch, image, det.box, 1);
         if (st) break;
         /* a YOLO-pose label row: class, normalized xywh, x y [v] per keypoint, [conf] */
         fprintf(txt, "%d %g %g %g %g", (int)det.cls, (double)((det.box[0] + det.box[2]) / 2 / OW),

@@ -72,6 +72,10 @@ void yolo_box_unletterbox(float *xyxy, size_t n, float gain, float pad_x, float 
  * meta the batch image is the original (boxes are only clipped). Errors:
  * YOLO_ERR_ARG for a meta without a usable ratio or size. */
 yolo_status yolo_box_to_original(const yolo_batch *batch, int image, float *xyxy, size_t n);
+/* The same for n points (x, y pairs: polygons, keypoints), clamped to the
+ * original image, whose size goes to *width, *height (may be NULL). */
+yolo_status yolo_points_to_original(const yolo_batch *batch, int image, float *xy, size_t n, float *width,
+                                    float *height);
 
 /* ================================================================== */
 /* Anchors and the DFL decode                                          */
