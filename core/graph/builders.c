@@ -524,6 +524,19 @@ yolo_tensor *yolo_ema_update(yolo_graph *g, yolo_tensor *ema, yolo_tensor *param
     return update_node(g, "ema_update", YOLO_OP_EMA_UPDATE, 3, in);
 }
 
+yolo_tensor *yolo_accumulate(yolo_graph *g, yolo_tensor *dst, yolo_tensor *x) {
+    yolo_tensor *in[2] = {dst, x};
+    char sa[96], sb[96];
+    if (!check_inputs(g, "accumulate", 2, in) || !check_f32(g, "accumulate", dst) || !check_f32(g, "accumulate", x))
+        return NULL;
+    if (dst->kind != YOLO_TENSOR_PERSISTENT)
+        return yolo_graph_fail(g, YOLO_ERR_ARG, "accumulate: '%s' must be a persistent tensor", dst->name);
+    if (yolo_tensor_numel(dst) != yolo_tensor_numel(x) || dst->ndim != x->ndim || !yolo_tensor_same_shape(dst, x))
+        return yolo_graph_fail(g, YOLO_ERR_SHAPE, "accumulate: %s into '%s' %s", SHAPE(x, sa), dst->name,
+                               SHAPE(dst, sb));
+    return update_node(g, "accumulate", YOLO_OP_ACCUMULATE, 2, in);
+}
+
 yolo_tensor *yolo_zero(yolo_graph *g, yolo_tensor *t) {
     if (!check_inputs(g, "zero", 1, &t)) return NULL;
     if (t->kind != YOLO_TENSOR_PERSISTENT)

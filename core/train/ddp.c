@@ -1,6 +1,8 @@
 /* The trainer's DDP steps (ddp.h). */
 #include "train/ddp.h"
 
+#include "yolo/graph.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,45 +110,71 @@ yolo_status yolo_ddp_broadcast_model(yolo_dist *d, yolo_model *model, const char
     return st;
 }
 
-yolo_status yolo_ddp_allreduce_grads(yolo_dist *d, yolo_optimizer *opt, yolo_ddp_buckets *b) {
-    if (yolo_dist_world(d) == 1) return YOLO_OK;
-    double t0 = seconds_now();
-    int64_t total = 0;
-    for (int i = 0; i < opt->n_params; i++) total += yolo_tensor_numel(opt->params[i]->grad);
-    if (total > b->capacity) {
-        float *grown = realloc(b->staging, sizeof(float) * (size_t)total);
-        if (!grown) return yolo_error(YOLO_ERR_NOMEM, "gradient all-reduce: out of memory for %lld floats", (long long)total);
-        b->staging = grown;
-        b->capacity = total;
-    }
-    int64_t bucket = b->bucket > 0 ? b->bucket : total;
-    /* last parameters first: a bucket starts as soon as it is full */
-    yolo_status st = YOLO_OK;
-    int64_t at = 0, started = 0;
-    for (int i = opt->n_params - 1; i >= 0 && !st; i--) {
-        const yolo_tensor *g = opt->params[i]->grad;
-        int64_t n = yolo_tensor_numel(g);
-        st = yolo_tensor_download_f32(g, b->staging + at, n);
-        at += n;
-        if (!st && (at - started >= bucket || i == 0)) {
-            st = yolo_dist_allreduce_f32_start(d, b->staging + started, at - started, "allreduce(gradients)");
-            started = at;
+/* The pack graph (gradients, last parameter first, into one flat tensor)
+ * and the unpack graph (a flat input written back into the gradients). */
+static yolo_status build_transfer(yolo_optimizer *opt, yolo_ddp_buckets *b) {
+    yolo_backend *be = opt->backend;
+    int n = opt->n_params;
+    yolo_tensor **parts = malloc(sizeof *parts * (size_t)(n ? n : 1));
+    if (!parts) return yolo_error(YOLO_ERR_NOMEM, "gradient all-reduce: out of memory");
+    b->total = 0;
+    for (int i = 0; i < n; i++) b->total += yolo_tensor_numel(opt->params[i]->grad);
+    b->pack = yolo_graph_new(be);
+    b->unpack = yolo_graph_new(be);
+    yolo_status st = b->pack && b->unpack ? YOLO_OK : yolo_error(YOLO_ERR_NOMEM, "gradient all-reduce: out of memory");
+    if (!st) {
+        for (int k = 0; k < n; k++) {
+            yolo_tensor *g = opt->params[n - 1 - k]->grad;
+            parts[k] = yolo_reshape(b->pack, g, 1, (int64_t[]){yolo_tensor_numel(g)});
         }
+        b->packed = yolo_concat(b->pack, n, parts, 0);
+        b->unpacked = yolo_graph_input(b->unpack, "summed gradients", YOLO_F32, 1, &b->total);
+        int64_t at = 0;
+        for (int k = 0; k < n; k++) {
+            yolo_tensor *g = opt->params[n - 1 - k]->grad;
+            int64_t m = yolo_tensor_numel(g);
+            yolo_zero(b->unpack, g);
+            yolo_accumulate(b->unpack, g, yolo_reshape(b->unpack, yolo_slice(b->unpack, b->unpacked, 0, at, m), g->ndim,
+                                                       g->shape));
+            at += m;
+        }
+        st = yolo_graph_status(b->pack);
+        if (!st) st = yolo_graph_status(b->unpack);
+        if (!st) st = yolo_graph_plan(b->pack, NULL);
+        if (!st) st = yolo_graph_plan(b->unpack, NULL);
     }
+    free(parts);
+    if (!st && !(b->staging = malloc(sizeof(float) * (size_t)(b->total ? b->total : 1))))
+        st = yolo_error(YOLO_ERR_NOMEM, "gradient all-reduce: out of memory for %lld floats", (long long)b->total);
+    return st ? yolo_error_context(st, "gradient all-reduce") : YOLO_OK;
+}
+
+yolo_status yolo_ddp_allreduce_grads(yolo_dist *d, yolo_optimizer *opt, yolo_ddp_buckets *b) {
+    if (yolo_dist_world(d) == 1 || opt->n_params == 0) return YOLO_OK;
+    double t0 = seconds_now();
+    yolo_status st = b->pack ? YOLO_OK : build_transfer(opt, b);
+    if (!st) st = yolo_graph_run(b->pack);
+    if (!st) st = yolo_tensor_download_f32(b->packed, b->staging, b->total);
+    /* every rank reaches the reduction, so a local failure cannot leave the others waiting */
+    double t1 = seconds_now();
+    st = yolo_dist_agree(d, st, "packing gradients");
+    int64_t bucket = b->bucket > 0 ? b->bucket : b->total;
+    for (int64_t at = 0; at < b->total && !st; at += bucket)
+        st = yolo_dist_allreduce_f32_start(d, b->staging + at, b->total - at < bucket ? b->total - at : bucket,
+                                           "allreduce(gradients)");
     yolo_status waited = yolo_dist_wait_all(d);
     if (!st) st = waited;
-    at = 0;
-    for (int i = opt->n_params - 1; i >= 0 && !st; i--) {
-        yolo_tensor *g = opt->params[i]->grad;
-        int64_t n = yolo_tensor_numel(g);
-        st = yolo_tensor_upload_f32(g, b->staging + at, n);
-        at += n;
-    }
+    double t2 = seconds_now();
+    if (!st) st = yolo_tensor_upload_f32(b->unpacked, b->staging, b->total);
+    if (!st) st = yolo_graph_run(b->unpack);
     b->seconds = seconds_now() - t0;
+    b->copy_seconds = b->seconds - (t2 - t1);
     return st;
 }
 
 void yolo_ddp_buckets_free(yolo_ddp_buckets *b) {
+    yolo_graph_free(b->pack);
+    yolo_graph_free(b->unpack);
     free(b->staging);
     memset(b, 0, sizeof *b);
 }

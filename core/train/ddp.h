@@ -26,13 +26,19 @@ yolo_status yolo_ddp_share_string(yolo_dist *d, char *text, size_t size, const c
 yolo_status yolo_ddp_broadcast_model(yolo_dist *d, yolo_model *model, const char *what);
 
 /* Sums the optimizer's parameter gradients over the ranks, in buckets of
- * bucket_bytes started as they are filled (last layers first, as backward
- * produces them). `staging` is a host buffer the call grows and keeps. */
+ * `bucket` floats (last layers first, all in flight together). The
+ * gradients travel as one flat buffer: a
+ * pack graph concatenates them on the device (one download), an unpack
+ * graph writes the sums back (one upload), so a GPU backend pays two
+ * transfers per step rather than two per parameter. Built on first use. */
 typedef struct yolo_ddp_buckets {
-    float *staging;
-    int64_t capacity;   /* floats */
+    float *staging;     /* the flat host copy [total] */
+    int64_t total;      /* floats */
     int64_t bucket;     /* floats per bucket */
+    yolo_graph *pack, *unpack;
+    yolo_tensor *packed, *unpacked;
     double seconds;     /* time spent in the last call (pack, reduce, unpack) */
+    double copy_seconds; /* the part of it spent packing, copying and unpacking */
 } yolo_ddp_buckets;
 yolo_status yolo_ddp_allreduce_grads(yolo_dist *d, yolo_optimizer *opt, yolo_ddp_buckets *b);
 void yolo_ddp_buckets_free(yolo_ddp_buckets *b);

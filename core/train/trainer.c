@@ -173,7 +173,8 @@ typedef struct trainer {
     yolo_ddp_buckets buckets;
     yolo_graph_collective sync_bn; /* sync_bn=True: batch-norm statistics over the ranks */
     bool stop_agreed;      /* some rank was asked to stop (reduced with every batch) */
-    double allreduce_seconds;  /* gradient all-reduce time, and the optimizer steps it served */
+    double allreduce_seconds;  /* gradient all-reduce time (its device copies), and the optimizer steps it served */
+    double allreduce_copy_seconds;
     int64_t allreduce_steps;
     FILE *step_log;        /* YOLO_STEP_LOG=FILE: every batch's loss items (rank 0; tests compare runs) */
 } trainer;
@@ -671,6 +672,7 @@ static yolo_status train_epoch(trainer *t, int epoch, int64_t first, float *item
         if (!st && ni - t->last_opt_step >= accumulate) {
             st = yolo_ddp_allreduce_grads(t->dist, t->opt, &t->buckets);
             t->allreduce_seconds += t->buckets.seconds;
+            t->allreduce_copy_seconds += t->buckets.copy_seconds;
             t->allreduce_steps++;
             if (!st) st = yolo_optimizer_step(t->opt, 10.0f, NULL);
             if (!st) st = yolo_ema_step(t->ema);
@@ -792,8 +794,11 @@ static yolo_status train(trainer *t) {
     double took = yolo_seconds_now() - t0;
     printf("\n%d epochs completed in %.3f hours.\n", epoch - t->start_epoch, took / 3600.0);
     if (t->world > 1 && t->allreduce_steps > 0)
-        printf("DDP: gradient all-reduce %.1f ms per optimizer step (%lld steps, %.1f%% of the training time)\n",
-               1e3 * t->allreduce_seconds / (double)t->allreduce_steps, (long long)t->allreduce_steps,
+        printf("DDP: gradient all-reduce %.1f ms per optimizer step (%.1f ms of it copying to and from the device; "
+               "the rest is the reduction and waiting for the slowest rank), %lld steps, %.1f%% of the training "
+               "time\n",
+               1e3 * t->allreduce_seconds / (double)t->allreduce_steps,
+               1e3 * t->allreduce_copy_seconds / (double)t->allreduce_steps, (long long)t->allreduce_steps,
                100.0 * t->allreduce_seconds / took);
     /* The final table: the last EMA weights, validated once more with the per-class table. */
     yolo_val_result final = {0};

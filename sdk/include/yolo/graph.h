@@ -141,6 +141,8 @@ yolo_tensor *yolo_adamw_update(yolo_graph *g, yolo_tensor *param, yolo_tensor *g
 yolo_tensor *yolo_ema_update(yolo_graph *g, yolo_tensor *ema, yolo_tensor *param, yolo_tensor *hyper);
 /* Sets a persistent tensor to zero when the graph runs (gradient reset). */
 yolo_tensor *yolo_zero(yolo_graph *g, yolo_tensor *t);
+/* dst += x when the graph runs (dst persistent, x of its shape). */
+yolo_tensor *yolo_accumulate(yolo_graph *g, yolo_tensor *dst, yolo_tensor *x);
 
 /* ---- autograd ---- */
 /* Appends the backward pass of a scalar `loss` (seeded with 1): every
