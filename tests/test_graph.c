@@ -183,6 +183,33 @@ static void test_builder_errors(yolo_backend *be) {
     yolo_graph_free(g);
 }
 
+/* yolo_accumulate: dst += x into a persistent tensor; a graph node or another shape is refused. */
+static void test_accumulate(yolo_backend *be) {
+    int64_t s3[1] = {3}, s4[1] = {4};
+    yolo_tensor *dst = yolo_tensor_new(be, "dst", YOLO_F32, 1, s3, false);
+    float init[3] = {1, 2, 3}, add[3] = {0.5f, -2, 10}, got[3] = {0};
+    CHECK(dst && yolo_tensor_upload_f32(dst, init, 3) == YOLO_OK);
+    yolo_graph *g = yolo_graph_new(be);
+    yolo_tensor *x = yolo_graph_input(g, "x", YOLO_F32, 1, s3);
+    CHECK(yolo_accumulate(g, dst, x) != NULL);
+    CHECK(yolo_graph_plan(g, NULL) == YOLO_OK && yolo_tensor_upload_f32(x, add, 3) == YOLO_OK);
+    CHECK(yolo_graph_run(g) == YOLO_OK && yolo_graph_run(g) == YOLO_OK); /* twice: 1 + 2 * 0.5, ... */
+    CHECK(yolo_tensor_download_f32(dst, got, 3) == YOLO_OK && got[0] == 2 && got[1] == -2 && got[2] == 23);
+    yolo_graph_free(g);
+    g = yolo_graph_new(be);
+    x = yolo_graph_input(g, "x", YOLO_F32, 1, s4);
+    CHECK(yolo_accumulate(g, dst, x) == NULL && yolo_graph_status(g) == YOLO_ERR_SHAPE);
+    CHECK_MSG(strstr(yolo_graph_error(g), "accumulate") && strstr(yolo_graph_error(g), "f32[4]") &&
+                  strstr(yolo_graph_error(g), "'dst'"),
+              "message was: %s", yolo_graph_error(g));
+    yolo_graph_free(g);
+    g = yolo_graph_new(be);
+    x = yolo_graph_input(g, "x", YOLO_F32, 1, s3);
+    CHECK(yolo_accumulate(g, yolo_scale(g, x, 2.0f), x) == NULL && yolo_graph_status(g) == YOLO_ERR_ARG);
+    yolo_graph_free(g);
+    yolo_tensor_free(dst);
+}
+
 static void test_f16_conversion(void) {
     const float values[] = {0.0f, 1.0f, -2.5f, 65504.0f, 6.1035156e-05f, 5.9604645e-08f, 0.33325195f};
     for (size_t i = 0; i < sizeof values / sizeof *values; i++)
@@ -199,6 +226,7 @@ int main(void) {
     }
     test_f16_conversion();
     test_builder_errors(be);
+    test_accumulate(be);
     test_planning_and_runs(be);
     yolo_backend_free(be);
     return test_result("test_graph");

@@ -139,6 +139,7 @@ static yolo_status build_transfer(yolo_optimizer *opt, yolo_ddp_buckets *b) {
             at += m;
         }
         st = yolo_graph_status(b->pack);
+        if (!st) st = yolo_graph_mark_output(b->pack, b->packed); /* downloaded after the run */
         if (!st) st = yolo_graph_status(b->unpack);
         if (!st) st = yolo_graph_plan(b->pack, NULL);
         if (!st) st = yolo_graph_plan(b->unpack, NULL);
