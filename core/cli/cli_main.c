@@ -51,12 +51,10 @@ static int run_mode(const yolo_cli_args *args, int argc, char **argv) {
     }
     if (strcmp(args->mode, "train") == 0) { /* world=N or device=vulkan:0,1 outside a launcher: re-launch */
         int world = 1;
-        yolo_config_value timeout = {0};
         yolo_mode_context probe = {.mode = args->mode, .config = cfg, .task = task, .argc = argc, .argv = argv};
         st = yolo_train_launch_world(&probe, &world);
-        if (!st) st = yolo_config_get(cfg, "dist_timeout", &timeout);
         if (!st && world > 1 && yolo_dist_env_detect().world == 1) {
-            exit_code = yolo_dist_relaunch(argc, argv, world, timeout.kind == YOLO_VALUE_FLOAT ? timeout.f : 300.0);
+            exit_code = yolo_dist_relaunch(argc, argv, world);
             if (exit_code < 0) exit_code = fail(YOLO_ERR_DIST, YOLO_EXIT_FAILURE);
             yolo_config_free(cfg);
             return exit_code;

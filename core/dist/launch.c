@@ -82,7 +82,7 @@ static void forward_term(int sig) {
     if (launcher_pid > 0) kill(launcher_pid, sig);
 }
 
-int yolo_dist_relaunch(int argc, char **argv, int np, double timeout_s) {
+int yolo_dist_relaunch(int argc, char **argv, int np) {
     char exe[4096];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (len <= 0) snprintf(exe, sizeof exe, "%s", argv[0]);
@@ -91,7 +91,6 @@ int yolo_dist_relaunch(int argc, char **argv, int np, double timeout_s) {
     snprintf(np_text, sizeof np_text, "%d", np);
     /* after mpirun's SIGTERM (Ctrl-C, or the job ending) ranks get 3 s to stop at a batch and save last.ckpt;
      * mpirun waits this twice while it ends a job, so it stays short */
-    (void)timeout_s;
     snprintf(grace, sizeof grace, "3");
     char **args = calloc((size_t)argc + 16, sizeof *args);
     if (!args) {

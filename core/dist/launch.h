@@ -22,8 +22,8 @@ int yolo_dist_world_of(int world, const char *device);
  * not be started. Open MPI is told not to kill the other ranks when one
  * dies (they reach their deadline, name it and MPI_Abort the job) and to
  * give them 3 s after a SIGTERM (Ctrl-C: they stop at the same batch and
- * rank 0 saves last.ckpt). timeout_s is the ranks' dist_timeout. */
-int yolo_dist_relaunch(int argc, char **argv, int np, double timeout_s);
+ * rank 0 saves last.ckpt). */
+int yolo_dist_relaunch(int argc, char **argv, int np);
 
 /* The re-launch passes the ranks a file (in this environment variable)
  * where a rank that ends with a non-zero exit code records it, since

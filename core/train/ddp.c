@@ -1,9 +1,9 @@
 /* The trainer's DDP steps (ddp.h). */
 #include "train/ddp.h"
 
+#include "data/fsutil.h"
 #include "yolo/graph.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,35 +13,6 @@ static double seconds_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static yolo_status read_file(const char *path, void **data, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return yolo_error(YOLO_ERR_IO, "cannot open checkpoint %s: %s", path, strerror(errno));
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    yolo_status st = YOLO_OK;
-    for (;;) {
-        if (len == cap) {
-            char *grown = realloc(buf, cap = cap ? cap * 2 : 1 << 20);
-            if (!grown) {
-                st = yolo_error(YOLO_ERR_NOMEM, "reading %s: out of memory", path);
-                break;
-            }
-            buf = grown;
-        }
-        size_t k = fread(buf + len, 1, cap - len, f);
-        len += k;
-        if (k == 0) {
-            if (ferror(f)) st = yolo_error(YOLO_ERR_IO, "reading %s: %s", path, strerror(errno));
-            break;
-        }
-    }
-    fclose(f);
-    if (st) free(buf), buf = NULL, len = 0;
-    *data = buf;
-    *size = len;
-    return st;
 }
 
 yolo_status yolo_ddp_share_string(yolo_dist *d, char *text, size_t size, const char *what) {
@@ -60,9 +31,9 @@ yolo_status yolo_ddp_read_checkpoint(yolo_dist *d, const char *path, yolo_ckpt *
     void *blob = NULL;
     size_t size = 0;
     if (yolo_dist_rank(d) == 0) {
-        void *data = NULL;
+        uint8_t *data = NULL;
         size_t n = 0;
-        yolo_status rs = read_file(name, &data, &n);
+        yolo_status rs = yolo_read_file(name, &data, &n);
         const char *err = rs ? yolo_last_error() : NULL;
         size = 1 + (rs ? strlen(err) + 1 : n);
         blob = malloc(size);
@@ -71,7 +42,7 @@ yolo_status yolo_ddp_read_checkpoint(yolo_dist *d, const char *path, yolo_ckpt *
             return yolo_error(YOLO_ERR_NOMEM, "reading %s: out of memory", name);
         }
         ((char *)blob)[0] = rs ? 1 : 0;
-        memcpy((char *)blob + 1, rs ? err : data, size - 1);
+        memcpy((char *)blob + 1, rs ? (const void *)err : (const void *)data, size - 1);
         free(data);
     }
     st = yolo_dist_broadcast_blob(d, &blob, &size, "broadcast(checkpoint)");

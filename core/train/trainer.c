@@ -831,9 +831,10 @@ yolo_status yolo_train_launch_world(const yolo_mode_context *ctx, int *world) {
 /* DDP: every rank starts from rank 0's weights (model and EMA). */
 static yolo_status start_ranks(trainer *t) {
     if (t->world == 1) return YOLO_OK;
-    double bucket_mb = yolo_cfg_float(t->s.cfg, "dist_bucket_mb", &(yolo_status){YOLO_OK});
+    yolo_status st = YOLO_OK;
+    double bucket_mb = yolo_cfg_float(t->s.cfg, "dist_bucket_mb", &st);
     t->buckets.bucket = (int64_t)(bucket_mb * 1024 * 1024 / sizeof(float));
-    yolo_status st = yolo_ddp_broadcast_model(t->dist, t->s.model, "broadcast(model)");
+    if (!st) st = yolo_ddp_broadcast_model(t->dist, t->s.model, "broadcast(model)");
     if (!st) st = yolo_ddp_broadcast_model(t->dist, t->ema->ema, "broadcast(EMA)");
     return st;
 }
