@@ -155,6 +155,14 @@ static yolo_tensor *b_matmul(yolo_graph *g, yolo_tensor **p, const gc_case *c) {
     return yolo_matmul(g, p[0], p[1], c->i[0] != 0, c->i[1] != 0);
 }
 
+/* Attention's core as Ultralytics' Attention.forward computes it per head:
+ * softmax(q^T k * scale, -1), then v attn^T (q, k [B,kd,N], v [B,hd,N]). */
+static yolo_tensor *b_attention(yolo_graph *g, yolo_tensor **p, const gc_case *c) {
+    (void)c;
+    yolo_tensor *attn = yolo_softmax(g, yolo_scale(g, yolo_matmul(g, p[0], p[1], true, false), 0.7f), -1);
+    return yolo_matmul(g, p[2], attn, false, true);
+}
+
 /* A small C2f-like block: conv-bn-silu, chunk, residual bottleneck, concat,
  * upsample and SPPF-style max pooling, so gradients of shared nodes add up. */
 static yolo_tensor *b_block(yolo_graph *g, yolo_tensor **p, const gc_case *c) {
@@ -224,6 +232,12 @@ static const gc_case cases[] = {
     {"matmul a^T", b_matmul, 2, {2, 2}, {S4(4, 5, 1, 1), S4(4, 3, 1, 1)}, 0, {1, 0}},
     {"matmul b^T", b_matmul, 2, {2, 2}, {S4(5, 4, 1, 1), S4(3, 4, 1, 1)}, 0, {0, 1}},
     {"matmul a^T b^T", b_matmul, 2, {2, 2}, {S4(4, 5, 1, 1), S4(3, 4, 1, 1)}, 0, {1, 1}},
+    {"matmul batched", b_matmul, 2, {3, 3}, {S4(2, 4, 3, 1), S4(2, 3, 5, 1)}, 0, {0, 0}},
+    {"matmul batched a^T", b_matmul, 2, {3, 3}, {S4(3, 4, 5, 1), S4(3, 4, 6, 1)}, 0, {1, 0}},
+    {"matmul batched b^T", b_matmul, 2, {3, 3}, {S4(2, 4, 5, 1), S4(2, 6, 5, 1)}, 0, {0, 1}},
+    {"matmul batched a^T b^T", b_matmul, 2, {3, 3}, {S4(2, 5, 4, 1), S4(2, 3, 5, 1)}, 0, {1, 1}},
+    {"attention (q^T k, softmax, v attn^T)", b_attention, 3, {3, 3, 3}, {S4(2, 3, 6, 1), S4(2, 3, 6, 1), S4(2, 4, 6, 1)},
+     0, {0}},
     {"linear + bias", b_matmul, 3, {2, 2, 1}, {S4(3, 7, 1, 1), S4(5, 7, 1, 1), S4(5, 1, 1, 1)}, 0, {0, 0, 1}},
     {"softmax axis 1", b_unary, 1, {4}, {S4(2, 5, 3, 2)}, 0, {12, 1}},
     {"softmax last axis", b_unary, 1, {2}, {S4(4, 7, 1, 1)}, 0, {12, -1}},

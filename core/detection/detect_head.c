@@ -22,6 +22,36 @@ yolo_status yolo_det_read_channels(yolo_module_ctx *ctx, int *nl, int *ch) {
     return YOLO_OK;
 }
 
+/* cv3.i.0, cv3.i.1: Conv(x, c3, 3), Conv(c3, c3, 3) (YOLOv8). */
+static yolo_status cls_branch_legacy(yolo_module_ctx *ctx, yolo_det_head *h, int i) {
+    char n0[32], n1[32];
+    snprintf(n0, sizeof(n0), "cv3.%d.0", i);
+    snprintf(n1, sizeof(n1), "cv3.%d.1", i);
+    yolo_status st;
+    if ((st = yolo_conv_block_init(ctx, &h->cls_conv[i][0], n0, h->ch[i], h->c3, 3, 1, YOLO_AUTOPAD, 1, 1,
+                                   YOLO_ACT_DEFAULT)) ||
+        (st = yolo_conv_block_init(ctx, &h->cls_conv[i][1], n1, h->c3, h->c3, 3, 1, YOLO_AUTOPAD, 1, 1,
+                                   YOLO_ACT_DEFAULT)))
+        return st;
+    return YOLO_OK;
+}
+
+/* cv3.i.j = Sequential(DWConv(c, c, 3), Conv(c, c3, 1)) for j = 0 (c = x), 1 (c = c3) (YOLO11). */
+static yolo_status cls_branch_current(yolo_module_ctx *ctx, yolo_det_head *h, int i) {
+    for (int j = 0; j < 2; j++) {
+        const int c = j ? h->c3 : h->ch[i];
+        char dw[32], pw[32];
+        snprintf(dw, sizeof(dw), "cv3.%d.%d.0", i, j);
+        snprintf(pw, sizeof(pw), "cv3.%d.%d.1", i, j);
+        yolo_status st;
+        if ((st = yolo_conv_block_init(ctx, &h->cls_dw[i][j], dw, c, c, 3, 1, YOLO_AUTOPAD, c, 1, YOLO_ACT_DEFAULT)) ||
+            (st = yolo_conv_block_init(ctx, &h->cls_conv[i][j], pw, c, h->c3, 1, 1, YOLO_AUTOPAD, 1, 1,
+                                       YOLO_ACT_DEFAULT)))
+            return st;
+    }
+    return YOLO_OK;
+}
+
 yolo_status yolo_det_head_init(yolo_module_ctx *ctx, yolo_det_head *h, int nc, int nl, const int *ch) {
     if (nc < 1) return yolo_module_error(ctx, YOLO_ERR_CONFIG, "nc %d must be >= 1", nc);
     h->nc = nc;
@@ -45,14 +75,10 @@ yolo_status yolo_det_head_init(yolo_module_ctx *ctx, yolo_det_head *h, int nc, i
             (st = yolo_conv_layer_init(ctx, &h->box_pred[i], n2, h->c2, 4 * h->reg_max, 1, 1, 0, 1, true, true)))
             return st;
     }
+    h->legacy = yolo_module_legacy_heads(ctx);
     for (int i = 0; i < nl; i++) {
-        snprintf(n0, sizeof(n0), "cv3.%d.0", i);
-        snprintf(n1, sizeof(n1), "cv3.%d.1", i);
         snprintf(n2, sizeof(n2), "cv3.%d.2", i);
-        if ((st = yolo_conv_block_init(ctx, &h->cls_conv[i][0], n0, ch[i], h->c3, 3, 1, YOLO_AUTOPAD, 1, 1,
-                                       YOLO_ACT_DEFAULT)) ||
-            (st = yolo_conv_block_init(ctx, &h->cls_conv[i][1], n1, h->c3, h->c3, 3, 1, YOLO_AUTOPAD, 1, 1,
-                                       YOLO_ACT_DEFAULT)) ||
+        if ((st = h->legacy ? cls_branch_legacy(ctx, h, i) : cls_branch_current(ctx, h, i)) ||
             (st = yolo_conv_layer_init(ctx, &h->cls_pred[i], n2, h->c3, nc, 1, 1, 0, 1, true, true)))
             return st;
     }
@@ -90,8 +116,12 @@ yolo_status yolo_det_head_raw(const yolo_forward_ctx *f, yolo_det_head *h, int n
     for (int i = 0; i < h->nl; i++) {
         yolo_tensor *a = yolo_conv_block_forward(f, &h->box_conv[i][0], in[i]);
         a = yolo_conv_layer_forward(f, &h->box_pred[i], yolo_conv_block_forward(f, &h->box_conv[i][1], a));
-        yolo_tensor *b = yolo_conv_block_forward(f, &h->cls_conv[i][0], in[i]);
-        b = yolo_conv_layer_forward(f, &h->cls_pred[i], yolo_conv_block_forward(f, &h->cls_conv[i][1], b));
+        yolo_tensor *b = in[i];
+        for (int j = 0; j < 2; j++) {
+            if (!h->legacy) b = yolo_conv_block_forward(f, &h->cls_dw[i][j], b);
+            b = yolo_conv_block_forward(f, &h->cls_conv[i][j], b);
+        }
+        b = yolo_conv_layer_forward(f, &h->cls_pred[i], b);
         yolo_tensor *parts[2] = {a, b};
         raw[i] = a && b ? yolo_concat(f->graph, 2, parts, 1) : NULL;
         if (!raw[i]) return yolo_graph_status(f->graph) ? yolo_graph_status(f->graph) : YOLO_ERR_SHAPE;

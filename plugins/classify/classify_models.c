@@ -29,5 +29,5 @@ static const char yolov8_cls_yaml[] =
     "head:\n"
     "  - [-1, 1, Classify, [nc]] # Classify\n";
 
-const char *const classify_model_yaml_names[CLASSIFY_N_MODEL_YAMLS] = {"yolov8-cls.yaml"};
-const char *const classify_model_yaml_texts[CLASSIFY_N_MODEL_YAMLS] = {yolov8_cls_yaml};
+const char *const classify_model_yaml_names[CLASSIFY_N_MODEL_YAMLS] = {"yolov8-cls.yaml", CLASSIFY_MODEL_YAML_NAMES};
+const char *const classify_model_yaml_texts[CLASSIFY_N_MODEL_YAMLS] = {yolov8_cls_yaml, CLASSIFY_MODEL_YAML_TEXTS};

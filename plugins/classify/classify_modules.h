@@ -8,12 +8,13 @@
 #ifndef YOLO_CLASSIFY_MODULES_H
 #define YOLO_CLASSIFY_MODULES_H
 
+#include "classify_model_yamls.h" /* generated from plugins/classify/models/ (the .yaml files) */
 #include "yolo/model.h"
 
 #define CLASSIFY_N_MODULES 1
 extern const yolo_module_type *const classify_modules[CLASSIFY_N_MODULES];
 
-#define CLASSIFY_N_MODEL_YAMLS 1
+#define CLASSIFY_N_MODEL_YAMLS (1 + CLASSIFY_MODEL_YAML_COUNT) /* the yolov8 one, the files */
 extern const char *const classify_model_yaml_names[CLASSIFY_N_MODEL_YAMLS];
 extern const char *const classify_model_yaml_texts[CLASSIFY_N_MODEL_YAMLS];
 

@@ -1,4 +1,5 @@
-/* The detect plugin's head modules and model yamls (see detect_modules.h). */
+/* The detect plugin's head modules and model yamls (see detect_modules.h):
+ * yolov8.yaml below, the files of plugins/detect/models embedded by cmake. */
 #include "detect_modules.h"
 
 const yolo_module_type *const detect_modules[DETECT_N_MODULES] = {&detect_module_type};
@@ -48,5 +49,9 @@ static const char yolov8_yaml[] =
     "\n"
     "  - [[15, 18, 21], 1, Detect, [nc]] # Detect(P3, P4, P5)\n";
 
-const char *const detect_model_yaml_names[DETECT_N_MODEL_YAMLS] = {"yolov8.yaml"};
-const char *const detect_model_yaml_texts[DETECT_N_MODEL_YAMLS] = {yolov8_yaml};
+/* yolov5u.yaml: the name model=yolov5nu.yaml resolves to (Ultralytics' unified
+ * name drops the scale letter): YOLOv5's layers with the anchor-free Detect. */
+const char *const detect_model_yaml_names[DETECT_N_MODEL_YAMLS] = {"yolov8.yaml", "yolov5u.yaml",
+                                                                   DETECT_MODEL_YAML_NAMES};
+const char *const detect_model_yaml_texts[DETECT_N_MODEL_YAMLS] = {yolov8_yaml, (const char *)detect_yaml_yolov5,
+                                                                   DETECT_MODEL_YAML_TEXTS};

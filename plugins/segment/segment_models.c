@@ -46,5 +46,5 @@ static const char yolov8_seg_yaml[] =
     "\n"
     "  - [[15, 18, 21], 1, Segment, [nc, 32, 256]] # Segment(P3, P4, P5)\n";
 
-const char *const segment_model_yaml_names[SEGMENT_N_MODEL_YAMLS] = {"yolov8-seg.yaml"};
-const char *const segment_model_yaml_texts[SEGMENT_N_MODEL_YAMLS] = {yolov8_seg_yaml};
+const char *const segment_model_yaml_names[SEGMENT_N_MODEL_YAMLS] = {"yolov8-seg.yaml", SEGMENT_MODEL_YAML_NAMES};
+const char *const segment_model_yaml_texts[SEGMENT_N_MODEL_YAMLS] = {yolov8_seg_yaml, SEGMENT_MODEL_YAML_TEXTS};

@@ -31,32 +31,37 @@ static void run_ranges(yolo_cpu_context *ctx, int64_t n, int64_t work, yolo_rang
         yolo_parallel_for(ctx->pool, n, fn, arg);
 }
 
-/* ---- MATMUL: op(a) [M,K] x op(b) [K,N] -> [M,N] ---- */
+/* ---- MATMUL: op(a) [M,K] x op(b) [K,N] -> [M,N], or one per batch index of 3-D operands ---- */
 
 static yolo_status matmul_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     const yolo_tensor *a = out->src[0], *b = out->src[1];
     const int ta = out->iparams[0] != 0, tb = out->iparams[1] != 0;
-    const int64_t m = ta ? a->shape[1] : a->shape[0];
-    const int64_t k = ta ? a->shape[0] : a->shape[1];
-    const int64_t n = tb ? b->shape[0] : b->shape[1];
-    if (m != out->shape[0] || n != out->shape[1] || (tb ? b->shape[1] : b->shape[0]) != k)
-        return yolo_error(YOLO_ERR_SHAPE, "MATMUL: a [%lld,%lld]%s x b [%lld,%lld]%s does not give out [%lld,%lld]",
-                          (long long)a->shape[0], (long long)a->shape[1], ta ? "^T" : "", (long long)b->shape[0],
-                          (long long)b->shape[1], tb ? "^T" : "", (long long)out->shape[0],
-                          (long long)out->shape[1]);
-    if (m > INT_MAX || n > INT_MAX || k > INT_MAX || a->shape[1] > INT_MAX || b->shape[1] > INT_MAX)
+    const int r = out->ndim - 2; /* 1 when batched */
+    const int64_t batches = r ? out->shape[0] : 1;
+    const int64_t a_rows = a->shape[r], a_cols = a->shape[r + 1], b_rows = b->shape[r], b_cols = b->shape[r + 1];
+    const int64_t m = ta ? a_cols : a_rows, k = ta ? a_rows : a_cols, n = tb ? b_rows : b_cols;
+    if (a->ndim != out->ndim || b->ndim != out->ndim || (r && (a->shape[0] != batches || b->shape[0] != batches)) ||
+        m != out->shape[r] || n != out->shape[r + 1] || (tb ? b_cols : b_rows) != k)
+        return yolo_error(YOLO_ERR_SHAPE,
+                          "MATMUL: a [%lld,%lld]%s x b [%lld,%lld]%s (%lld batches) does not give out [%lld,%lld]",
+                          (long long)a_rows, (long long)a_cols, ta ? "^T" : "", (long long)b_rows, (long long)b_cols,
+                          tb ? "^T" : "", (long long)batches, (long long)out->shape[r], (long long)out->shape[r + 1]);
+    if (m > INT_MAX || n > INT_MAX || k > INT_MAX || a_cols > INT_MAX || b_cols > INT_MAX)
         return yolo_error(YOLO_ERR_UNSUPPORTED, "MATMUL: dimensions [%lld,%lld,%lld] exceed the BLAS int range",
                           (long long)m, (long long)k, (long long)n);
     float *c = yolo_cpu_f32(out);
-    if (m == 0 || n == 0) return YOLO_OK;
+    if (m == 0 || n == 0 || batches == 0) return YOLO_OK;
     if (k == 0) { /* empty sum */
-        memset(c, 0, (size_t)(m * n) * sizeof(float));
+        memset(c, 0, (size_t)(batches * m * n) * sizeof(float));
         return YOLO_OK;
     }
     /* OpenBLAS runs its own threads: as many as the pool, never more (threads=). */
     if (ctx && ctx->threads > 0 && openblas_get_num_threads() != ctx->threads) openblas_set_num_threads(ctx->threads);
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k,
-                1.0f, yolo_cpu_f32(a), (int)a->shape[1], yolo_cpu_f32(b), (int)b->shape[1], 0.0f, c, (int)n);
+    const float *pa = yolo_cpu_f32(a), *pb = yolo_cpu_f32(b);
+    for (int64_t i = 0; i < batches; i++)
+        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
+                    (int)k, 1.0f, pa + i * a_rows * a_cols, (int)a_cols, pb + i * b_rows * b_cols, (int)b_cols, 0.0f,
+                    c + i * m * n, (int)n);
     return YOLO_OK;
 }
 

@@ -438,6 +438,10 @@ typedef struct yolo_det_head {
     int stride[YOLO_DET_MAX_LEVELS];
     yolo_conv_block box_conv[YOLO_DET_MAX_LEVELS][2];
     yolo_conv_layer box_pred[YOLO_DET_MAX_LEVELS];
+    /* legacy (YOLOv8): two 3x3 Convs; current (YOLO11, yolo_module_legacy_heads
+     * false): cls_dw[j] (depthwise 3x3) then cls_conv[j] (1x1), for j = 0, 1 */
+    bool legacy;
+    yolo_conv_block cls_dw[YOLO_DET_MAX_LEVELS][2];
     yolo_conv_block cls_conv[YOLO_DET_MAX_LEVELS][2];
     yolo_conv_layer cls_pred[YOLO_DET_MAX_LEVELS];
     yolo_conv_layer dfl; /* fixed 1x1 conv 16 -> 1 with weights 0..15, no gradient */
