@@ -186,6 +186,13 @@ static void check_include(const char *file, int line, const char *name, bool ang
     if (!angle && strchr(name, '/') == NULL) {
         snprintf(path, sizeof path, "%s/%s", c->dir, name);
         if (exists(path)) return; /* the plugin's own header */
+        /* the plugin's generated <task>_model_yamls.h (cmake/embed.cmake, from its models/ folder) */
+        size_t len = strlen(name), suffix = strlen("_model_yamls.h");
+        struct stat sb;
+        snprintf(path, sizeof path, "%s/models", c->dir);
+        if (len > suffix && !strcmp(name + len - suffix, "_model_yamls.h") && stat(path, &sb) == 0 &&
+            S_ISDIR(sb.st_mode))
+            return;
     }
     char plugins[PATH_MAX];
     snprintf(plugins, sizeof plugins, "%s/plugins", source_dir);

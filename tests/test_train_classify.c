@@ -34,7 +34,7 @@ static char *read_text(const char *path) {
     return s;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
     if (getenv("YOLO_SANITIZED"))
         return test_skip("training end to end takes minutes under ASan; the Release run covers it");
     char dir[512];
@@ -44,9 +44,9 @@ int main(void) {
     setenv("YOLO_CACHE_DIR", env, 1);
     char args[1400];
     snprintf(args, sizeof args,
-             "classify train data=shapes model=yolov8n-cls.yaml epochs=%d imgsz=32 batch=16 nbs=16 workers=2 "
+             "classify train data=shapes model=%s epochs=%d imgsz=32 batch=16 nbs=16 workers=2 "
              "warmup_epochs=1 erasing=0 scale=0.3 flipud=0.5",
-             EPOCHS);
+             argc > 1 ? argv[1] : "yolov8n-cls.yaml", EPOCHS); /* argv[1]: tests/yolo11.cmake */
     int rc = test_run_yolo(dir, args);
     CHECK_MSG(rc == 0, "yolo classify train exited %d (see %s/log.txt)", rc, dir);
     char csv[700];

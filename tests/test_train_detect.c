@@ -2,13 +2,14 @@
  * must fall and mAP50 must rise well above what an untrained model scores
  * (0.000 on shapes: its scores sit at the bias prior and its boxes are
  * random) — 0.05 after 12 epochs at 128 px is far beyond chance, and
- * far below the README's 0.8 of a full run, so the test is not flaky. */
+ * far below the README's 0.8 of a full run, so the test is not flaky.
+ * argv[1] names another model yaml (tests/yolo11.cmake: yolo11n.yaml). */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "test_util.h"
 
-int main(void) {
+int main(int argc, char **argv) {
     if (getenv("YOLO_SANITIZED"))
         return test_skip("training end to end takes minutes under ASan; the Release run covers it");
     char dir[512];
@@ -16,8 +17,12 @@ int main(void) {
     char env[600];
     snprintf(env, sizeof env, "%s/cache", dir);
     setenv("YOLO_CACHE_DIR", env, 1);
-    int rc = test_run_yolo(dir, "detect train data=shapes epochs=12 imgsz=128 batch=16 nbs=16 warmup_epochs=0 "
-                                "workers=2 close_mosaic=4");
+    char args[600];
+    snprintf(args, sizeof args,
+             "detect train data=shapes model=%s epochs=12 imgsz=128 batch=16 nbs=16 warmup_epochs=0 workers=2 "
+             "close_mosaic=4",
+             argc > 1 ? argv[1] : "yolov8n.yaml");
+    int rc = test_run_yolo(dir, args);
     CHECK_MSG(rc == 0, "yolo detect train exited %d (see %s/log.txt)", rc, dir);
     char csv[700];
     snprintf(csv, sizeof csv, "%s/runs/detect/train/results.csv", dir);
