@@ -1,8 +1,17 @@
 /* The trainer's step is backend-neutral: YOLOv8n and YOLO11n detect (nc 3)
  * at 64 px, batch 2, trained 5 steps (forward, detect loss on the host,
  * backward, SGD step, EMA) on the CPU and on Vulkan from the same initial
- * weights; the step losses must agree to 1e-3 relative (issue 6; YOLO11n
- * adds depthwise convs and C2PSA's attention, issue 15). */
+ * weights. Every parameter's gradient after the first step must agree to
+ * 1e-3 of the largest, and the step losses to 1e-3 relative (issue 6).
+ *
+ * YOLO11n (issue 15: depthwise convs, C2PSA's attention) from step 3 on:
+ * this tiny run is chaotic there, whatever the backend. The CPU backend
+ * against itself with 1 instead of 2 threads (first-step gradients equal to
+ * 1.1e-6 of the largest) measured step losses 5.6e-5, 1.5e-4 and 1.2e-2
+ * apart at steps 3, 4, 5 (YOLOv8n: 1.8e-5 at step 5), the TAL assignment
+ * of near-equal initial scores flipping; Vulkan measured 9.9e-4, 3.6e-3 and
+ * 1.3e-2. So YOLO11n's losses must agree to 1e-3 for steps 1-2 and to
+ * 5e-2 (finite) for steps 3-5. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,28 +116,6 @@ int main(void) {
             diff = fmax(diff, fabs((double)g_cpu[i] - g_vk[i]));
             scale = fmax(scale, fabs((double)g_cpu[i]));
         }
-        if (getenv("DEBUG_GRADS") && g_cpu && g_vk && n_cpu == n_vk) {
-            yolo_backend *b0 = NULL;
-            yolo_model *mm = NULL;
-            const yolo_task *tk[1] = {task};
-            yolo_model_options mo = {.tasks = tk, .n_tasks = 1, .nc = 3, .seed = 7};
-            yolo_backend_create("cpu", 1, &b0);
-            yolo_model_load(models[m], b0, &mo, &mm);
-            int64_t at = 0;
-            for (int i = 0; i < yolo_model_tensor_count(mm); i++) {
-                const yolo_tensor *t = yolo_model_tensor_at(mm, i)->tensor;
-                if (!t->requires_grad) continue;
-                double d = 0, sc = 0;
-                for (int64_t j = 0; j < yolo_tensor_numel(t); j++) {
-                    d = fmax(d, fabs((double)g_cpu[at + j] - g_vk[at + j]));
-                    sc = fmax(sc, fabs((double)g_cpu[at + j]));
-                }
-                if (d > 1e-4 * sc && d > 1e-6) printf("  %s: diff %.3g of %.3g\n", t->name, d, sc);
-                at += yolo_tensor_numel(t);
-            }
-            yolo_model_free(mm);
-            yolo_backend_free(b0);
-        }
         printf("%s: %lld gradients after step 1, largest difference %.3g of the largest gradient %.3g\n", models[m],
                (long long)n_cpu, diff, scale);
         CHECK_MSG(n_cpu == n_vk && n_cpu > 0 && diff <= 1e-3 * scale, "%s: first-step gradients differ", models[m]);
@@ -138,7 +125,8 @@ int main(void) {
             double rel = fabs(cpu[i] - vk[i]) / fmax(fabs(cpu[i]), 1e-12);
             printf("%s step %d: cpu %.6f vulkan %.6f (relative difference %.2e)\n", models[m], i + 1, cpu[i], vk[i],
                    rel);
-            CHECK_MSG(rel <= 1e-3 && isfinite(cpu[i]), "%s step %d losses differ", models[m], i + 1);
+            const double tolerance = m == 1 && i >= 2 ? 5e-2 : 1e-3; /* see the file comment */
+            CHECK_MSG(rel <= tolerance && isfinite(cpu[i]), "%s step %d losses differ", models[m], i + 1);
         }
     }
     yolo_config_free(cfg);
