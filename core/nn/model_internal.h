@@ -90,6 +90,14 @@ yolo_status module_single_input(yolo_module_ctx *ctx, int *c1);
 yolo_status module_one_output(yolo_module_outputs *out, yolo_tensor *y);
 /* Zeroed memory owned by the model that does not replace the module's state. */
 void *module_alloc(yolo_module_ctx *ctx, size_t size);
+/* The layer table's "[c1, c2, n, args from tail_from...]" and the output channels c2. */
+yolo_status module_finish_repeated(yolo_module_ctx *ctx, int c1, int c2, int n, int tail_from);
+/* cv1(x) split in two halves along channels; half `half` goes through n blocks
+ * (block(f, blocks + i*block_size, t) in turn); cv2 on the concatenation. */
+typedef yolo_tensor *(*module_block_fn)(const yolo_forward_ctx *f, const void *block, yolo_tensor *x);
+yolo_status module_split_chain_concat(const yolo_forward_ctx *f, const yolo_conv_block *cv1,
+                                      const yolo_conv_block *cv2, yolo_tensor *x, int half, module_block_fn block,
+                                      const void *blocks, size_t block_size, int n, yolo_module_outputs *out);
 /* "name.leaf" (or "leaf" when name is empty) into buf; false (error set) when too long. */
 bool module_join_name(yolo_module_ctx *ctx, char *buf, size_t size, const char *name, const char *leaf);
 

@@ -76,3 +76,20 @@ bool module_join_name(yolo_module_ctx *ctx, char *buf, size_t size, const char *
     }
     return true;
 }
+
+yolo_status module_finish_repeated(yolo_module_ctx *ctx, int c1, int c2, int n, int tail_from) {
+    char tail[192];
+    yolo_module_set_args_text(ctx, "[%d, %d, %d%s]", c1, c2, n, module_args_tail(ctx, tail_from, tail, sizeof(tail)));
+    yolo_module_set_out_channels(ctx, c2);
+    return YOLO_OK;
+}
+
+yolo_status module_split_chain_concat(const yolo_forward_ctx *f, const yolo_conv_block *cv1,
+                                      const yolo_conv_block *cv2, yolo_tensor *x, int half, module_block_fn block,
+                                      const void *blocks, size_t block_size, int n, yolo_module_outputs *out) {
+    yolo_tensor *ab[2];
+    yolo_tensor *y = yolo_conv_block_forward(f, cv1, x);
+    if (!y || !yolo_chunk(f->graph, y, 2, 1, ab)) return module_one_output(out, NULL);
+    for (int i = 0; ab[half] && i < n; i++) ab[half] = block(f, (const char *)blocks + (size_t)i * block_size, ab[half]);
+    return module_one_output(out, ab[half] ? yolo_conv_block_forward(f, cv2, yolo_concat(f->graph, 2, ab, 1)) : NULL);
+}

@@ -92,7 +92,8 @@ static yolo_status psa_init(yolo_module_ctx *ctx, psa_block *b, const char *name
     return YOLO_OK;
 }
 
-static yolo_tensor *psa_forward(const yolo_forward_ctx *f, const psa_block *b, yolo_tensor *x) {
+static yolo_tensor *psa_forward(const yolo_forward_ctx *f, const void *block, yolo_tensor *x) {
+    const psa_block *b = block;
     yolo_tensor *a = attention_forward(f, &b->attn, x);
     if (!a) return NULL;
     x = b->add ? yolo_add(f->graph, x, a) : a;
@@ -126,21 +127,14 @@ static yolo_status c2psa_build(yolo_module_ctx *ctx) {
         snprintf(name, sizeof(name), "m.%d", i);
         if ((st = psa_init(ctx, &b->m[i], name, b->c, b->c / 64))) return st;
     }
-    char tail[192];
-    yolo_module_set_args_text(ctx, "[%d, %d, %d%s]", c1, c2, b->n, module_args_tail(ctx, 1, tail, sizeof(tail)));
-    yolo_module_set_out_channels(ctx, c2);
-    return YOLO_OK;
+    return module_finish_repeated(ctx, c1, c2, b->n, 1);
 }
 
 static yolo_status c2psa_forward(const yolo_forward_ctx *f, void *state, int n_in, yolo_tensor *const *in,
                                  yolo_module_outputs *out) {
     (void)n_in;
     const c2psa_block *b = state;
-    yolo_tensor *ab[2];
-    yolo_tensor *y = yolo_conv_block_forward(f, &b->cv1, in[0]);
-    if (!y || !yolo_chunk(f->graph, y, 2, 1, ab)) return module_one_output(out, NULL);
-    for (int i = 0; ab[1] && i < b->n; i++) ab[1] = psa_forward(f, &b->m[i], ab[1]);
-    return module_one_output(out, ab[1] ? yolo_conv_block_forward(f, &b->cv2, yolo_concat(f->graph, 2, ab, 1)) : NULL);
+    return module_split_chain_concat(f, &b->cv1, &b->cv2, in[0], 1, psa_forward, b->m, sizeof(*b->m), b->n, out);
 }
 
 const yolo_module_type yolo_c2psa_type = {"C2PSA", "CSP block with position-sensitive attention (YOLO11)",

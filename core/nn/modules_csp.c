@@ -29,7 +29,8 @@ static yolo_status bottleneck_init(yolo_module_ctx *ctx, bottleneck *b, const ch
     return YOLO_OK;
 }
 
-static yolo_tensor *bottleneck_forward(const yolo_forward_ctx *f, const bottleneck *b, yolo_tensor *x) {
+static yolo_tensor *bottleneck_forward(const yolo_forward_ctx *f, const void *block, yolo_tensor *x) {
+    const bottleneck *b = block;
     yolo_tensor *y = yolo_conv_block_forward(f, &b->cv2, yolo_conv_block_forward(f, &b->cv1, x));
     return b->add && y ? yolo_add(f->graph, x, y) : y;
 }
@@ -178,17 +179,24 @@ static yolo_status c2f_forward(const yolo_forward_ctx *f, void *state, int n_in,
     return module_one_output(out, y);
 }
 
-/* C2f and C3 from their yaml args [c2, shortcut, g, e]. */
+/* The yaml args [c2, shortcut, g, e] of C2f, C3 and C2. */
+static yolo_status csp_args(yolo_module_ctx *ctx, bool shortcut_default, int *c1, int *c2, bool *shortcut,
+                            int64_t *g, double *e) {
+    yolo_status st;
+    if ((st = module_single_input(ctx, c1)) || (st = module_out_channels_arg(ctx, c2)) ||
+        (st = yolo_module_arg_bool(ctx, 1, shortcut_default, shortcut)) || (st = yolo_module_arg_int(ctx, 2, 1, g)) ||
+        (st = yolo_module_arg_float(ctx, 3, 0.5, e)))
+        return st;
+    return check_g_e(ctx, *g, *e);
+}
+
 static yolo_status csp_build(yolo_module_ctx *ctx, bool c2f) {
     int c1, c2;
     bool shortcut;
     int64_t g;
     double e;
-    yolo_status st;
-    if ((st = module_single_input(ctx, &c1)) || (st = module_out_channels_arg(ctx, &c2)) ||
-        (st = yolo_module_arg_bool(ctx, 1, !c2f, &shortcut)) || (st = yolo_module_arg_int(ctx, 2, 1, &g)) ||
-        (st = yolo_module_arg_float(ctx, 3, 0.5, &e)) || (st = check_g_e(ctx, g, e)))
-        return st;
+    yolo_status st = csp_args(ctx, !c2f, &c1, &c2, &shortcut, &g, &e);
+    if (st) return st;
     const int n = yolo_module_repeats(ctx);
     if (c2f) {
         c2f_block *b = yolo_module_state_alloc(ctx, sizeof(*b));
@@ -200,10 +208,7 @@ static yolo_status csp_build(yolo_module_ctx *ctx, bool c2f) {
         if (!b) return yolo_module_error(ctx, YOLO_ERR_NOMEM, "out of memory");
         if ((st = c3_block_init(ctx, b, "", c1, c2, n, shortcut, (int)g, e, 1, 3))) return st;
     }
-    char tail[192];
-    yolo_module_set_args_text(ctx, "[%d, %d, %d%s]", c1, c2, n, module_args_tail(ctx, 1, tail, sizeof(tail)));
-    yolo_module_set_out_channels(ctx, c2);
-    return YOLO_OK;
+    return module_finish_repeated(ctx, c1, c2, n, 1);
 }
 
 static yolo_status c2f_build(yolo_module_ctx *ctx) { return csp_build(ctx, true); }
@@ -266,11 +271,8 @@ static yolo_status c2_build(yolo_module_ctx *ctx) {
     bool shortcut;
     int64_t g;
     double e;
-    yolo_status st;
-    if ((st = module_single_input(ctx, &c1)) || (st = module_out_channels_arg(ctx, &c2)) ||
-        (st = yolo_module_arg_bool(ctx, 1, true, &shortcut)) || (st = yolo_module_arg_int(ctx, 2, 1, &g)) ||
-        (st = yolo_module_arg_float(ctx, 3, 0.5, &e)) || (st = check_g_e(ctx, g, e)))
-        return st;
+    yolo_status st = csp_args(ctx, true, &c1, &c2, &shortcut, &g, &e);
+    if (st) return st;
     c2_block *b = yolo_module_state_alloc(ctx, sizeof(*b));
     if (!b) return yolo_module_error(ctx, YOLO_ERR_NOMEM, "out of memory");
     b->n = yolo_module_repeats(ctx);
@@ -280,21 +282,15 @@ static yolo_status c2_build(yolo_module_ctx *ctx) {
         (st = yolo_conv_block_init(ctx, &b->cv2, "cv2", 2 * c, c2, 1, 1, YOLO_AUTOPAD, 1, 1, YOLO_ACT_DEFAULT)))
         return st;
     if (!(b->m = bottlenecks_init(ctx, "", b->n, c, shortcut, (int)g, 3, 3, 1.0))) return YOLO_ERR_CONFIG;
-    char tail[192];
-    yolo_module_set_args_text(ctx, "[%d, %d, %d%s]", c1, c2, b->n, module_args_tail(ctx, 1, tail, sizeof(tail)));
-    yolo_module_set_out_channels(ctx, c2);
-    return YOLO_OK;
+    return module_finish_repeated(ctx, c1, c2, b->n, 1);
 }
 
 static yolo_status c2_forward(const yolo_forward_ctx *f, void *state, int n_in, yolo_tensor *const *in,
                               yolo_module_outputs *out) {
     (void)n_in;
     const c2_block *b = state;
-    yolo_tensor *ab[2];
-    yolo_tensor *y = yolo_conv_block_forward(f, &b->cv1, in[0]);
-    if (!y || !yolo_chunk(f->graph, y, 2, 1, ab)) return module_one_output(out, NULL);
-    for (int i = 0; ab[0] && i < b->n; i++) ab[0] = bottleneck_forward(f, &b->m[i], ab[0]);
-    return module_one_output(out, ab[0] ? yolo_conv_block_forward(f, &b->cv2, yolo_concat(f->graph, 2, ab, 1)) : NULL);
+    return module_split_chain_concat(f, &b->cv1, &b->cv2, in[0], 0, bottleneck_forward, b->m, sizeof(*b->m), b->n,
+                                     out);
 }
 
 /* ---- the table entries (modules_core.c lists them) ---- */

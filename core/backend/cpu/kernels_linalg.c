@@ -33,6 +33,21 @@ static void run_ranges(yolo_cpu_context *ctx, int64_t n, int64_t work, yolo_rang
 
 /* ---- MATMUL: op(a) [M,K] x op(b) [K,N] -> [M,N], or one per batch index of 3-D operands ---- */
 
+typedef struct matmul_job {
+    const float *a, *b;
+    float *c;
+    int ta, tb;
+    int64_t m, n, k, a_size, b_size, lda, ldb; /* a_size, b_size: elements per batch */
+} matmul_job;
+
+static void matmul_range(void *arg, int64_t begin, int64_t end) {
+    const matmul_job *j = arg;
+    for (int64_t i = begin; i < end; i++)
+        cblas_sgemm(CblasRowMajor, j->ta ? CblasTrans : CblasNoTrans, j->tb ? CblasTrans : CblasNoTrans, (int)j->m,
+                    (int)j->n, (int)j->k, 1.0f, j->a + i * j->a_size, (int)j->lda, j->b + i * j->b_size, (int)j->ldb,
+                    0.0f, j->c + i * j->m * j->n, (int)j->n);
+}
+
 static yolo_status matmul_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     const yolo_tensor *a = out->src[0], *b = out->src[1];
     const int ta = out->iparams[0] != 0, tb = out->iparams[1] != 0;
@@ -55,13 +70,18 @@ static yolo_status matmul_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
         memset(c, 0, (size_t)(batches * m * n) * sizeof(float));
         return YOLO_OK;
     }
+    matmul_job j = {yolo_cpu_f32(a), yolo_cpu_f32(b), c, ta, tb, m, n, k, a_rows * a_cols, b_rows * b_cols, a_cols,
+                    b_cols};
+    if (batches > 1 && ctx && ctx->pool) {
+        /* attention's many small products: one per pool thread, each single-threaded in OpenBLAS
+         * (its own threads would synchronise for every tiny product) */
+        if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
+        yolo_parallel_for(ctx->pool, batches, matmul_range, &j);
+        return YOLO_OK;
+    }
     /* OpenBLAS runs its own threads: as many as the pool, never more (threads=). */
     if (ctx && ctx->threads > 0 && openblas_get_num_threads() != ctx->threads) openblas_set_num_threads(ctx->threads);
-    const float *pa = yolo_cpu_f32(a), *pb = yolo_cpu_f32(b);
-    for (int64_t i = 0; i < batches; i++)
-        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
-                    (int)k, 1.0f, pa + i * a_rows * a_cols, (int)a_cols, pb + i * b_rows * b_cols, (int)b_cols, 0.0f,
-                    c + i * m * n, (int)n);
+    matmul_range(&j, 0, batches);
     return YOLO_OK;
 }
 
