@@ -30,6 +30,7 @@
 #include <yolo/plugin.h>
 #include <yolo/tensor.h>
 
+#include "pose_model_yamls.h" /* generated from the yamls in models/ (CMakeLists.txt) */
 #include "pose_task.h"
 
 #define POSE_VERSION "0.1.0"
@@ -45,8 +46,7 @@ typedef struct pose_grid {
 typedef struct pose_head {
     yolo_det_head det;
     int kpt_count, kpt_dims, nk, c4;
-    yolo_conv_block kpt_conv[YOLO_DET_MAX_LEVELS][2];
-    yolo_conv_layer kpt_pred[YOLO_DET_MAX_LEVELS];
+    yolo_det_branch kpt[YOLO_DET_MAX_LEVELS]; /* cv4: raw keypoints */
     pose_grid *grids;
     int n_grids;
 } pose_head;
@@ -82,18 +82,7 @@ static yolo_status pose_build(yolo_module_ctx *ctx) {
     h->kpt_count = kc, h->kpt_dims = kd, h->nk = kc * kd;
     h->c4 = ch[0] / 4 > h->nk ? ch[0] / 4 : h->nk;
     if ((st = yolo_det_head_init(ctx, &h->det, (int)nc, nl, ch))) return st;
-    for (int i = 0; i < nl; i++) {
-        char n0[32], n1[32], n2[32];
-        snprintf(n0, sizeof n0, "cv4.%d.0", i);
-        snprintf(n1, sizeof n1, "cv4.%d.1", i);
-        snprintf(n2, sizeof n2, "cv4.%d.2", i);
-        if ((st = yolo_conv_block_init(ctx, &h->kpt_conv[i][0], n0, ch[i], h->c4, 3, 1, YOLO_AUTOPAD, 1, 1,
-                                       YOLO_ACT_DEFAULT)) ||
-            (st = yolo_conv_block_init(ctx, &h->kpt_conv[i][1], n1, h->c4, h->c4, 3, 1, YOLO_AUTOPAD, 1, 1,
-                                       YOLO_ACT_DEFAULT)) ||
-            (st = yolo_conv_layer_init(ctx, &h->kpt_pred[i], n2, h->c4, h->nk, 1, 1, 0, 1, true, true)))
-            return st;
-    }
+    if ((st = yolo_det_branches_init(ctx, h->kpt, "cv4", nl, ch, h->c4, h->nk))) return st;
     char chs[96];
     yolo_det_channels_text(nl, ch, chs, sizeof chs);
     yolo_module_set_args_text(ctx, "[%d, [%d, %d], [%s]]", h->det.nc, kc, kd, chs);
@@ -173,10 +162,7 @@ static yolo_status pose_forward(const yolo_forward_ctx *f, void *state, int n_in
     if (n_in != nl) return yolo_error(YOLO_ERR_ARG, "Pose: %d inputs, built for %d", n_in, nl);
     if (nl + 2 > YOLO_MODULE_MAX_OUTPUTS) return yolo_error(YOLO_ERR_ARG, "Pose: %d levels is too many", nl);
     yolo_tensor *ks[YOLO_DET_MAX_LEVELS];
-    for (int i = 0; i < nl; i++) {
-        yolo_tensor *t = yolo_conv_block_forward(f, &h->kpt_conv[i][0], in[i]);
-        ks[i] = yolo_conv_layer_forward(f, &h->kpt_pred[i], yolo_conv_block_forward(f, &h->kpt_conv[i][1], t));
-    }
+    for (int i = 0; i < nl; i++) ks[i] = yolo_det_branch_forward(f, &h->kpt[i], in[i]);
     yolo_tensor *kpt = yolo_det_flatten_levels(g, nl, ks);
     yolo_tensor *raw[YOLO_DET_MAX_LEVELS];
     yolo_status st = yolo_det_head_raw(f, &h->det, n_in, in, raw);
@@ -218,51 +204,6 @@ static const yolo_module_type pose_module = {
 };
 static const yolo_module_type *const pose_modules[] = {&pose_module};
 
-/* Ultralytics' ultralytics/cfg/models/v8/yolov8-pose.yaml, with kpt_shape
- * also written into the Pose args (see read_kpt_shape). */
-static const char pose_yaml[] =
-    "# YOLOv8-pose keypoints/pose estimation model\n"
-    "nc: 1 # number of classes\n"
-    "kpt_shape: [17, 3] # number of keypoints, number of dims (2 for x,y or 3 for x,y,visible)\n"
-    "scales: # [depth, width, max_channels]\n"
-    "  n: [0.33, 0.25, 1024]\n"
-    "  s: [0.33, 0.50, 1024]\n"
-    "  m: [0.67, 0.75, 768]\n"
-    "  l: [1.00, 1.00, 512]\n"
-    "  x: [1.00, 1.25, 512]\n"
-    "\n"
-    "backbone:\n"
-    "  - [-1, 1, Conv, [64, 3, 2]] # 0-P1/2\n"
-    "  - [-1, 1, Conv, [128, 3, 2]] # 1-P2/4\n"
-    "  - [-1, 3, C2f, [128, True]]\n"
-    "  - [-1, 1, Conv, [256, 3, 2]] # 3-P3/8\n"
-    "  - [-1, 6, C2f, [256, True]]\n"
-    "  - [-1, 1, Conv, [512, 3, 2]] # 5-P4/16\n"
-    "  - [-1, 6, C2f, [512, True]]\n"
-    "  - [-1, 1, Conv, [1024, 3, 2]] # 7-P5/32\n"
-    "  - [-1, 3, C2f, [1024, True]]\n"
-    "  - [-1, 1, SPPF, [1024, 5]] # 9\n"
-    "\n"
-    "head:\n"
-    "  - [-1, 1, nn.Upsample, [None, 2, \"nearest\"]]\n"
-    "  - [[-1, 6], 1, Concat, [1]] # cat backbone P4\n"
-    "  - [-1, 3, C2f, [512]] # 12\n"
-    "\n"
-    "  - [-1, 1, nn.Upsample, [None, 2, \"nearest\"]]\n"
-    "  - [[-1, 4], 1, Concat, [1]] # cat backbone P3\n"
-    "  - [-1, 3, C2f, [256]] # 15 (P3/8-small)\n"
-    "\n"
-    "  - [-1, 1, Conv, [256, 3, 2]]\n"
-    "  - [[-1, 12], 1, Concat, [1]] # cat head P4\n"
-    "  - [-1, 3, C2f, [512]] # 18 (P4/16-medium)\n"
-    "\n"
-    "  - [-1, 1, Conv, [512, 3, 2]]\n"
-    "  - [[-1, 9], 1, Concat, [1]] # cat head P5\n"
-    "  - [-1, 3, C2f, [1024]] # 21 (P5/32-large)\n"
-    "\n"
-    "  - [[15, 18, 21], 1, Pose, [nc, [17, 3]]] # Pose(P3, P4, P5)\n";
-static const char *const pose_yaml_names[] = {"yolov8-pose.yaml"};
-static const char *const pose_yaml_texts[] = {pose_yaml};
 
 static const yolo_task pose_task = {
     .abi = {YOLO_PLUGIN_ABI_MAJOR, YOLO_PLUGIN_ABI_MINOR},
@@ -273,9 +214,9 @@ static const yolo_task pose_task = {
     .default_data = NULL, /* the shapes-with-keypoints variant is not built yet */
     .modules = pose_modules,
     .n_modules = 1,
-    .model_yaml_names = pose_yaml_names,
-    .model_yaml_texts = pose_yaml_texts,
-    .n_model_yamls = 1,
+    .model_yaml_names = pose_model_yaml_names, /* the yamls in models/, embedded by CMakeLists.txt */
+    .model_yaml_texts = pose_model_yaml_texts,
+    .n_model_yamls = POSE_N_MODEL_YAMLS,
     .config_keys = pose_config_keys, /* pose, kobj: the keypoint loss gains */
     .n_config_keys = 2,
     .hooks = &pose_task_hooks, /* pose_task.c */
