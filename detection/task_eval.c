@@ -118,7 +118,8 @@ yolo_status yolo_det_task_eval_init(yolo_det_task_eval *s, const yolo_task_conte
     return YOLO_OK;
 }
 
-yolo_status yolo_det_task_eval_batch(yolo_det_task_eval *s, const yolo_batch *batch) {
+/* The batch's instances as pixel boxes and their images' ranges. */
+static yolo_status task_eval_batch(yolo_det_task_eval *s, const yolo_batch *batch) {
     int n = batch->instances.n;
     size_t rows = (size_t)(n > 0 ? n : 1);
     yolo_status st = yolo_det_grow(s->task, (void **)&s->gt_boxes, &s->gt_cap, rows * 4, sizeof(float));
@@ -126,7 +127,7 @@ yolo_status yolo_det_task_eval_batch(yolo_det_task_eval *s, const yolo_batch *ba
     if (!st) st = yolo_det_grow(s->task, (void **)&s->image_first, &s->first_cap, (size_t)batch->n + 1, sizeof(int32_t));
     if (!st) st = yolo_det_image_ranges(s->task, batch, s->image_first);
     if (!st) st = yolo_det_gt_from_batch(batch, s->gt_boxes, s->gt_cls);
-    return st ? yolo_error_context(st, "%s metrics_update", s->task) : YOLO_OK;
+    return st;
 }
 
 yolo_status yolo_det_task_eval_nms(yolo_det_task_eval *s, const yolo_det_eval_view *v, int image, int *n_det) {
@@ -138,8 +139,9 @@ yolo_status yolo_det_task_eval_nms(yolo_det_task_eval *s, const yolo_det_eval_vi
     return st;
 }
 
-yolo_status yolo_det_task_eval_image(yolo_det_task_eval *s, const yolo_det_eval_view *v, int image,
-                                     yolo_det_task_image *img) {
+/* NMS of image i, its gts, conf and pred_cls filled, s->iou sized n_gt x n_det. */
+static yolo_status task_eval_image(yolo_det_task_eval *s, const yolo_det_eval_view *v, int image,
+                                   yolo_det_task_image *img) {
     int k0 = s->image_first[image];
     img->image = image, img->first = k0, img->n_gt = s->image_first[image + 1] - k0;
     img->gt_boxes = s->gt_boxes + 4 * (size_t)k0;
@@ -154,7 +156,9 @@ yolo_status yolo_det_task_eval_image(yolo_det_task_eval *s, const yolo_det_eval_
                          sizeof(float));
 }
 
-yolo_status yolo_det_task_eval_add(yolo_det_task_eval *s, const yolo_batch *batch, const yolo_det_task_image *img) {
+/* Matches s->iou into the task's kind; then the boxes, in the original
+ * image, into Box. */
+static yolo_status task_eval_add(yolo_det_task_eval *s, const yolo_batch *batch, const yolo_det_task_image *img) {
     int n_gt = img->n_gt, n_det = img->n_det, i = img->image;
     yolo_status st = YOLO_OK;
     if (n_gt > 0 && n_det > 0) {
@@ -163,24 +167,49 @@ yolo_status yolo_det_task_eval_add(yolo_det_task_eval *s, const yolo_batch *batc
         st = yolo_ap_match_predictions(n_det, s->pred_cls, n_gt, img->gt_cls, s->iou, YOLO_AP_N_IOU, thr, s->correct);
     }
     if (!st) st = yolo_ap_stats_add_image(&s->own, n_det, s->correct, s->conf, s->pred_cls, n_gt, img->gt_cls);
-    /* boxes: detect's statistics in the original image */
     for (int d = 0; d < n_det && !st; d++) st = yolo_box_to_original(batch, i, s->dets[d].box, 1);
     if (!st) st = yolo_box_to_original(batch, i, img->gt_boxes, (size_t)n_gt);
     if (!st) st = yolo_det_metrics_add_image(&s->box, s->dets, n_det, n_gt, img->gt_cls, img->gt_boxes);
+    return st;
+}
+
+yolo_status yolo_det_task_eval_update(void *state, const yolo_batch *batch, const yolo_det_eval_view *view,
+                                      yolo_det_task_iou_fn iou) {
+    yolo_det_task_eval *s = state;
+    if (!s || !batch || !view || !iou) return yolo_error(YOLO_ERR_ARG, "metrics_update: NULL state, batch or view");
+    yolo_status st = task_eval_batch(s, batch);
+    for (int i = 0; i < batch->n && !st; i++) {
+        yolo_det_task_image img;
+        st = task_eval_image(s, view, i, &img);
+        if (!st && img.n_gt > 0 && img.n_det > 0) st = iou(state, view, batch, &img);
+        if (!st) st = task_eval_add(s, batch, &img);
+    }
     return st ? yolo_error_context(st, "%s metrics_update", s->task) : YOLO_OK;
 }
 
-yolo_status yolo_det_task_eval_pack(yolo_det_task_eval *s, void **bytes, size_t *size) {
+yolo_status yolo_det_task_eval_predict_begin(yolo_det_task_eval *s, const char *who, const yolo_batch *batch,
+                                             int image, const yolo_det_eval_view *view, int *n_det, FILE **txt,
+                                             FILE **json) {
+    if (image < 0 || image >= batch->n)
+        return yolo_error(YOLO_ERR_ARG, "%s: image %d of a batch of %d", who, image, batch->n);
+    yolo_status st = yolo_det_task_eval_nms(s, view, image, n_det);
+    return st ? st : yolo_prediction_text_open(who, &s->txt, &s->json, txt, json);
+}
+
+yolo_status yolo_det_task_eval_pack(void *state, void **bytes, size_t *size) {
+    yolo_det_task_eval *s = state;
     if (!s) return yolo_error(YOLO_ERR_ARG, "metrics_pack: NULL state");
     return yolo_ap_kinds_pack(s->task, (yolo_ap_stats *const[]){&s->box, &s->own}, 2, bytes, size);
 }
 
-yolo_status yolo_det_task_eval_merge(yolo_det_task_eval *s, const void *bytes, size_t size) {
+yolo_status yolo_det_task_eval_merge(void *state, const void *bytes, size_t size) {
+    yolo_det_task_eval *s = state;
     if (!s) return yolo_error(YOLO_ERR_ARG, "metrics_merge: NULL state");
     return yolo_ap_kinds_merge(s->task, (yolo_ap_stats *const[]){&s->box, &s->own}, 2, bytes, size);
 }
 
-yolo_status yolo_det_task_eval_summarize(yolo_det_task_eval *s, double *values, double *fitness, FILE *table) {
+yolo_status yolo_det_task_eval_summarize(void *state, double *values, double *fitness, FILE *table) {
+    yolo_det_task_eval *s = state;
     if (!s) return yolo_error(YOLO_ERR_ARG, "metrics_summarize: NULL state");
     return yolo_ap_kinds_summarize(s->task, &s->eval, (yolo_ap_stats *const[]){&s->box, &s->own},
                                    (const char *const[]){"Box", s->kind}, 2, values, fitness, table);

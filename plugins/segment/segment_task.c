@@ -228,7 +228,7 @@ static yolo_status segment_loss_compute(void *state, const yolo_batch *batch, in
 /* Metrics (and predict)                                                */
 
 typedef struct metrics_state {
-    yolo_det_task_eval kit; /* Box and Mask statistics, NMS, the batch's gts */
+    yolo_det_task_eval kit; /* first: Box and Mask statistics, NMS, the batch's gts (yolo/detection.h) */
     mask_targets targets;
     float *z, *contour;
     uint8_t *pred_masks, *gt_masks;
@@ -265,7 +265,7 @@ static yolo_status segment_metrics_create(const yolo_task_context *ctx, void **s
 
 /* The eval outputs: t[0] [B, 4 + nc + nm, A] and the prototypes (last). */
 typedef struct eval_view {
-    yolo_det_eval_view det; /* n_extra = nm mask coefficients */
+    yolo_det_eval_view det; /* first (the kit's IoU callback gets it): n_extra = nm mask coefficients */
     const float *proto;
     int nm, mh, mw;
 } eval_view;
@@ -291,8 +291,10 @@ static void box_to_mask(const yolo_batch *batch, const eval_view *v, const float
 
 /* Mask IoU of image img's detections against its instances at the
  * prototype resolution of the batch image, into s->kit.iou. */
-static yolo_status image_mask_iou(metrics_state *s, const yolo_batch *batch, const eval_view *v,
+static yolo_status image_mask_iou(void *state, const yolo_det_eval_view *view, const yolo_batch *batch,
                                   const yolo_det_task_image *img) {
+    metrics_state *s = state;
+    const eval_view *v = (const eval_view *)view;
     size_t hw = (size_t)v->mw * v->mh;
     const float *proto = v->proto + (size_t)img->image * v->nm * hw;
     const yolo_detection *dets = s->kit.dets;
@@ -321,27 +323,8 @@ static yolo_status segment_metrics_update(void *state, const yolo_batch *batch, 
     if (!s) return yolo_error(YOLO_ERR_ARG, "%s: NULL state", who);
     eval_view v;
     yolo_status st = eval_outputs(who, batch, n_outputs, outputs, &v);
-    if (!st) st = yolo_det_task_eval_batch(&s->kit, batch);
     if (!st) st = grow((void **)&s->pred_masks, &s->pm_cap, (size_t)s->kit.eval.nms.max_det * v.mw * v.mh, 1);
-    for (int i = 0; i < batch->n && !st; i++) {
-        yolo_det_task_image img;
-        st = yolo_det_task_eval_image(&s->kit, &v.det, i, &img);
-        if (!st && img.n_gt > 0 && img.n_det > 0) st = image_mask_iou(s, batch, &v, &img);
-        if (!st) st = yolo_det_task_eval_add(&s->kit, batch, &img);
-    }
-    return st;
-}
-
-static yolo_status segment_metrics_pack(void *state, void **bytes, size_t *size) {
-    return yolo_det_task_eval_pack(state ? &((metrics_state *)state)->kit : NULL, bytes, size);
-}
-
-static yolo_status segment_metrics_merge(void *state, const void *bytes, size_t size) {
-    return yolo_det_task_eval_merge(state ? &((metrics_state *)state)->kit : NULL, bytes, size);
-}
-
-static yolo_status segment_metrics_summarize(void *state, double *values, double *fitness, FILE *table) {
-    return yolo_det_task_eval_summarize(state ? &((metrics_state *)state)->kit : NULL, values, fitness, table);
+    return st ? st : yolo_det_task_eval_update(s, batch, &v.det, image_mask_iou);
 }
 
 /* ------------------------------------------------------------------ */
@@ -355,16 +338,13 @@ static yolo_status segment_predict(void *state, const yolo_batch *batch, int ima
     eval_view v;
     yolo_status st = eval_outputs(who, batch, n_outputs, outputs, &v);
     if (st) return st;
-    if (image < 0 || image >= batch->n)
-        return yolo_error(YOLO_ERR_ARG, "%s: image %d of a batch of %d", who, image, batch->n);
     int n_det, W = batch->width, H = batch->height;
     size_t hw = (size_t)v.mw * v.mh, whole = (size_t)W * H;
-    st = yolo_det_task_eval_nms(&s->kit, &v.det, image, &n_det);
-    if (!st) st = grow((void **)&s->z, &s->z_cap, hw, sizeof(float));
+    st = grow((void **)&s->z, &s->z_cap, hw, sizeof(float));
     if (!st) st = grow((void **)&s->pred_masks, &s->pm_cap, whole, 1);
     if (!st) st = grow((void **)&s->contour, &s->contour_cap, 2 * whole + 16, sizeof(float));
     FILE *txt, *json;
-    if (!st) st = yolo_prediction_text_open(who, &s->kit.txt, &s->kit.json, &txt, &json);
+    if (!st) st = yolo_det_task_eval_predict_begin(&s->kit, who, batch, image, &v.det, &n_det, &txt, &json);
     if (st) return st;
     const float *proto = v.proto + (size_t)image * v.nm * hw;
     for (int d = 0; d < n_det && !st; d++) {
@@ -413,8 +393,8 @@ const yolo_task_hooks segment_task_hooks = {
     .metrics_create = segment_metrics_create,
     .metrics_destroy = segment_metrics_destroy,
     .metrics_update = segment_metrics_update,
-    .metrics_pack = segment_metrics_pack,
-    .metrics_merge = segment_metrics_merge,
-    .metrics_summarize = segment_metrics_summarize,
+    .metrics_pack = yolo_det_task_eval_pack, /* metrics_state starts with the kit */
+    .metrics_merge = yolo_det_task_eval_merge,
+    .metrics_summarize = yolo_det_task_eval_summarize,
     .predict = segment_predict,
 };

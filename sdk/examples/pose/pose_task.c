@@ -125,7 +125,7 @@ static yolo_status pose_loss_compute(void *state, const yolo_batch *batch, int n
 /* Metrics (and predict)                                                */
 
 typedef struct metrics_state {
-    yolo_det_task_eval kit; /* Box and Pose statistics, NMS, the batch's gts (yolo/detection.h) */
+    yolo_det_task_eval kit; /* first: Box and Pose statistics, NMS, the batch's gts (yolo/detection.h) */
     float *sigmas, *kp;
     size_t kp_cap;
     int sigmas_k;
@@ -159,7 +159,7 @@ static yolo_status pose_metrics_create(const yolo_task_context *ctx, void **stat
 
 /* The eval outputs: t[0] [B, 4 + nc + nk, A]; the last is the raw keypoints [B, nk, A]. */
 typedef struct eval_view {
-    yolo_det_eval_view det; /* n_extra = nk keypoint channels */
+    yolo_det_eval_view det; /* first (the kit's IoU callback gets it): n_extra = nk keypoint channels */
     int K, D;
 } eval_view;
 
@@ -189,7 +189,10 @@ static float det_kpt(const eval_view *v, int i, const yolo_detection *d, int j) 
 }
 
 /* kpt_iou of image img: OKS in batch pixels, area = 0.53 * gt box area, into s->kit.iou. */
-static void image_oks(metrics_state *s, const yolo_batch *batch, const eval_view *v, const yolo_det_task_image *img) {
+static yolo_status image_oks(void *state, const yolo_det_eval_view *view, const yolo_batch *batch,
+                             const yolo_det_task_image *img) {
+    metrics_state *s = state;
+    const eval_view *v = (const eval_view *)view;
     int K = v->K, D = v->D, n_det = img->n_det;
     float W = (float)batch->width, H = (float)batch->height;
     for (int g = 0; g < img->n_gt; g++) {
@@ -209,6 +212,7 @@ static void image_oks(metrics_state *s, const yolo_batch *batch, const eval_view
             s->kit.iou[(size_t)g * n_det + d] = (float)(num / (den + 1e-7));
         }
     }
+    return YOLO_OK;
 }
 
 static yolo_status pose_metrics_update(void *state, const yolo_batch *batch, int n_outputs,
@@ -221,31 +225,12 @@ static yolo_status pose_metrics_update(void *state, const yolo_batch *batch, int
     if (st) return st;
     if (batch->instances.n > 0 && !batch->instances.kpts)
         return yolo_error(YOLO_ERR_CONFIG, "%s: the labels have no keypoints (the data yaml needs kpt_shape)", who);
-    st = yolo_det_task_eval_batch(&s->kit, batch);
-    if (!st && s->sigmas_k != v.K) {
+    if (s->sigmas_k != v.K) {
         float *p = realloc(s->sigmas, sizeof(float) * (size_t)v.K);
-        if (!p) st = yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", who);
-        else s->sigmas = p, s->sigmas_k = v.K, pose_kpt_sigmas(v.K, p);
+        if (!p) return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", who);
+        s->sigmas = p, s->sigmas_k = v.K, pose_kpt_sigmas(v.K, p);
     }
-    for (int i = 0; i < batch->n && !st; i++) {
-        yolo_det_task_image img;
-        st = yolo_det_task_eval_image(&s->kit, &v.det, i, &img);
-        if (!st && img.n_gt > 0 && img.n_det > 0) image_oks(s, batch, &v, &img);
-        if (!st) st = yolo_det_task_eval_add(&s->kit, batch, &img);
-    }
-    return st;
-}
-
-static yolo_status pose_metrics_pack(void *state, void **bytes, size_t *size) {
-    return yolo_det_task_eval_pack(state ? &((metrics_state *)state)->kit : NULL, bytes, size);
-}
-
-static yolo_status pose_metrics_merge(void *state, const void *bytes, size_t size) {
-    return yolo_det_task_eval_merge(state ? &((metrics_state *)state)->kit : NULL, bytes, size);
-}
-
-static yolo_status pose_metrics_summarize(void *state, double *values, double *fitness, FILE *table) {
-    return yolo_det_task_eval_summarize(state ? &((metrics_state *)state)->kit : NULL, values, fitness, table);
+    return yolo_det_task_eval_update(s, batch, &v.det, image_oks);
 }
 
 /* ------------------------------------------------------------------ */
@@ -259,13 +244,10 @@ static yolo_status pose_predict(void *state, const yolo_batch *batch, int image,
     eval_view v;
     yolo_status st = eval_outputs(who, batch, n_outputs, outputs, &v);
     if (st) return st;
-    if (image < 0 || image >= batch->n)
-        return yolo_error(YOLO_ERR_ARG, "%s: image %d of a batch of %d", who, image, batch->n);
     int n_det, K = v.K, D = v.D;
-    st = yolo_det_task_eval_nms(&s->kit, &v.det, image, &n_det);
-    if (!st) st = yolo_det_grow(who, (void **)&s->kp, &s->kp_cap, (size_t)K * 3, sizeof(float));
     FILE *txt, *json;
-    if (!st) st = yolo_prediction_text_open(who, &s->kit.txt, &s->kit.json, &txt, &json);
+    st = yolo_det_grow(who, (void **)&s->kp, &s->kp_cap, (size_t)K * 3, sizeof(float));
+    if (!st) st = yolo_det_task_eval_predict_begin(&s->kit, who, batch, image, &v.det, &n_det, &txt, &json);
     if (st) return st;
     for (int d = 0; d < n_det && !st; d++) {
         yolo_detection det = s->kit.dets[d];
@@ -325,8 +307,8 @@ const yolo_task_hooks pose_task_hooks = {
     .metrics_create = pose_metrics_create,
     .metrics_destroy = pose_metrics_destroy,
     .metrics_update = pose_metrics_update,
-    .metrics_pack = pose_metrics_pack,
-    .metrics_merge = pose_metrics_merge,
-    .metrics_summarize = pose_metrics_summarize,
+    .metrics_pack = yolo_det_task_eval_pack, /* metrics_state starts with the kit */
+    .metrics_merge = yolo_det_task_eval_merge,
+    .metrics_summarize = yolo_det_task_eval_summarize,
     .predict = pose_predict,
 };

@@ -425,13 +425,11 @@ YOLO_DETECTION_API void yolo_write_json_string(FILE *f, const char *text);
  * What segment, pose and the like share around their own IoU and their own
  * text: the eval output read as boxes, scores and n_extra per-anchor
  * channels, per-image NMS, the batch's instances per image, the Box and
- * task-kind statistics, and predict's txt/JSON text. metrics_update is
- *
- *   yolo_det_task_eval_batch(s, batch);
- *   for each image i:
- *       yolo_det_task_eval_image(s, &view, i, &img);
- *       (when img.n_gt and img.n_det: s->iou[g * img.n_det + d] = the task's IoU)
- *       yolo_det_task_eval_add(s, batch, &img);
+ * task-kind statistics, and predict's txt/JSON text. The task's metrics
+ * state starts with a yolo_det_task_eval (its first member), so the kit's
+ * pack/merge/summarize are its hooks as they are; its metrics_update reads
+ * its eval view (a struct starting with a yolo_det_eval_view) and calls
+ * yolo_det_task_eval_update with its IoU function.
  */
 
 /* Grows *buf (realloc, contents kept) to hold need elements of elem bytes;
@@ -488,36 +486,45 @@ typedef struct yolo_det_task_eval {
     char *txt, *json;          /* predict's text */
 } yolo_det_task_eval;
 
-/* One image of the batch after yolo_det_task_eval_image. */
+/* One image of the batch, as the task's IoU function sees it. */
 typedef struct yolo_det_task_image {
-    int image, first, n_gt, n_det; /* instances first .. first + n_gt - 1 */
+    int image, first, n_gt, n_det; /* instances first .. first + n_gt - 1; detections s->dets[0 .. n_det - 1] */
     float *gt_boxes;               /* [n_gt, 4] batch pixels */
     int32_t *gt_cls;               /* [n_gt] (0 with single_cls) */
 } yolo_det_task_image;
+
+/* The task's IoU of one image (called when it has gts and detections):
+ * writes s->iou[g * img->n_det + d] for each gt g and detection d. state is
+ * the task's metrics state (the kit first); view is the one given to
+ * yolo_det_task_eval_update (the task's view, which starts with it). */
+typedef yolo_status (*yolo_det_task_iou_fn)(void *state, const yolo_det_eval_view *view, const yolo_batch *batch,
+                                            const yolo_det_task_image *img);
 
 /* Settings from ctx (yolo_det_eval_init) and buffers for max_det
  * detections. task and kind are borrowed (string literals). */
 YOLO_DETECTION_API yolo_status yolo_det_task_eval_init(yolo_det_task_eval *s, const yolo_task_context *ctx,
                                                        const char *task, const char *kind);
 YOLO_DETECTION_API void yolo_det_task_eval_free(yolo_det_task_eval *s);
-/* metrics_update's start: the instances as pixel boxes, their images' ranges. */
-YOLO_DETECTION_API yolo_status yolo_det_task_eval_batch(yolo_det_task_eval *s, const yolo_batch *batch);
-/* NMS of image i of v into s->dets (classes 0 with single_cls; n_det to
- * *n_det). */
+/* NMS of image i of v into s->dets (classes 0 with single_cls). */
 YOLO_DETECTION_API yolo_status yolo_det_task_eval_nms(yolo_det_task_eval *s, const yolo_det_eval_view *v, int image,
                                                       int *n_det);
-/* NMS of image i, its gts, conf and pred_cls filled, s->iou sized n_gt x n_det. */
-YOLO_DETECTION_API yolo_status yolo_det_task_eval_image(yolo_det_task_eval *s, const yolo_det_eval_view *v, int image,
-                                                        yolo_det_task_image *img);
-/* Matches s->iou (read only when n_gt and n_det are both > 0) into the
- * task's kind; then the boxes, in the original image, into Box. */
-YOLO_DETECTION_API yolo_status yolo_det_task_eval_add(yolo_det_task_eval *s, const yolo_batch *batch,
-                                                      const yolo_det_task_image *img);
-/* The hooks metrics_pack, metrics_merge and metrics_summarize (values:
- * Box P R mAP50 mAP50-95 then the kind's; fitness: their sum). */
-YOLO_DETECTION_API yolo_status yolo_det_task_eval_pack(yolo_det_task_eval *s, void **bytes, size_t *size);
-YOLO_DETECTION_API yolo_status yolo_det_task_eval_merge(yolo_det_task_eval *s, const void *bytes, size_t size);
-YOLO_DETECTION_API yolo_status yolo_det_task_eval_summarize(yolo_det_task_eval *s, double *values, double *fitness,
+/* metrics_update of the batch: for each image NMS, the task's IoU against
+ * its instances, matching into the task's kind, and the boxes (in the
+ * original image) into Box. state: the task's metrics state, kit first. */
+YOLO_DETECTION_API yolo_status yolo_det_task_eval_update(void *state, const yolo_batch *batch,
+                                                         const yolo_det_eval_view *view, yolo_det_task_iou_fn iou);
+/* predict's start: checks image, runs its NMS (*n_det detections in
+ * s->dets, batch pixels) and opens the text (yolo_prediction_text_open). */
+YOLO_DETECTION_API yolo_status yolo_det_task_eval_predict_begin(yolo_det_task_eval *s, const char *who,
+                                                                const yolo_batch *batch, int image,
+                                                                const yolo_det_eval_view *view, int *n_det,
+                                                                FILE **txt, FILE **json);
+/* The hooks metrics_pack, metrics_merge and metrics_summarize themselves
+ * (state: the task's metrics state, kit first; values: Box P R mAP50
+ * mAP50-95 then the kind's; fitness: their sum). */
+YOLO_DETECTION_API yolo_status yolo_det_task_eval_pack(void *state, void **bytes, size_t *size);
+YOLO_DETECTION_API yolo_status yolo_det_task_eval_merge(void *state, const void *bytes, size_t size);
+YOLO_DETECTION_API yolo_status yolo_det_task_eval_summarize(void *state, double *values, double *fitness,
                                                             FILE *table);
 
 /* ================================================================== */
