@@ -106,19 +106,20 @@ yolo_tensor *yolo_det_flatten_levels(yolo_graph *g, int nl, yolo_tensor *const *
     return nl == 1 ? flat[0] : yolo_concat(g, nl, flat, 2);
 }
 
-/* Anchor points (grid cell centres) and per-anchor strides for the level
- * sizes of `raw`, cached per size (graphs built earlier keep theirs). */
-static yolo_det_anchor_cache *anchors_for(yolo_graph *g, yolo_det_head *h, yolo_tensor *const *raw) {
+yolo_det_anchor_cache *yolo_det_head_anchors(yolo_det_head *h, yolo_graph *g, yolo_tensor *const *raw, float offset) {
     yolo_backend *be = yolo_graph_backend(g);
     for (int c = 0; c < h->n_cache; c++) {
         yolo_det_anchor_cache *e = &h->cache[c];
-        bool same = e->backend == be;
+        bool same = e->backend == be && e->offset == offset;
         for (int i = 0; i < h->nl && same; i++)
             same = e->hw[i][0] == raw[i]->shape[2] && e->hw[i][1] == raw[i]->shape[3];
         if (same) return e;
     }
     yolo_det_anchor_cache *grown = realloc(h->cache, sizeof(*grown) * (size_t)(h->n_cache + 1));
-    if (!grown) return NULL;
+    if (!grown) {
+        yolo_error(YOLO_ERR_NOMEM, "Detect: cannot grow the anchor cache");
+        return NULL;
+    }
     h->cache = grown;
     yolo_det_anchor_cache *e = &h->cache[h->n_cache];
     memset(e, 0, sizeof(*e));
@@ -131,6 +132,7 @@ static yolo_det_anchor_cache *anchors_for(yolo_graph *g, yolo_det_head *h, yolo_
     float *xy = malloc(sizeof(float) * (size_t)(3 * total));
     int64_t ashape[2] = {2, total}, sshape[2] = {1, total};
     e->backend = be;
+    e->offset = offset;
     e->anchors = yolo_tensor_new(be, "detect.anchors", YOLO_F32, 2, ashape, false);
     e->strides = yolo_tensor_new(be, "detect.strides", YOLO_F32, 2, sshape, false);
     if (!xy || !e->anchors || !e->strides) goto fail;
@@ -138,8 +140,8 @@ static yolo_det_anchor_cache *anchors_for(yolo_graph *g, yolo_det_head *h, yolo_
     for (int i = 0; i < h->nl; i++)
         for (int64_t y = 0; y < e->hw[i][0]; y++)
             for (int64_t x = 0; x < e->hw[i][1]; x++, k++) {
-                xy[k] = (float)x + 0.5f;
-                xy[total + k] = (float)y + 0.5f;
+                xy[k] = (float)x + offset;
+                xy[total + k] = (float)y + offset;
                 xy[2 * total + k] = (float)h->stride[i];
             }
     if (yolo_tensor_upload_f32(e->anchors, xy, 2 * total) || yolo_tensor_upload_f32(e->strides, xy + 2 * total, total))
@@ -151,6 +153,7 @@ fail:
     free(xy);
     yolo_tensor_free(e->anchors);
     yolo_tensor_free(e->strides);
+    yolo_error(YOLO_ERR_NOMEM, "Detect: cannot create the anchor tensors");
     return NULL;
 }
 
@@ -158,11 +161,8 @@ yolo_tensor *yolo_det_head_decode(const yolo_forward_ctx *f, yolo_det_head *h, y
     yolo_graph *g = f->graph;
     yolo_tensor *x = yolo_det_flatten_levels(g, h->nl, raw);
     if (!x) return NULL;
-    yolo_det_anchor_cache *e = anchors_for(g, h, raw);
-    if (!e) {
-        yolo_error(YOLO_ERR_NOMEM, "Detect: cannot create the anchor tensors");
-        return NULL;
-    }
+    yolo_det_anchor_cache *e = yolo_det_head_anchors(h, g, raw, 0.5f);
+    if (!e) return NULL;
     int64_t n = x->shape[0], a = x->shape[2];
     yolo_tensor *box = yolo_slice(g, x, 1, 0, 4 * h->reg_max);
     yolo_tensor *cls = yolo_slice(g, x, 1, 4 * h->reg_max, h->nc);

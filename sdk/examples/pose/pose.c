@@ -20,8 +20,6 @@
  *             then t[1..nl] the maps and t[nl+1] the raw keypoints. */
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include <yolo/detection.h>
 #include <yolo/error.h>
@@ -35,20 +33,10 @@
 
 #define POSE_VERSION "0.1.0"
 
-/* Cell coordinates (anchor - 0.5) and strides for one set of level sizes. */
-typedef struct pose_grid {
-    int64_t hw[YOLO_DET_MAX_LEVELS][2];
-    yolo_backend *backend;
-    yolo_tensor *cells;   /* [2, A]: x then y, grid units */
-    yolo_tensor *strides; /* [1, A] */
-} pose_grid;
-
 typedef struct pose_head {
     yolo_det_head det;
     int kpt_count, kpt_dims, nk, c4;
     yolo_det_branch kpt[YOLO_DET_MAX_LEVELS]; /* cv4: raw keypoints */
-    pose_grid *grids;
-    int n_grids;
 } pose_head;
 
 /* kpt_shape: argument 1, a list [K, D] with D 2 or 3 (default [17, 3]). */
@@ -93,60 +81,16 @@ static yolo_status pose_finalize(yolo_module_ctx *ctx, void *state) {
     return yolo_det_head_finalize(ctx, &((pose_head *)state)->det);
 }
 
-/* The cell/stride tensors for the level sizes of raw (cached per size and backend). */
-static pose_grid *grid_for(yolo_graph *g, pose_head *h, yolo_tensor *const *raw) {
-    yolo_backend *be = yolo_graph_backend(g);
-    int nl = h->det.nl;
-    for (int c = 0; c < h->n_grids; c++) {
-        pose_grid *e = &h->grids[c];
-        bool same = e->backend == be;
-        for (int i = 0; i < nl && same; i++) same = e->hw[i][0] == raw[i]->shape[2] && e->hw[i][1] == raw[i]->shape[3];
-        if (same) return e;
-    }
-    pose_grid *grown = realloc(h->grids, sizeof *grown * (size_t)(h->n_grids + 1));
-    if (!grown) return NULL;
-    h->grids = grown;
-    pose_grid *e = &h->grids[h->n_grids];
-    memset(e, 0, sizeof *e);
-    int hh[YOLO_DET_MAX_LEVELS], ww[YOLO_DET_MAX_LEVELS];
-    float strides[YOLO_DET_MAX_LEVELS];
-    for (int i = 0; i < nl; i++) {
-        e->hw[i][0] = raw[i]->shape[2], e->hw[i][1] = raw[i]->shape[3];
-        hh[i] = (int)e->hw[i][0], ww[i] = (int)e->hw[i][1], strides[i] = (float)h->det.stride[i];
-    }
-    int total = yolo_det_anchor_count(nl, hh, ww);
-    float *xy = malloc(sizeof(float) * 3 * (size_t)total), *planar = malloc(sizeof(float) * 2 * (size_t)total);
-    int64_t cshape[2] = {2, total}, sshape[2] = {1, total};
-    e->backend = be;
-    e->cells = yolo_tensor_new(be, "pose.cells", YOLO_F32, 2, cshape, false);
-    e->strides = yolo_tensor_new(be, "pose.strides", YOLO_F32, 2, sshape, false);
-    bool ok = xy && planar && e->cells && e->strides &&
-              yolo_det_make_anchors(nl, hh, ww, strides, 0.0f, xy, xy + 2 * total) == YOLO_OK;
-    if (ok) {
-        for (int a = 0; a < total; a++) planar[a] = xy[2 * a], planar[total + a] = xy[2 * a + 1];
-        ok = yolo_tensor_upload_f32(e->cells, planar, 2 * (int64_t)total) == YOLO_OK &&
-             yolo_tensor_upload_f32(e->strides, xy + 2 * total, total) == YOLO_OK;
-    }
-    free(xy);
-    free(planar);
-    if (!ok) {
-        yolo_tensor_free(e->cells);
-        yolo_tensor_free(e->strides);
-        return NULL;
-    }
-    h->n_grids++;
-    return e;
-}
-
-/* kpts_decode on the graph: kpt [N, nk, A] -> [N, nk, A] in pixels. */
-static yolo_tensor *pose_decode(yolo_graph *g, pose_head *h, pose_grid *e, yolo_tensor *kpt) {
+/* kpts_decode on the graph: kpt [N, nk, A] -> [N, nk, A] in pixels; e holds
+ * the cells (Ultralytics' anchors - 0.5) and strides. */
+static yolo_tensor *pose_decode(yolo_graph *g, pose_head *h, const yolo_det_anchor_cache *e, yolo_tensor *kpt) {
     int64_t n = kpt->shape[0], a = kpt->shape[2];
     int64_t split[4] = {n, h->kpt_count, h->kpt_dims, a}, flat[3] = {n, h->nk, a};
     yolo_tensor *k = yolo_reshape(g, kpt, 4, split);
     yolo_tensor *parts[3];
     for (int d = 0; d < 2; d++) {
         yolo_tensor *v = yolo_slice(g, k, 2, d, 1);               /* [N, K, 1, A] */
-        yolo_tensor *cell = yolo_slice(g, e->cells, 0, d, 1);     /* [1, A] */
+        yolo_tensor *cell = yolo_slice(g, e->anchors, 0, d, 1);   /* [1, A] */
         parts[d] = yolo_mul(g, yolo_add(g, yolo_scale(g, v, 2.0f), cell), e->strides);
     }
     if (h->kpt_dims == 3) parts[2] = yolo_sigmoid(g, yolo_slice(g, k, 2, 2, 1));
@@ -170,8 +114,8 @@ static yolo_status pose_forward(const yolo_forward_ctx *f, void *state, int n_in
     if (!kpt) return yolo_graph_status(g) ? yolo_graph_status(g) : YOLO_ERR_SHAPE;
     int k = 0;
     if (!f->training) {
-        pose_grid *e = grid_for(g, h, raw);
-        if (!e) return yolo_error(YOLO_ERR_NOMEM, "Pose: cannot create the keypoint grid tensors");
+        const yolo_det_anchor_cache *e = yolo_det_head_anchors(&h->det, g, raw, 0.0f);
+        if (!e) return yolo_error_context(YOLO_ERR_NOMEM, "Pose");
         yolo_tensor *parts[2] = {yolo_det_head_decode(f, &h->det, raw), pose_decode(g, h, e, kpt)};
         out->t[k++] = parts[0] && parts[1] ? yolo_concat(g, 2, parts, 1) : NULL;
         if (!out->t[0]) return yolo_graph_status(g) ? yolo_graph_status(g) : YOLO_ERR_NOMEM;
@@ -182,17 +126,7 @@ static yolo_status pose_forward(const yolo_forward_ctx *f, void *state, int n_in
     return YOLO_OK;
 }
 
-static void pose_destroy(void *state) {
-    pose_head *h = state;
-    for (int c = 0; c < h->n_grids; c++) {
-        yolo_tensor_free(h->grids[c].cells);
-        yolo_tensor_free(h->grids[c].strides);
-    }
-    free(h->grids);
-    h->grids = NULL;
-    h->n_grids = 0;
-    yolo_det_head_release(&h->det);
-}
+static void pose_destroy(void *state) { yolo_det_head_release(&((pose_head *)state)->det); }
 
 static const yolo_module_type pose_module = {
     .name = "Pose",
@@ -203,7 +137,6 @@ static const yolo_module_type pose_module = {
     .destroy = pose_destroy,
 };
 static const yolo_module_type *const pose_modules[] = {&pose_module};
-
 
 static const yolo_task pose_task = {
     .abi = {YOLO_PLUGIN_ABI_MAJOR, YOLO_PLUGIN_ABI_MINOR},

@@ -543,7 +543,8 @@ YOLO_DETECTION_API yolo_status yolo_det_task_eval_summarize(void *state, double 
 typedef struct yolo_det_anchor_cache {
     int64_t hw[YOLO_DET_MAX_LEVELS][2];
     yolo_backend *backend;
-    yolo_tensor *anchors; /* [2, A]: x then y of each anchor centre, in grid units */
+    float offset;         /* added to each cell's x and y */
+    yolo_tensor *anchors; /* [2, A]: x then y of each anchor (cell + offset), in grid units */
     yolo_tensor *strides; /* [1, A] */
 } yolo_det_anchor_cache;
 
@@ -591,6 +592,12 @@ YOLO_DETECTION_API yolo_status yolo_det_head_raw(const yolo_forward_ctx *f, yolo
                               yolo_tensor **raw);
 /* The eval decode of the raw maps: [N, 4 + nc, A]; NULL on error (set). */
 YOLO_DETECTION_API yolo_tensor *yolo_det_head_decode(const yolo_forward_ctx *f, yolo_det_head *h, yolo_tensor *const *raw);
+/* The anchor tensors for the level sizes of raw on the graph's backend,
+ * built once per sizes, backend and offset and cached in h: offset 0.5 gives
+ * Detect's anchor centres, 0 Pose's cells (Ultralytics' anchors - 0.5).
+ * NULL (the error set) when they cannot be created. */
+YOLO_DETECTION_API yolo_det_anchor_cache *yolo_det_head_anchors(yolo_det_head *h, yolo_graph *g,
+                                                                yolo_tensor *const *raw, float offset);
 /* Reshapes each [N, C, H, W] to [N, C, H*W] and concatenates along the last
  * axis: [N, C, A] in anchor order (e.g. per-anchor mask coefficients). */
 YOLO_DETECTION_API yolo_tensor *yolo_det_flatten_levels(yolo_graph *g, int nl, yolo_tensor *const *maps);
