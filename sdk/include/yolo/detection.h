@@ -14,6 +14,11 @@
  * yolo_nms_detect (which returns anchor indices, so per-anchor extras follow
  * their boxes) and the yolo_ap_* accumulator with its own IoU matrix.
  *
+ * These live in their own library, libyolo-detection (CMake:
+ * find_package(yolo COMPONENTS detection) -> yolo::detection; pkg-config:
+ * yolo-detection), built on the other SDK headers like a plugin: libyolo
+ * itself knows nothing of boxes. A task that includes this header links it.
+ *
  * Everything but the head helpers works on caller-owned host float arrays:
  * no tensors, no trainer. Functions that can fail return a yolo_status and
  * set yolo_error(); none keeps a pointer to its arguments unless it says so.
