@@ -166,19 +166,3 @@ yolo_cpu_kernel yolo_cpu_kernel_for(int op) {
     }
     return NULL;
 }
-
-/* Until every kernels_*.c file exists, missing ones report "no kernel"
- * through these weak fallbacks rather than failing the link. */
-#define YOLO_WEAK_LOOKUP(fn) \
-    __attribute__((weak)) yolo_cpu_kernel fn(int op) { \
-        (void)op; \
-        return NULL; \
-    }
-YOLO_WEAK_LOOKUP(yolo_cpu_conv_kernel)
-YOLO_WEAK_LOOKUP(yolo_cpu_elementwise_kernel)
-YOLO_WEAK_LOOKUP(yolo_cpu_norm_kernel)
-YOLO_WEAK_LOOKUP(yolo_cpu_shape_kernel)
-YOLO_WEAK_LOOKUP(yolo_cpu_spatial_kernel)
-YOLO_WEAK_LOOKUP(yolo_cpu_linalg_kernel)
-YOLO_WEAK_LOOKUP(yolo_cpu_optim_kernel)
-YOLO_WEAK_LOOKUP(yolo_cpu_collective_kernel)

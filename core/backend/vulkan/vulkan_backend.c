@@ -256,7 +256,9 @@ static void choose_tunables(yolo_vk_context *ctx) {
     if (inv < 256 || shared < 16u * (64 + 64) * 4) ctx->gemm_large = ctx->gemm_thin = ctx->gemm_small;
     ctx->f16_storage = ctx->dev.f16_storage;
     ctx->subgroup = c->subgroup_arithmetic && !yolo_vk_env_flag("YOLO_VK_DISABLE_SUBGROUP");
+#ifdef YOLO_TEST_HOOKS
     ctx->skip_barriers = yolo_vk_env_flag("YOLO_VK_TEST_SKIP_BARRIERS");
+#endif
 }
 
 yolo_status yolo_vulkan_backend_create(int device_index, yolo_backend **out) {
