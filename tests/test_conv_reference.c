@@ -69,6 +69,7 @@ static float frand(void) {
 typedef struct host_tensor {
     yolo_tensor t;
     struct yolo_buffer buf;
+    struct yolo_node node;
     yolo_tensor *src[3];
 } host_tensor;
 
@@ -86,7 +87,8 @@ static host_tensor *ht_new(const char *name, int64_t a, int64_t b, int64_t c, in
     h->buf.size = (size_t)n * sizeof(float);
     h->buf.data = calloc((size_t)n, sizeof(float));
     h->t.buffer = &h->buf;
-    h->t.src = h->src;
+    h->t.node = &h->node;
+    h->node.src = h->src;
     return h;
 }
 
@@ -105,13 +107,13 @@ static void fill_random(host_tensor *h) {
 
 static void set_conv(host_tensor *node, int op, const cfg *c, int n_src, host_tensor *s0, host_tensor *s1,
                      host_tensor *s2) {
-    node->t.op = op;
-    node->t.n_src = n_src;
+    node->node.op = op;
+    node->node.n_src = n_src;
     node->src[0] = &s0->t;
     node->src[1] = &s1->t;
     node->src[2] = s2 ? &s2->t : NULL;
     int32_t ip[7] = {c->sh, c->sw, c->ph, c->pw, c->dh, c->dw, c->g};
-    memcpy(node->t.iparams, ip, sizeof ip);
+    memcpy(node->node.iparams, ip, sizeof ip);
 }
 
 static int64_t out_size(int64_t in, int k, int s, int p, int d) { return (in + 2 * p - d * (k - 1) - 1) / s + 1; }
@@ -178,7 +180,7 @@ static void compare(const char *what, const char *impl, int idx, const float *go
 }
 
 static yolo_status run_twice(yolo_cpu_context *ctx, host_tensor *node, const char *what, const char *impl, int idx) {
-    yolo_cpu_kernel k = yolo_cpu_conv_kernel(node->t.op);
+    yolo_cpu_kernel k = yolo_cpu_conv_kernel(node->node.op);
     yolo_status st = k(ctx, &node->t);
     if (st != YOLO_OK) {
         CHECK(0, "%s [%s] config %d: %s", what, impl, idx, yolo_last_error());

@@ -175,7 +175,7 @@ static void test_cast_fill(void) {
     };
     const int nout = (int)(sizeof outs / sizeof outs[0]);
     for (int k = 7; k < nout; k++)
-        if (outs[k]) outs[k]->fparams[0] = k == 7 ? 2.5f : k == 8 ? 1.5f : k == 9 ? -3.0f : 7.0f;
+        if (outs[k]) outs[k]->node->fparams[0] = k == 7 ? 2.5f : k == 8 ? 1.5f : k == 9 ? -3.0f : 7.0f;
     if (ops_run(&o, nout, outs) == YOLO_OK) {
         float *got = ops_download(outs[0]);
         for (int i = 0; got && i < NU8; i++)
@@ -258,8 +258,8 @@ static void test_concat_slice(void) {
         big[axis] = 7;
         yolo_tensor *bwd = raw(&o, YOLO_OP_SLICE_BWD, YOLO_F32, 4, big, 1, &in[2]);
         if (bwd) {
-            bwd->iparams[0] = axis;
-            bwd->iparams[1] = 4;
+            bwd->node->iparams[0] = axis;
+            bwd->node->iparams[1] = 4;
         }
         yolo_tensor *outs[5] = {cat, sl, chunks[0], chunks[1], bwd};
         if (ops_run(&o, 5, outs) == YOLO_OK) {
@@ -408,7 +408,7 @@ static void test_upsample(void) {
         yolo_tensor *tx = ops_input(&o, "x", 4, s, x), *tdy = ops_input(&o, "dy", 4, big, dy);
         yolo_tensor *outs[2] = {yolo_upsample_nearest(o.g, tx, (int)f),
                                 raw(&o, YOLO_OP_UPSAMPLE_NEAREST_BWD, YOLO_F32, 4, s, 1, &tdy)};
-        if (outs[1]) outs[1]->iparams[0] = (int)f;
+        if (outs[1]) outs[1]->node->iparams[0] = (int)f;
         if (ops_run(&o, 2, outs) == YOLO_OK) {
             double *ref = calloc((size_t)m, sizeof *ref);
             for (int64_t i = 0; i < m; i++) {
@@ -457,9 +457,9 @@ static void test_maxpool(void) {
         yolo_tensor *outs[2] = {yolo_maxpool2d(o.g, tx, k, st, p),
                                 raw(&o, YOLO_OP_MAXPOOL2D_BWD, YOLO_F32, 4, s, 2, (yolo_tensor *[]){tx, tdy})};
         if (outs[1]) {
-            outs[1]->iparams[0] = k;
-            outs[1]->iparams[1] = st;
-            outs[1]->iparams[2] = p;
+            outs[1]->node->iparams[0] = k;
+            outs[1]->node->iparams[1] = st;
+            outs[1]->node->iparams[2] = p;
         }
         char what[128], sh[48];
         ops_shape_str(sh, sizeof sh, 4, s);
@@ -552,8 +552,8 @@ static void test_softmax(void) {
         yolo_tensor *y = yolo_softmax(o.g, tx, cases[c].axis), *ly = yolo_log_softmax(o.g, tx, cases[c].axis);
         yolo_tensor *dsm = raw(&o, YOLO_OP_SOFTMAX_BWD, YOLO_F32, nd, s, 2, (yolo_tensor *[]){y, tdy});
         yolo_tensor *dls = raw(&o, YOLO_OP_LOG_SOFTMAX_BWD, YOLO_F32, nd, s, 2, (yolo_tensor *[]){ly, tdy});
-        if (dsm) dsm->iparams[0] = axis;
-        if (dls) dls->iparams[0] = axis;
+        if (dsm) dsm->node->iparams[0] = axis;
+        if (dls) dls->node->iparams[0] = axis;
         yolo_tensor *outs[4] = {y, ly, dsm, dls};
         if (ops_run(&o, 4, outs) == YOLO_OK) {
             int64_t inner = 1, len = s[axis];

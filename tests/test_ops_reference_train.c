@@ -55,17 +55,17 @@ static void test_batch_norm_kernels(void) {
         outs[3] = raw(&o, YOLO_OP_BN_APPLY_BWD_DATA, nd, s, 3, (yolo_tensor *[]){tv, tg, tdy});
         outs[4] = raw(&o, YOLO_OP_BN_STATS_BWD, nd, s, 3, (yolo_tensor *[]){tx, tst, tds});
         outs[5] = raw(&o, YOLO_OP_BN_BWD, 1, (int64_t[]){n + 4 * C}, 4, (yolo_tensor *[]){tx, tst, tg, tdy});
-        if (outs[5]) outs[5]->fparams[0] = eps;
+        if (outs[5]) outs[5]->node->fparams[0] = eps;
         outs[6] = raw(&o, YOLO_OP_BN_SILU, nd, s, 5, (yolo_tensor *[]){tx, tm, tv, tg, tb});
         outs[7] = raw(&o, YOLO_OP_BN_SILU_BWD, nd, s, 6, (yolo_tensor *[]){tx, tm, tv, tg, tb, tdy});
         for (int k = 6; k < 8; k++)
-            if (outs[k]) outs[k]->fparams[0] = eps;
+            if (outs[k]) outs[k]->node->fparams[0] = eps;
         if (outs[0]) {
-            outs[0]->iparams[0] = 1;
-            outs[0]->fparams[0] = momentum;
+            outs[0]->node->iparams[0] = 1;
+            outs[0]->node->fparams[0] = momentum;
         }
         for (int k = 1; k < 4; k++)
-            if (outs[k]) outs[k]->fparams[0] = eps;
+            if (outs[k]) outs[k]->node->fparams[0] = eps;
         if (ops_run(&o, 8, outs) == YOLO_OK) {
             double *ref = malloc((size_t)(n > 4 * C ? n : 4 * C) * sizeof *ref);
             double *bm = calloc((size_t)C, sizeof *bm), *bv = calloc((size_t)C, sizeof *bv);
@@ -358,7 +358,7 @@ static void test_accumulate_zero(void) {
     ops_begin(&o, be);
     yolo_tensor *tx = ops_input(&o, "x", 1, &n, x);
     yolo_tensor *acc = raw(&o, YOLO_OP_ACCUMULATE, 1, &n, 2, (yolo_tensor *[]){ta, tx});
-    if (acc) acc->view_of = ta;
+    if (acc) acc->node->view_of = ta;
     yolo_tensor *outs[2] = {acc, yolo_zero(o.g, tz)};
     yolo_status st = ops_run(&o, 2, outs);
     if (st == YOLO_OK) st = yolo_graph_run(o.g); /* twice: a += 2x */

@@ -27,13 +27,13 @@ static yolo_status run_eltwise(yolo_vk_recorder *r, const yolo_tensor *node, uin
     d.spec[1] = op;
     d.n_spec = 2;
     yolo_vk_arg args[8] = {{0}};
-    args[0].t = node->src[0];
-    if (node->n_src > 1) args[1].t = node->src[1];
+    args[0].t = node->node->src[0];
+    if (node->node->n_src > 1) args[1].t = node->node->src[1];
     else args[1].alias = 1;
     args[2] = (yolo_vk_arg){.t = node, .write = true};
-    if (op == E_EMA) args[3] = (yolo_vk_arg){.t = node->src[2], .whole = true};
+    if (op == E_EMA) args[3] = (yolo_vk_arg){.t = node->node->src[2], .whole = true};
     else args[3].alias = 1;
-    if (op == E_SCALE) d.push[9] = float_bits(node->fparams[0]);
+    if (op == E_SCALE) d.push[9] = float_bits(node->node->fparams[0]);
     return yolo_vk_run_flat(r, &d, args, yolo_vk_numel(node));
 }
 
@@ -145,13 +145,13 @@ static yolo_status run_binary(yolo_vk_recorder *r, const yolo_tensor *out, const
     return YOLO_OK;
 }
 
-static yolo_status op_add(yolo_vk_recorder *r, const yolo_tensor *n) { return run_binary(r, n, n->src[0], n->src[1], 0); }
-static yolo_status op_sub(yolo_vk_recorder *r, const yolo_tensor *n) { return run_binary(r, n, n->src[0], n->src[1], 1); }
-static yolo_status op_mul(yolo_vk_recorder *r, const yolo_tensor *n) { return run_binary(r, n, n->src[0], n->src[1], 2); }
+static yolo_status op_add(yolo_vk_recorder *r, const yolo_tensor *n) { return run_binary(r, n, n->node->src[0], n->node->src[1], 0); }
+static yolo_status op_sub(yolo_vk_recorder *r, const yolo_tensor *n) { return run_binary(r, n, n->node->src[0], n->node->src[1], 1); }
+static yolo_status op_mul(yolo_vk_recorder *r, const yolo_tensor *n) { return run_binary(r, n, n->node->src[0], n->node->src[1], 2); }
 static yolo_status op_broadcast_to(yolo_vk_recorder *r, const yolo_tensor *n) {
     if (yolo_dtype_size(n->dtype) != 4)
         return yolo_error(YOLO_ERR_UNSUPPORTED, "vulkan: BROADCAST_TO of %s tensors", yolo_dtype_name(n->dtype));
-    return run_binary(r, n, n->src[0], NULL, 3);
+    return run_binary(r, n, n->node->src[0], NULL, 3);
 }
 
 /* ---- cast ---- */
@@ -166,7 +166,7 @@ static uint32_t dtype_code(yolo_dtype t) {
 }
 
 static yolo_status op_cast(yolo_vk_recorder *r, const yolo_tensor *node) {
-    const yolo_tensor *x = node->src[0];
+    const yolo_tensor *x = node->node->src[0];
     const int64_t n = yolo_vk_numel(node);
     const size_t es_src = yolo_dtype_size(x->dtype), es_dst = yolo_dtype_size(node->dtype);
     const bool half_pair = (x->dtype == YOLO_F32 && node->dtype == YOLO_F16) ||
@@ -192,7 +192,7 @@ static yolo_status op_cast(yolo_vk_recorder *r, const yolo_tensor *node) {
             yolo_vk_alias(&d, to_half ? 1 : 0, s_src);
             yolo_vk_alias(&d, to_half ? 2 : 3, s_dst);
             d.push[8] = (uint32_t)len;
-            d.push[9] = float_bits(node->fparams[0]);
+            d.push[9] = float_bits(node->node->fparams[0]);
             yolo_vk_grid_1d(&d, ((uint64_t)len + r->ctx->wg - 1) / r->ctx->wg);
         } else {
             dispatch_1d(r, &d, "cast");
@@ -203,7 +203,7 @@ static yolo_status op_cast(yolo_vk_recorder *r, const yolo_tensor *node) {
             if (st == YOLO_OK) st = yolo_vk_bind_tensor(r, &d, 1, node, e0, len, true, 1);
             if (st != YOLO_OK) return st;
             d.push[8] = (uint32_t)len;
-            d.push[9] = float_bits(node->fparams[0]);
+            d.push[9] = float_bits(node->node->fparams[0]);
             const uint64_t first = d.push[1], end = first + (uint64_t)len * es_dst;
             const uint64_t words = (end + 3) / 4 - first / 4;
             yolo_vk_grid_1d(&d, (words + r->ctx->wg - 1) / r->ctx->wg);
@@ -254,9 +254,9 @@ static yolo_status run_fill(yolo_vk_recorder *r, const yolo_tensor *t, uint32_t 
 }
 
 static yolo_status op_fill(yolo_vk_recorder *r, const yolo_tensor *n) {
-    return run_fill(r, n, fill_pattern(n->dtype, n->fparams[0]));
+    return run_fill(r, n, fill_pattern(n->dtype, n->node->fparams[0]));
 }
-static yolo_status op_zero(yolo_vk_recorder *r, const yolo_tensor *n) { return run_fill(r, n->src[0], 0); }
+static yolo_status op_zero(yolo_vk_recorder *r, const yolo_tensor *n) { return run_fill(r, n->node->src[0], 0); }
 
 yolo_vk_op_fn yolo_vk_eltwise_op(int op) {
     switch (op) {

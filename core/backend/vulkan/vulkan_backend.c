@@ -94,12 +94,12 @@ static uint64_t signature(yolo_tensor *const *nodes, int n) {
     uint64_t h = 0xcbf29ce484222325ull;
     for (int i = 0; i < n; i++) {
         const yolo_tensor *t = nodes[i];
-        h = mix(tensor_sig(h, t), (uint64_t)t->op);
-        for (int s = 0; s < t->n_src; s++) h = t->src[s] ? tensor_sig(h, t->src[s]) : mix(h, 0);
-        for (int k = 0; k < 12; k++) h = mix(h, (uint32_t)t->iparams[k]);
+        h = mix(tensor_sig(h, t), (uint64_t)t->node->op);
+        for (int s = 0; s < t->node->n_src; s++) h = t->node->src[s] ? tensor_sig(h, t->node->src[s]) : mix(h, 0);
+        for (int k = 0; k < 12; k++) h = mix(h, (uint32_t)t->node->iparams[k]);
         for (int k = 0; k < 4; k++) {
             uint32_t f;
-            memcpy(&f, &t->fparams[k], 4);
+            memcpy(&f, &t->node->fparams[k], 4);
             h = mix(h, f);
         }
     }
@@ -113,9 +113,9 @@ static yolo_status record_graph(yolo_vk_context *ctx, yolo_vk_recording *rec, yo
     char what[YOLO_NAME_MAX + 64];
     for (int i = 0; i < n && st == YOLO_OK; i++) {
         const yolo_tensor *node = nodes[i];
-        if (node->op == YOLO_OP_NONE || node->op == YOLO_OP_VIEW) continue;
-        yolo_vk_op_fn fn = yolo_vk_op_for(node->op);
-        snprintf(what, sizeof what, "op %s (node '%s')", yolo_op_name(node->op), node->name);
+        if (node->node->op == YOLO_OP_NONE || node->node->op == YOLO_OP_VIEW) continue;
+        yolo_vk_op_fn fn = yolo_vk_op_for(node->node->op);
+        snprintf(what, sizeof what, "op %s (node '%s')", yolo_op_name(node->node->op), node->name);
         if (!fn) {
             st = yolo_error(YOLO_ERR_UNSUPPORTED, "%s: %s has no Vulkan kernel", ctx->label, what);
             break;

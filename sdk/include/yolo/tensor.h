@@ -49,8 +49,7 @@ typedef enum yolo_tensor_kind {
     YOLO_TENSOR_NODE,           /* the result of an op inside a graph */
 } yolo_tensor_kind;
 
-/* The fields are public for reading; change them only through the API.
- * Fields after `graph` are the graph engine's own. */
+/* The fields are public for reading; change them only through the API. */
 typedef struct yolo_tensor {
     yolo_dtype dtype;
     int ndim;
@@ -65,17 +64,7 @@ typedef struct yolo_tensor {
     size_t offset;             /* byte offset into buffer */
 
     yolo_graph *graph;         /* owning graph, NULL for persistent tensors */
-    int op;                    /* internal op code (yolo_op) */
-    int n_src;
-    struct yolo_tensor **src;
-    int32_t iparams[12];
-    float fparams[4];
-    struct yolo_tensor *view_of; /* shares storage with this tensor (reshape, row view, in-place update) */
-    size_t view_offset;
-    int index;                 /* position in the graph's node order */
-    int last_use;              /* planner: last node index that reads this tensor */
-    bool is_output;            /* kept alive and readable after the run */
-    struct yolo_tensor *node_grad; /* autograd: gradient of this node within its graph */
+    struct yolo_node *node;    /* the graph engine's own record (op, inputs, planning): opaque */
 } yolo_tensor;
 
 YOLO_API int64_t yolo_tensor_numel(const yolo_tensor *t);
