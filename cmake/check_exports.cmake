@@ -4,6 +4,7 @@
 # exported, and, unless EXTRA_ALLOWED (an executable exporting the SDK to
 # its plugins also exports main and the C runtime's symbols), on an
 # exported symbol that no header under HEADERS declares.
+cmake_minimum_required(VERSION 3.25)
 foreach(var NM BINARY HEADERS)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "check_exports.cmake: -D${var}=... is required")
@@ -20,8 +21,10 @@ set(exported "")
 foreach(line IN LISTS nm_lines)
   # "<address> <type> <name>[@version]"; absolute symbols (type A) are the linker's own
   if(line MATCHES "^[0-9a-fA-F]+ ([A-Za-z]) ([A-Za-z_][A-Za-z0-9_.]*)")
-    if(NOT CMAKE_MATCH_1 STREQUAL "A" AND NOT CMAKE_MATCH_2 MATCHES "^_(init|fini)$")
-      list(APPEND exported ${CMAKE_MATCH_2})
+    set(type ${CMAKE_MATCH_1})
+    set(name ${CMAKE_MATCH_2})
+    if(NOT type STREQUAL "A" AND NOT name MATCHES "^_(init|fini)$")
+      list(APPEND exported ${name})
     endif()
   endif()
 endforeach()
@@ -39,6 +42,7 @@ foreach(header IN LISTS headers)
   file(READ ${header} text)
   string(REGEX REPLACE "/\\*([^*]|\\*+[^*/])*\\*+/" " " text "${text}")
   string(REGEX REPLACE "//[^\n]*" " " text "${text}")
+  string(REGEX REPLACE "#[ \t]*define[^\n]*" " " text "${text}") # YOLO_API's own definition
   string(REGEX MATCHALL "[A-Za-z_][A-Za-z0-9_]*[ \t\n]*\\(" calls "${text}")
   foreach(call IN LISTS calls)
     string(REGEX REPLACE "[ \t\n]*\\($" "" name "${call}")
