@@ -1,9 +1,10 @@
 /* yolo/data.h — images, instances, batches and the label-parsing hook.
  *
  * The core indexes datasets, decodes images and augments images together
- * with their instances; a task plugin only (1) says which instance kinds
- * it needs, (2) optionally parses its own label files into instances, and
- * (3) turns a collated yolo_batch into its targets.
+ * with their instances and collates them into a yolo_batch; a task plugin
+ * only says which instance kinds it needs (yolo_data_spec) and optionally
+ * parses its own label files into instances. Its loss, metrics and predict
+ * hooks (yolo/task.h) read the batch as it is.
  *
  * Coordinates are normalized to [0,1] by the width and height of the image
  * they belong to: label files, parsed instances and batches alike. */
