@@ -149,7 +149,7 @@ if(CMAKE_C_COMPILER_ID MATCHES "Clang")
     target_include_directories(ckpt_fuzz PRIVATE ${CMAKE_SOURCE_DIR}/core ${CMAKE_SOURCE_DIR}/sdk/include)
     target_compile_options(ckpt_fuzz PRIVATE -fsanitize=fuzzer,address,undefined -g)
     target_link_options(ckpt_fuzz PRIVATE -fsanitize=fuzzer,address,undefined)
-    target_link_libraries(ckpt_fuzz PRIVATE PkgConfig::ARCHIVE PkgConfig::YAML Threads::Threads m)
+    target_link_libraries(ckpt_fuzz PRIVATE PkgConfig::ARCHIVE PkgConfig::YAML Threads::Threads m yolo_build_flags)
     set(ckpt_corpus ${CMAKE_CURRENT_BINARY_DIR}/ckpt_fuzz_corpus)
     add_test(NAME ckpt_fuzz_libfuzzer
       COMMAND sh -c "\"$1\" -write-seeds \"$3\" && \"$2\" -max_total_time=${YOLO_CKPT_FUZZ_SECONDS} -rss_limit_mb=2048 \"$3\""
