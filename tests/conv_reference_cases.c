@@ -287,10 +287,9 @@ static void run_all(yolo_cpu_context *ctx, yolo_conv_impl impl) {
         test_transposed(ctx, label, (int)i, &transposed[i]);
 }
 
-/* Both implementations, 1, 2 and 3 threads (kernels called directly: the
- * backend the suite runner opens is not used). */
-static void conv_all(yolo_backend *cpu) {
-    (void)cpu;
+/* Both implementations, 1, 2 and 3 threads (kernels called directly on
+ * their own thread pools: no backend). */
+static void conv_all(void) {
     yolo_conv_impl impls[2] = {YOLO_CONV_IMPL_ONEDNN, YOLO_CONV_IMPL_IM2COL};
     /* 2 and 3 threads split batch 3 unevenly or image by image; 1 thread and
      * batch 1 take the single-primitive path. */
@@ -315,4 +314,4 @@ static void conv_all(yolo_backend *cpu) {
 static const op_reference_case cases[] = {
     {"conv", conv_all, {YOLO_OP_CONV2D, YOLO_OP_CONV2D_BWD_DATA, YOLO_OP_CONV2D_BWD_WEIGHT, YOLO_OP_CONV_TRANSPOSE2D}},
 };
-const op_reference_suite op_reference_conv = {"test_conv_reference", cases, (int)(sizeof cases / sizeof cases[0])};
+const op_reference_suite op_reference_conv = {"test_conv_reference", cases, (int)(sizeof cases / sizeof cases[0]), NULL};

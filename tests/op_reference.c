@@ -11,9 +11,10 @@ int op_reference_main(const op_reference_suite *suite) {
         fprintf(stderr, "cpu backend: %s\n", yolo_last_error());
         return 1;
     }
+    if (suite->backend) *suite->backend = cpu;
     for (int i = 0; i < suite->n_cases; i++) {
         int before = test_failures;
-        suite->cases[i].run(cpu);
+        suite->cases[i].run();
         printf("%s: %s\n", suite->cases[i].name, test_failures == before ? "ok" : "FAILED");
     }
     yolo_backend_free(cpu);

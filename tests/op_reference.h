@@ -13,7 +13,7 @@
 
 typedef struct op_reference_case {
     const char *name;
-    void (*run)(yolo_backend *cpu);
+    void (*run)(void);
     int ops[OP_REFERENCE_MAX_OPS]; /* the ops it checks; the list ends at the first YOLO_OP_NONE */
 } op_reference_case;
 
@@ -21,6 +21,7 @@ typedef struct op_reference_suite {
     const char *name; /* the ctest program that runs it */
     const op_reference_case *cases;
     int n_cases;
+    yolo_backend **backend; /* where the runner puts the CPU backend the cases use; NULL: they open their own */
 } op_reference_suite;
 
 extern const op_reference_suite op_reference_elementwise; /* ops_reference_cases.c */

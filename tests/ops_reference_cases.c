@@ -629,58 +629,19 @@ static void test_reductions(void) {
     }
 }
 
-static void test_activations_on(yolo_backend *cpu) {
-    be = cpu;
-    test_activations();
-}
-static void test_binary_on(yolo_backend *cpu) {
-    be = cpu;
-    test_binary();
-}
-static void test_cast_fill_on(yolo_backend *cpu) {
-    be = cpu;
-    test_cast_fill();
-}
-static void test_concat_slice_on(yolo_backend *cpu) {
-    be = cpu;
-    test_concat_slice();
-}
-static void test_broadcast_sum_to_on(yolo_backend *cpu) {
-    be = cpu;
-    test_broadcast_sum_to();
-}
-static void test_upsample_on(yolo_backend *cpu) {
-    be = cpu;
-    test_upsample();
-}
-static void test_maxpool_on(yolo_backend *cpu) {
-    be = cpu;
-    test_maxpool();
-}
-static void test_matmul_on(yolo_backend *cpu) {
-    be = cpu;
-    test_matmul();
-}
-static void test_softmax_on(yolo_backend *cpu) {
-    be = cpu;
-    test_softmax();
-}
-static void test_reductions_on(yolo_backend *cpu) {
-    be = cpu;
-    test_reductions();
-}
-
 static const op_reference_case cases[] = {
-    {"activations", test_activations_on, {YOLO_OP_SILU, YOLO_OP_SILU_BWD, YOLO_OP_RELU, YOLO_OP_RELU_BWD, YOLO_OP_SIGMOID, YOLO_OP_SIGMOID_BWD, YOLO_OP_SCALE}},
-    {"binary", test_binary_on, {YOLO_OP_ADD, YOLO_OP_SUB, YOLO_OP_MUL}},
-    {"cast_fill", test_cast_fill_on, {YOLO_OP_CAST, YOLO_OP_FILL}},
-    {"concat_slice", test_concat_slice_on, {YOLO_OP_CONCAT, YOLO_OP_SLICE, YOLO_OP_SLICE_BWD}},
-    {"broadcast_sum_to", test_broadcast_sum_to_on, {YOLO_OP_BROADCAST_TO, YOLO_OP_SUM_TO}},
-    {"upsample", test_upsample_on, {YOLO_OP_UPSAMPLE_NEAREST, YOLO_OP_UPSAMPLE_NEAREST_BWD}},
-    {"maxpool", test_maxpool_on, {YOLO_OP_MAXPOOL2D, YOLO_OP_MAXPOOL2D_BWD}},
-    {"matmul", test_matmul_on, {YOLO_OP_MATMUL}},
-    {"softmax", test_softmax_on, {YOLO_OP_SOFTMAX, YOLO_OP_SOFTMAX_BWD, YOLO_OP_LOG_SOFTMAX, YOLO_OP_LOG_SOFTMAX_BWD}},
-    {"reductions", test_reductions_on, {YOLO_OP_SUM, YOLO_OP_SUM_SQUARES}},
+    {"activations", test_activations, {YOLO_OP_SILU, YOLO_OP_SILU_BWD, YOLO_OP_RELU, YOLO_OP_RELU_BWD,
+     YOLO_OP_SIGMOID, YOLO_OP_SIGMOID_BWD, YOLO_OP_SCALE}},
+    {"binary", test_binary, {YOLO_OP_ADD, YOLO_OP_SUB, YOLO_OP_MUL}},
+    {"cast_fill", test_cast_fill, {YOLO_OP_CAST, YOLO_OP_FILL}},
+    {"concat_slice", test_concat_slice, {YOLO_OP_CONCAT, YOLO_OP_SLICE, YOLO_OP_SLICE_BWD}},
+    {"broadcast_sum_to", test_broadcast_sum_to, {YOLO_OP_BROADCAST_TO, YOLO_OP_SUM_TO}},
+    {"upsample", test_upsample, {YOLO_OP_UPSAMPLE_NEAREST, YOLO_OP_UPSAMPLE_NEAREST_BWD}},
+    {"maxpool", test_maxpool, {YOLO_OP_MAXPOOL2D, YOLO_OP_MAXPOOL2D_BWD}},
+    {"matmul", test_matmul, {YOLO_OP_MATMUL}},
+    {"softmax", test_softmax, {YOLO_OP_SOFTMAX, YOLO_OP_SOFTMAX_BWD, YOLO_OP_LOG_SOFTMAX, YOLO_OP_LOG_SOFTMAX_BWD}},
+    {"reductions", test_reductions, {YOLO_OP_SUM, YOLO_OP_SUM_SQUARES}},
 };
 
-const op_reference_suite op_reference_elementwise = {"test_ops_reference", cases, (int)(sizeof cases / sizeof cases[0])};
+const op_reference_suite op_reference_elementwise = {"test_ops_reference", cases,
+                                                     (int)(sizeof cases / sizeof cases[0]), &be};

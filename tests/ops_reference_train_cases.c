@@ -441,38 +441,16 @@ static void test_determinism(void) {
     free(first);
 }
 
-static void test_batch_norm_kernels_on(yolo_backend *cpu) {
-    be = cpu;
-    test_batch_norm_kernels();
-}
-static void test_batch_norm_builder_on(yolo_backend *cpu) {
-    be = cpu;
-    test_batch_norm_builder();
-}
-static void test_sgd_on(yolo_backend *cpu) {
-    be = cpu;
-    test_sgd();
-}
-static void test_adamw_ema_on(yolo_backend *cpu) {
-    be = cpu;
-    test_adamw_ema();
-}
-static void test_accumulate_zero_on(yolo_backend *cpu) {
-    be = cpu;
-    test_accumulate_zero();
-}
-static void test_determinism_on(yolo_backend *cpu) {
-    be = cpu;
-    test_determinism();
-}
-
 static const op_reference_case cases[] = {
-    {"batch_norm_kernels", test_batch_norm_kernels_on, {YOLO_OP_BN_STATS, YOLO_OP_BN_APPLY, YOLO_OP_BN_APPLY_BWD_PARAMS, YOLO_OP_BN_APPLY_BWD_DATA, YOLO_OP_BN_STATS_BWD, YOLO_OP_BN_BWD, YOLO_OP_BN_SILU, YOLO_OP_BN_SILU_BWD}},
-    {"batch_norm_builder", test_batch_norm_builder_on, {YOLO_OP_NONE}},
-    {"sgd", test_sgd_on, {YOLO_OP_SGD_UPDATE}},
-    {"adamw_ema", test_adamw_ema_on, {YOLO_OP_ADAMW_UPDATE, YOLO_OP_EMA_UPDATE}},
-    {"accumulate_zero", test_accumulate_zero_on, {YOLO_OP_ACCUMULATE, YOLO_OP_ZERO}},
-    {"determinism", test_determinism_on, {YOLO_OP_NONE}},
+    {"batch_norm_kernels", test_batch_norm_kernels, {YOLO_OP_BN_STATS, YOLO_OP_BN_APPLY,
+     YOLO_OP_BN_APPLY_BWD_PARAMS, YOLO_OP_BN_APPLY_BWD_DATA, YOLO_OP_BN_STATS_BWD, YOLO_OP_BN_BWD, YOLO_OP_BN_SILU,
+     YOLO_OP_BN_SILU_BWD}},
+    {"batch_norm_builder", test_batch_norm_builder, {YOLO_OP_NONE}},
+    {"sgd", test_sgd, {YOLO_OP_SGD_UPDATE}},
+    {"adamw_ema", test_adamw_ema, {YOLO_OP_ADAMW_UPDATE, YOLO_OP_EMA_UPDATE}},
+    {"accumulate_zero", test_accumulate_zero, {YOLO_OP_ACCUMULATE, YOLO_OP_ZERO}},
+    {"determinism", test_determinism, {YOLO_OP_NONE}},
 };
 
-const op_reference_suite op_reference_train = {"test_ops_reference_train", cases, (int)(sizeof cases / sizeof cases[0])};
+const op_reference_suite op_reference_train = {"test_ops_reference_train", cases,
+                                               (int)(sizeof cases / sizeof cases[0]), &be};

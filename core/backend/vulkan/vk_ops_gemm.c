@@ -147,8 +147,8 @@ typedef struct conv_geom {
 } conv_geom;
 
 /* x: conv input [N,C,H,W]; y: conv output [N,O,Ho,Wo]; w: [O, C/g, kh, kw]. */
-static conv_geom geom_of(const yolo_tensor *node, const yolo_tensor *x, const yolo_tensor *w, const yolo_tensor *y) {
-    const int32_t *ip = node->node->iparams;
+static conv_geom geom_of(const yolo_tensor *out, const yolo_tensor *x, const yolo_tensor *w, const yolo_tensor *y) {
+    const int32_t *ip = out->node->iparams;
     conv_geom g = {x->shape[0], x->shape[1], x->shape[2], x->shape[3], y->shape[1], y->shape[2], y->shape[3],
                    w->shape[2], w->shape[3], ip[6] > 0 ? ip[6] : 1, 0, 0, 0};
     g.stride = (uint32_t)ip[0] | (uint32_t)ip[1] << 16;
@@ -195,9 +195,9 @@ static yolo_status op_conv2d(yolo_vk_recorder *r, const yolo_tensor *out) {
 }
 
 /* dx of the conv with input `dx` [N,C,H,W] and output `dy` [N,O,Ho,Wo]. */
-static yolo_status conv_data_grad(yolo_vk_recorder *r, const yolo_tensor *node, const yolo_tensor *dy,
+static yolo_status conv_data_grad(yolo_vk_recorder *r, const yolo_tensor *out, const yolo_tensor *dy,
                                   const yolo_tensor *w, const yolo_tensor *dx, const yolo_tensor *bias) {
-    const conv_geom g = geom_of(node, dx, w, dy);
+    const conv_geom g = geom_of(out, dx, w, dy);
     const int64_t x_img = g.c * g.h * g.w, y_img = g.o * g.ho * g.wo;
     const int64_t step = images_per_chunk(r, g.n, x_img, y_img);
     for (int64_t n0 = 0; n0 < g.n; n0 += step) {

@@ -112,16 +112,16 @@ static yolo_status record_graph(yolo_vk_context *ctx, yolo_vk_recording *rec, yo
     if (st == YOLO_OK) ctx->stats.graph_recordings++;
     char what[YOLO_NAME_MAX + 64];
     for (int i = 0; i < n && st == YOLO_OK; i++) {
-        const yolo_tensor *node = nodes[i];
-        if (node->node->op == YOLO_OP_NONE || node->node->op == YOLO_OP_VIEW) continue;
-        yolo_vk_op_fn fn = yolo_vk_op_for(node->node->op);
-        snprintf(what, sizeof what, "op %s (node '%s')", yolo_op_name(node->node->op), node->name);
+        const yolo_tensor *t = nodes[i];
+        if (t->node->op == YOLO_OP_NONE || t->node->op == YOLO_OP_VIEW) continue;
+        yolo_vk_op_fn fn = yolo_vk_op_for(t->node->op);
+        snprintf(what, sizeof what, "op %s (t '%s')", yolo_op_name(t->node->op), t->name);
         if (!fn) {
             st = yolo_error(YOLO_ERR_UNSUPPORTED, "%s: %s has no Vulkan kernel", ctx->label, what);
             break;
         }
         r.op_name = what;
-        st = fn(&r, node);
+        st = fn(&r, t);
         if (st != YOLO_OK) yolo_error_context(st, "%s", what);
     }
     if (st == YOLO_OK) st = yolo_vk_recording_end(&r);
