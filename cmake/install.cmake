@@ -1,7 +1,8 @@
 # Install rules: `cmake --install <build> --prefix <dir>` lays out
 #
-#   <dir>/bin/yolo                          the CLI (RPATH $ORIGIN/../lib)
-#   <dir>/lib/libyolo.so                    the library
+#   <dir>/bin/yolo                          the CLI (libyolo linked in; it exports
+#                                           the SDK to the plugins it loads)
+#   <dir>/lib/libyolo.so                    the library (exports the SDK only)
 #   <dir>/lib/libyolo-detection.so          the detection toolkit (yolo/detection.h)
 #   <dir>/lib/yolo/plugins/libyolo-*.so     the task plugins (the loader looks
 #                                           in <exe dir>/../lib/yolo/plugins)
@@ -12,13 +13,13 @@
 #                                           COMPONENTS detection -> yolo::detection
 #
 # Everything is relative to the prefix given at install time, so the tree
-# can be installed anywhere (and moved afterwards).
+# can be installed anywhere (and moved afterwards). lib/ and bin/ are the
+# GNUInstallDirs defaults (CMAKE_INSTALL_LIBDIR, CMAKE_INSTALL_BINDIR, ...).
 include(CMakePackageConfigHelpers)
 
-set(YOLO_INSTALL_LIBDIR lib)
-set(YOLO_INSTALL_BINDIR bin)
-set(YOLO_INSTALL_INCLUDEDIR include)
-set(YOLO_INSTALL_PLUGINDIR ${YOLO_INSTALL_LIBDIR}/yolo/plugins)
+set(YOLO_INSTALL_LIBDIR ${CMAKE_INSTALL_LIBDIR})
+set(YOLO_INSTALL_BINDIR ${CMAKE_INSTALL_BINDIR})
+set(YOLO_INSTALL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR})
 set(YOLO_INSTALL_CMAKEDIR ${YOLO_INSTALL_LIBDIR}/cmake/yolo)
 
 # libyolo, with its usage requirements exported as yolo::yolo.
@@ -37,9 +38,7 @@ install(TARGETS yolo-detection EXPORT yoloDetectionTargets
   RUNTIME DESTINATION ${YOLO_INSTALL_BINDIR}
 )
 
-if(TARGET yolo_cli)
-  install(TARGETS yolo_cli RUNTIME DESTINATION ${YOLO_INSTALL_BINDIR})
-endif()
+install(TARGETS yolo_cli RUNTIME DESTINATION ${YOLO_INSTALL_BINDIR})
 
 # The in-tree task plugins: lib/yolo/plugins/libyolo-<task>.so. An installed
 # plugin finds libyolo two directories up when loaded on its own.

@@ -5,7 +5,7 @@
 set(DETECTMATH_TESTS detectmath_boxes detectmath_assigner detectmath_loss detectmath_nms detectmath_metrics)
 foreach(name ${DETECTMATH_TESTS})
   add_executable(${name} ${CMAKE_CURRENT_SOURCE_DIR}/${name}.c)
-  target_link_libraries(${name} PRIVATE yolo-detection yolo m)
+  target_link_libraries(${name} PRIVATE yolo-detection yolo yolo_build_flags m)
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 60 LABELS detect)
 endforeach()

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The SDK as a third party sees it (issue 10):
+# The SDK as a third party sees it:
 #   1. `cmake --install` of this build into a temporary prefix;
 #   2. sdk/template (copied out of the source tree) configured and built
 #      against ONLY that prefix, with find_package(yolo) (CMAKE_PREFIX_PATH)

@@ -1,4 +1,4 @@
-/* Layering rules (DESIGN.md "Plugins", issue 4 and issue 7):
+/* Layering rules (the core knows no task; tasks are plugins on the SDK):
  *   1. no file under core/ includes a header from plugins/;
  *   2. a plugin includes only sdk/include/yolo/ headers, its own
  *      directory's headers, the model-yaml header cmake/embed.cmake
