@@ -2,9 +2,9 @@
  * at 64 px, batch 2, trained 5 steps (forward, detect loss on the host,
  * backward, SGD step, EMA) on the CPU and on Vulkan from the same initial
  * weights. Every parameter's gradient after the first step must agree to
- * 1e-3 of the largest, and the step losses to 1e-3 relative (issue 6).
+ * 1e-3 of the largest, and the step losses to 1e-3 relative.
  *
- * YOLO11n (issue 15: depthwise convs, C2PSA's attention) from step 3 on:
+ * YOLO11n (depthwise convs, C2PSA's attention) from step 3 on:
  * this tiny run is chaotic there, whatever the backend. The CPU backend
  * against itself with 1 instead of 2 threads (first-step gradients equal to
  * 1.1e-6 of the largest) measured step losses 5.6e-5, 1.5e-4 and 1.2e-2

@@ -22,34 +22,51 @@ yolo_status yolo_det_read_channels(yolo_module_ctx *ctx, int *nl, int *ch) {
     return YOLO_OK;
 }
 
-/* cv3.i.0, cv3.i.1: Conv(x, c3, 3), Conv(c3, c3, 3) (YOLOv8). */
-static yolo_status cls_branch_legacy(yolo_module_ctx *ctx, yolo_det_head *h, int i) {
-    char n0[32], n1[32];
-    snprintf(n0, sizeof(n0), "cv3.%d.0", i);
-    snprintf(n1, sizeof(n1), "cv3.%d.1", i);
-    yolo_status st;
-    if ((st = yolo_conv_block_init(ctx, &h->cls_conv[i][0], n0, h->ch[i], h->c3, 3, 1, YOLO_AUTOPAD, 1, 1,
-                                   YOLO_ACT_DEFAULT)) ||
-        (st = yolo_conv_block_init(ctx, &h->cls_conv[i][1], n1, h->c3, h->c3, 3, 1, YOLO_AUTOPAD, 1, 1,
-                                   YOLO_ACT_DEFAULT)))
-        return st;
-    return YOLO_OK;
-}
-
-/* cv3.i.j = Sequential(DWConv(c, c, 3), Conv(c, c3, 1)) for j = 0 (c = x), 1 (c = c3) (YOLO11). */
-static yolo_status cls_branch_current(yolo_module_ctx *ctx, yolo_det_head *h, int i) {
-    for (int j = 0; j < 2; j++) {
-        const int c = j ? h->c3 : h->ch[i];
-        char dw[32], pw[32];
-        snprintf(dw, sizeof(dw), "cv3.%d.%d.0", i, j);
-        snprintf(pw, sizeof(pw), "cv3.%d.%d.1", i, j);
+yolo_status yolo_det_branches_init(yolo_module_ctx *ctx, yolo_det_branch *b, const char *name, int nl, const int *ch,
+                                   int c, int c_out) {
+    for (int i = 0; i < nl; i++) {
+        char n0[64], n1[64], n2[64];
+        snprintf(n0, sizeof n0, "%s.%d.0", name, i);
+        snprintf(n1, sizeof n1, "%s.%d.1", name, i);
+        snprintf(n2, sizeof n2, "%s.%d.2", name, i);
         yolo_status st;
-        if ((st = yolo_conv_block_init(ctx, &h->cls_dw[i][j], dw, c, c, 3, 1, YOLO_AUTOPAD, c, 1, YOLO_ACT_DEFAULT)) ||
-            (st = yolo_conv_block_init(ctx, &h->cls_conv[i][j], pw, c, h->c3, 1, 1, YOLO_AUTOPAD, 1, 1,
-                                       YOLO_ACT_DEFAULT)))
+        if ((st = yolo_conv_block_init(ctx, &b[i].conv[0], n0, ch[i], c, 3, 1, YOLO_AUTOPAD, 1, 1, YOLO_ACT_DEFAULT)) ||
+            (st = yolo_conv_block_init(ctx, &b[i].conv[1], n1, c, c, 3, 1, YOLO_AUTOPAD, 1, 1, YOLO_ACT_DEFAULT)) ||
+            (st = yolo_conv_layer_init(ctx, &b[i].pred, n2, c, c_out, 1, 1, 0, 1, true, true)))
             return st;
     }
     return YOLO_OK;
+}
+
+yolo_status yolo_det_dw_branches_init(yolo_module_ctx *ctx, yolo_det_branch *b, const char *name, int nl,
+                                      const int *ch, int c, int c_out) {
+    for (int i = 0; i < nl; i++) {
+        b[i].depthwise = true;
+        for (int j = 0; j < 2; j++) {
+            const int c_in = j ? c : ch[i];
+            char dw[64], pw[64];
+            snprintf(dw, sizeof dw, "%s.%d.%d.0", name, i, j);
+            snprintf(pw, sizeof pw, "%s.%d.%d.1", name, i, j);
+            yolo_status st;
+            if ((st = yolo_conv_block_init(ctx, &b[i].dw[j], dw, c_in, c_in, 3, 1, YOLO_AUTOPAD, c_in, 1,
+                                           YOLO_ACT_DEFAULT)) ||
+                (st = yolo_conv_block_init(ctx, &b[i].conv[j], pw, c_in, c, 1, 1, YOLO_AUTOPAD, 1, 1, YOLO_ACT_DEFAULT)))
+                return st;
+        }
+        char n2[64];
+        snprintf(n2, sizeof n2, "%s.%d.2", name, i);
+        yolo_status st = yolo_conv_layer_init(ctx, &b[i].pred, n2, c, c_out, 1, 1, 0, 1, true, true);
+        if (st) return st;
+    }
+    return YOLO_OK;
+}
+
+yolo_tensor *yolo_det_branch_forward(const yolo_forward_ctx *f, const yolo_det_branch *b, yolo_tensor *x) {
+    for (int j = 0; j < 2; j++) {
+        if (b->depthwise) x = yolo_conv_block_forward(f, &b->dw[j], x);
+        x = yolo_conv_block_forward(f, &b->conv[j], x);
+    }
+    return yolo_conv_layer_forward(f, &b->pred, x);
 }
 
 yolo_status yolo_det_head_init(yolo_module_ctx *ctx, yolo_det_head *h, int nc, int nl, const int *ch) {
@@ -61,27 +78,13 @@ yolo_status yolo_det_head_init(yolo_module_ctx *ctx, yolo_det_head *h, int nc, i
     memcpy(h->ch, ch, sizeof(int) * (size_t)nl);
     h->c2 = imax(imax(16, ch[0] / 4), 4 * h->reg_max);
     h->c3 = imax(ch[0], imin(nc, 100));
-    yolo_status st;
-    char n0[32], n1[32], n2[32];
     /* state-dict order: every cv2 level, every cv3 level, then dfl */
-    for (int i = 0; i < nl; i++) {
-        snprintf(n0, sizeof(n0), "cv2.%d.0", i);
-        snprintf(n1, sizeof(n1), "cv2.%d.1", i);
-        snprintf(n2, sizeof(n2), "cv2.%d.2", i);
-        if ((st = yolo_conv_block_init(ctx, &h->box_conv[i][0], n0, ch[i], h->c2, 3, 1, YOLO_AUTOPAD, 1, 1,
-                                       YOLO_ACT_DEFAULT)) ||
-            (st = yolo_conv_block_init(ctx, &h->box_conv[i][1], n1, h->c2, h->c2, 3, 1, YOLO_AUTOPAD, 1, 1,
-                                       YOLO_ACT_DEFAULT)) ||
-            (st = yolo_conv_layer_init(ctx, &h->box_pred[i], n2, h->c2, 4 * h->reg_max, 1, 1, 0, 1, true, true)))
-            return st;
-    }
-    h->legacy = yolo_module_legacy_heads(ctx);
-    for (int i = 0; i < nl; i++) {
-        snprintf(n2, sizeof(n2), "cv3.%d.2", i);
-        if ((st = h->legacy ? cls_branch_legacy(ctx, h, i) : cls_branch_current(ctx, h, i)) ||
-            (st = yolo_conv_layer_init(ctx, &h->cls_pred[i], n2, h->c3, nc, 1, 1, 0, 1, true, true)))
-            return st;
-    }
+    yolo_status st = yolo_det_branches_init(ctx, h->box, "cv2", nl, ch, h->c2, 4 * h->reg_max);
+    /* Ultralytics' legacy flag: YOLOv8-style class branch, or depthwise (YOLO11) */
+    if (!st)
+        st = yolo_module_legacy_heads(ctx) ? yolo_det_branches_init(ctx, h->cls, "cv3", nl, ch, h->c3, nc)
+                                           : yolo_det_dw_branches_init(ctx, h->cls, "cv3", nl, ch, h->c3, nc);
+    if (st) return st;
     if ((st = yolo_conv_layer_init(ctx, &h->dfl, "dfl.conv", h->reg_max, 1, 1, 1, 0, 1, false, false))) return st;
     float w[YOLO_DET_REG_MAX];
     for (int i = 0; i < h->reg_max; i++) w[i] = (float)i;
@@ -103,8 +106,8 @@ yolo_status yolo_det_head_finalize(yolo_module_ctx *ctx, yolo_det_head *h) {
         double s = h->stride[i];
         float b = (float)log(5.0 / h->nc / ((640.0 / s) * (640.0 / s)));
         for (int c = 0; c < h->nc; c++) cls[c] = b;
-        st = yolo_tensor_upload_f32(h->box_pred[i].bias, box, 4 * h->reg_max);
-        if (!st) st = yolo_tensor_upload_f32(h->cls_pred[i].bias, cls, h->nc);
+        st = yolo_tensor_upload_f32(h->box[i].pred.bias, box, 4 * h->reg_max);
+        if (!st) st = yolo_tensor_upload_f32(h->cls[i].pred.bias, cls, h->nc);
     }
     free(cls);
     return st;
@@ -114,16 +117,9 @@ yolo_status yolo_det_head_raw(const yolo_forward_ctx *f, yolo_det_head *h, int n
                                           yolo_tensor **raw) {
     if (n_in != h->nl) return yolo_error(YOLO_ERR_ARG, "Detect: %d inputs, built for %d", n_in, h->nl);
     for (int i = 0; i < h->nl; i++) {
-        yolo_tensor *a = yolo_conv_block_forward(f, &h->box_conv[i][0], in[i]);
-        a = yolo_conv_layer_forward(f, &h->box_pred[i], yolo_conv_block_forward(f, &h->box_conv[i][1], a));
-        yolo_tensor *b = in[i];
-        for (int j = 0; j < 2; j++) {
-            if (!h->legacy) b = yolo_conv_block_forward(f, &h->cls_dw[i][j], b);
-            b = yolo_conv_block_forward(f, &h->cls_conv[i][j], b);
-        }
-        b = yolo_conv_layer_forward(f, &h->cls_pred[i], b);
-        yolo_tensor *parts[2] = {a, b};
-        raw[i] = a && b ? yolo_concat(f->graph, 2, parts, 1) : NULL;
+        yolo_tensor *parts[2] = {yolo_det_branch_forward(f, &h->box[i], in[i]),
+                                 yolo_det_branch_forward(f, &h->cls[i], in[i])};
+        raw[i] = parts[0] && parts[1] ? yolo_concat(f->graph, 2, parts, 1) : NULL;
         if (!raw[i]) return yolo_graph_status(f->graph) ? yolo_graph_status(f->graph) : YOLO_ERR_SHAPE;
     }
     return YOLO_OK;
@@ -139,19 +135,20 @@ yolo_tensor *yolo_det_flatten_levels(yolo_graph *g, int nl, yolo_tensor *const *
     return nl == 1 ? flat[0] : yolo_concat(g, nl, flat, 2);
 }
 
-/* Anchor points (grid cell centres) and per-anchor strides for the level
- * sizes of `raw`, cached per size (graphs built earlier keep theirs). */
-static yolo_det_anchor_cache *anchors_for(yolo_graph *g, yolo_det_head *h, yolo_tensor *const *raw) {
+yolo_det_anchor_cache *yolo_det_head_anchors(yolo_det_head *h, yolo_graph *g, yolo_tensor *const *raw, float offset) {
     yolo_backend *be = yolo_graph_backend(g);
     for (int c = 0; c < h->n_cache; c++) {
         yolo_det_anchor_cache *e = &h->cache[c];
-        bool same = e->backend == be;
+        bool same = e->backend == be && e->offset == offset;
         for (int i = 0; i < h->nl && same; i++)
             same = e->hw[i][0] == raw[i]->shape[2] && e->hw[i][1] == raw[i]->shape[3];
         if (same) return e;
     }
     yolo_det_anchor_cache *grown = realloc(h->cache, sizeof(*grown) * (size_t)(h->n_cache + 1));
-    if (!grown) return NULL;
+    if (!grown) {
+        yolo_error(YOLO_ERR_NOMEM, "Detect: cannot grow the anchor cache");
+        return NULL;
+    }
     h->cache = grown;
     yolo_det_anchor_cache *e = &h->cache[h->n_cache];
     memset(e, 0, sizeof(*e));
@@ -164,6 +161,7 @@ static yolo_det_anchor_cache *anchors_for(yolo_graph *g, yolo_det_head *h, yolo_
     float *xy = malloc(sizeof(float) * (size_t)(3 * total));
     int64_t ashape[2] = {2, total}, sshape[2] = {1, total};
     e->backend = be;
+    e->offset = offset;
     e->anchors = yolo_tensor_new(be, "detect.anchors", YOLO_F32, 2, ashape, false);
     e->strides = yolo_tensor_new(be, "detect.strides", YOLO_F32, 2, sshape, false);
     if (!xy || !e->anchors || !e->strides) goto fail;
@@ -171,8 +169,8 @@ static yolo_det_anchor_cache *anchors_for(yolo_graph *g, yolo_det_head *h, yolo_
     for (int i = 0; i < h->nl; i++)
         for (int64_t y = 0; y < e->hw[i][0]; y++)
             for (int64_t x = 0; x < e->hw[i][1]; x++, k++) {
-                xy[k] = (float)x + 0.5f;
-                xy[total + k] = (float)y + 0.5f;
+                xy[k] = (float)x + offset;
+                xy[total + k] = (float)y + offset;
                 xy[2 * total + k] = (float)h->stride[i];
             }
     if (yolo_tensor_upload_f32(e->anchors, xy, 2 * total) || yolo_tensor_upload_f32(e->strides, xy + 2 * total, total))
@@ -184,6 +182,7 @@ fail:
     free(xy);
     yolo_tensor_free(e->anchors);
     yolo_tensor_free(e->strides);
+    yolo_error(YOLO_ERR_NOMEM, "Detect: cannot create the anchor tensors");
     return NULL;
 }
 
@@ -191,11 +190,8 @@ yolo_tensor *yolo_det_head_decode(const yolo_forward_ctx *f, yolo_det_head *h, y
     yolo_graph *g = f->graph;
     yolo_tensor *x = yolo_det_flatten_levels(g, h->nl, raw);
     if (!x) return NULL;
-    yolo_det_anchor_cache *e = anchors_for(g, h, raw);
-    if (!e) {
-        yolo_error(YOLO_ERR_NOMEM, "Detect: cannot create the anchor tensors");
-        return NULL;
-    }
+    yolo_det_anchor_cache *e = yolo_det_head_anchors(h, g, raw, 0.5f);
+    if (!e) return NULL;
     int64_t n = x->shape[0], a = x->shape[2];
     yolo_tensor *box = yolo_slice(g, x, 1, 0, 4 * h->reg_max);
     yolo_tensor *cls = yolo_slice(g, x, 1, 4 * h->reg_max, h->nc);
