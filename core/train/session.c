@@ -73,13 +73,17 @@ yolo_status yolo_session_open(const yolo_mode_context *ctx, yolo_session *s, con
                           "task '%s': its hooks table is incomplete (every loss, metrics and predict hook is "
                           "required; at most %d loss items and 32 metrics)",
                           ctx->task->name, YOLO_TASK_MAX_ITEMS);
-    /* which data and model yamls to merge: the keys as they stand before those merges */
+    /* which data and model yamls to merge: the keys as they stand before each merge */
     yolo_settings given;
     yolo_status st = yolo_settings_fill(s->cfg, YOLO_SETTINGS_RUN, &given);
     /* predict reads data only when the user names it (the task's default data is not needed) */
     bool data_named = given.run.data && yolo_config_layer_of(s->cfg, "data") > YOLO_CONFIG_LAYER_TASK;
     if (!st && (opt->need_data || data_named)) st = load_data(ctx, s, given.run.data);
-    if (!st) st = merge_model_yaml(s, opt->model ? opt->model : given.run.model);
+    if (!st) st = yolo_settings_fill(s->cfg, YOLO_SETTINGS_RUN, &given); /* after the data yaml's keys */
+    char model[1024] = ""; /* a copy: the merge replaces the configuration's strings */
+    const char *model_key = opt->model ? opt->model : given.run.model;
+    if (model_key) snprintf(model, sizeof model, "%s", model_key);
+    if (!st) st = merge_model_yaml(s, model_key ? model : NULL);
     if (!st) st = yolo_settings_read(s->cfg, opt->concerns | YOLO_SETTINGS_RUN, &s->set);
     if (!st) st = open_compute(s);
     return st;
