@@ -35,7 +35,8 @@
 
 const yolo_key_reader yolo_settings_keys[] = {
     CORE("task", "the CLI: which task plugin to load (cli/cli_config.c); the run directory's default project"),
-    CORE("mode", "the CLI: which mode to run (cli/cli_config.c); the run directory's default name"),
+    CORE("mode", "the CLI: which mode to run (cli/cli_config.c); the run directory's default name; the "
+                 "detection eval settings (val or predict thresholds)"),
     LAUNCH("model", model, S),
     RUN("model", model, S),
     RUN("data", data, S),
@@ -48,6 +49,7 @@ const yolo_key_reader yolo_settings_keys[] = {
     CKPT("save_period", save_period, I),
     LOADER("cache", cache, V),
     RUN("device", device, S),
+    CORE("device", "yolo_dist_requested_world (dist/launch.c): how many ranks the CLI re-launches under mpirun"),
     RUN("workers", workers, I),
     RUN("threads", threads, I),
     LAUNCH("project", project, S),
@@ -73,6 +75,7 @@ const yolo_key_reader yolo_settings_keys[] = {
     PLUGIN("mask_ratio", "the segment plugin (its loss and targets)"),
     PLUGIN("dropout", "the classify plugin (its head)"),
     LAUNCH("world", world, I),
+    CORE("world", "yolo_dist_requested_world (dist/launch.c): how many ranks the CLI re-launches under mpirun"),
     LAUNCH("dist_timeout", dist_timeout, D),
     DIST("dist_bucket_mb", bucket_mb, D),
     DIST("sync_bn", sync_bn, B),
