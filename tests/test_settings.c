@@ -226,7 +226,23 @@ static void test_checks(void) {
     CHECK(read_with("cache", "disk", &set) == YOLO_ERR_CONFIG && strstr(yolo_last_error(), "cache=disk"));
 }
 
+/* A REFUSED row: the default passes (also when repeated by a checkpoint's args), another value fails. */
+static void test_refused(void) {
+    const yolo_key_reader rows[] = {{"fraction", YOLO_KEY_REFUSED, 0, 0, 0, "a subset of the train images is not built"}};
+    yolo_config *cfg = NULL;
+    CHECK(yolo_config_new(&cfg) == YOLO_OK);
+    CHECK(yolo_settings_check_refused(cfg, rows, 1) == YOLO_OK);
+    CHECK(yolo_config_set(cfg, YOLO_CONFIG_LAYER_CHECKPOINT, "fraction", "1.0", "last.ckpt") == YOLO_OK);
+    CHECK_MSG(yolo_settings_check_refused(cfg, rows, 1) == YOLO_OK, "the default repeated: %s", yolo_last_error());
+    CHECK(yolo_config_set(cfg, YOLO_CONFIG_LAYER_CLI, "fraction", "0.5", "command line") == YOLO_OK);
+    CHECK(yolo_settings_check_refused(cfg, rows, 1) == YOLO_ERR_CONFIG);
+    const char *msg = yolo_last_error();
+    CHECK_MSG(strstr(msg, "fraction=0.5") && strstr(msg, "command line") && strstr(msg, "not built"), "%s", msg);
+    yolo_config_free(cfg);
+}
+
 int main(void) {
+    test_refused();
     test_coverage();
     test_fields_read();
     test_checks();

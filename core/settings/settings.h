@@ -153,8 +153,12 @@ const yolo_key_reader *yolo_settings_find_key(const char *key, int *index);
 yolo_status yolo_settings_fill(const yolo_config *cfg, unsigned concerns, yolo_settings *out);
 /* The launch settings (a struct apart: read before the checkpoint merge). */
 yolo_status yolo_settings_fill_launch(const yolo_config *cfg, yolo_launch_settings *out);
-/* yolo_settings_fill, then each concern's checks and derived fields
- * (errors name the key, its value and where it came from). */
+/* An error for the first REFUSED row of rows[0..n) whose key holds
+ * another value than default.yaml's (naming the key, value and source). */
+yolo_status yolo_settings_check_refused(const yolo_config *cfg, const yolo_key_reader *rows, int n);
+/* yolo_settings_check_refused over the table, yolo_settings_fill, then
+ * each concern's checks and derived fields (errors name the key, its value
+ * and where it came from). */
 yolo_status yolo_settings_read(const yolo_config *cfg, unsigned concerns, yolo_settings *out);
 
 #endif

@@ -111,8 +111,28 @@ static void derive_val(yolo_val_settings *v) {
     if (v->split_name && strcmp(v->split_name, "train") == 0) v->split = YOLO_SPLIT_TRAIN;
 }
 
+/* Compared as args.yaml writes them; a checkpoint's args repeat the
+ * defaults, so "given" alone would not do. */
+yolo_status yolo_settings_check_refused(const yolo_config *cfg, const yolo_key_reader *rows, int n) {
+    yolo_config *defaults = NULL;
+    yolo_status st = YOLO_OK;
+    for (int k = 0; k < n && !st; k++) {
+        if (rows[k].use != YOLO_KEY_REFUSED || yolo_config_layer_of(cfg, rows[k].key) <= YOLO_CONFIG_LAYER_DEFAULT) continue;
+        char now[256], was[256];
+        if (!defaults) st = yolo_config_new(&defaults);
+        if (!st) st = yolo_config_format(cfg, rows[k].key, now, sizeof now);
+        if (!st) st = yolo_config_format(defaults, rows[k].key, was, sizeof was);
+        if (!st && strcmp(now, was) != 0)
+            st = yolo_error(YOLO_ERR_CONFIG, "%s=%s (%s): not supported (%s); leave it at %s", rows[k].key, now,
+                            yolo_config_source(cfg, rows[k].key), rows[k].reader, was);
+    }
+    yolo_config_free(defaults);
+    return st;
+}
+
 yolo_status yolo_settings_read(const yolo_config *cfg, unsigned concerns, yolo_settings *out) {
-    yolo_status st = yolo_settings_fill(cfg, concerns, out);
+    yolo_status st = yolo_settings_check_refused(cfg, yolo_settings_keys, yolo_settings_key_count);
+    if (!st) st = yolo_settings_fill(cfg, concerns, out);
     if (st) return st;
     if ((concerns & YOLO_SETTINGS_RUN) && (st = check_run(&out->run))) return st;
     if ((concerns & YOLO_SETTINGS_OPTIM) && (st = check_optim(&out->optim))) return st;

@@ -21,6 +21,8 @@
 #define CORE(key, reader) {key, YOLO_KEY_CORE, 0, 0, 0, reader}
 #define PLUGIN(key, reader) {key, YOLO_KEY_TASK_PLUGIN, 0, 0, 0, reader}
 #define NOT_IMPLEMENTED(key) {key, YOLO_KEY_NOT_IMPLEMENTED, 0, 0, 0, "accepted, not implemented yet (issue 14)"}
+/* (none yet) a value other than the default is an error saying `why` */
+#define REFUSED(key, why) {key, YOLO_KEY_REFUSED, 0, 0, 0, why}
 
 #define I YOLO_SETTING_INT
 #define I64 YOLO_SETTING_INT64
