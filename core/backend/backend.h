@@ -19,6 +19,10 @@ typedef struct yolo_backend_ops {
      * released by graph_release when the graph is freed. */
     yolo_status (*graph_run)(yolo_backend *backend, yolo_graph *graph, yolo_tensor *const *nodes, int n);
     void (*graph_release)(yolo_backend *backend, yolo_graph *graph);
+    /* Mixed precision (amp=True): turns the backend's reduced-precision
+     * kernels on where the hardware has them (NULL: the backend has none).
+     * Writes what runs and why into `line`; returns whether amp is on. */
+    bool (*set_amp)(yolo_backend *backend, bool want, char *line, size_t size);
 } yolo_backend_ops;
 
 struct yolo_backend {
@@ -27,8 +31,15 @@ struct yolo_backend {
     int threads;
     size_t allocated_bytes;
     size_t peak_bytes;
-    void *impl; /* backend-specific state */
+    bool amp;            /* reduced-precision kernels on (yolo_backend_set_amp) */
+    char precision[256]; /* what runs and why, for `yolo checks` and the training header */
+    void *impl;          /* backend-specific state */
 };
+
+/* Asks for mixed precision (amp=True) or fp32; returns whether reduced
+ * precision runs. yolo_backend_precision says which and why. */
+bool yolo_backend_set_amp(yolo_backend *backend, bool want);
+const char *yolo_backend_precision(const yolo_backend *backend);
 
 /* Constructors of the built-in backends (core/backend/<kind>/). */
 yolo_status yolo_cpu_backend_create(int threads, yolo_backend **out);

@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend.h"
 #include "cli/modes.h"
 #include "data/dataset.h"
 #include "data/loader.h"
@@ -413,6 +414,10 @@ static yolo_status setup(trainer *t, const yolo_mode_context *ctx) {
     if (!st && ckpt_path[0]) st = resume_config(t, ctx, ckpt_path);
     if (!st) st = yolo_session_open(ctx, &t->s, true, t->dist);
     if (!st) st = read_args(t->s.cfg, &t->a);
+    if (!st) {
+        yolo_backend_set_amp(t->s.backend, yolo_cfg_bool(t->s.cfg, "amp", &st)); /* training and its validation */
+        printf("AMP: %s\n", yolo_backend_precision(t->s.backend));
+    }
     if (!st && t->s.batch % t->world)
         st = yolo_error(YOLO_ERR_CONFIG, "batch=%d (%s) is the global batch: it must be a multiple of the %d ranks",
                         t->s.batch, yolo_config_source(t->s.cfg, "batch"), t->world);
