@@ -5,6 +5,9 @@
 #ifndef YOLO_BACKEND_H
 #define YOLO_BACKEND_H
 
+#include <stdint.h>
+#include <time.h>
+
 #include "yolo/graph.h"
 
 typedef struct yolo_backend_ops {
@@ -25,12 +28,28 @@ typedef struct yolo_backend_ops {
     bool (*set_amp)(yolo_backend *backend, bool want, char *line, size_t size);
 } yolo_backend_ops;
 
+/* What crossed between host and backend, and the host's time in the calls
+ * (an upload or download returns when the data is there: on a GPU the host
+ * waits that long). graph_runs: graph submissions. */
+typedef struct yolo_backend_traffic {
+    uint64_t uploads, downloads, graph_runs;
+    uint64_t bytes_up, bytes_down;
+    double seconds_up, seconds_down, seconds_graph;
+} yolo_backend_traffic;
+
+static inline double yolo_backend_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 struct yolo_backend {
     const yolo_backend_ops *ops;
     char name[160];
     int threads;
     size_t allocated_bytes;
     size_t peak_bytes;
+    yolo_backend_traffic traffic;
     bool amp;            /* reduced-precision kernels on (yolo_backend_set_amp) */
     char precision[256]; /* what runs and why, for `yolo checks` and the training header */
     void *impl;          /* backend-specific state */
