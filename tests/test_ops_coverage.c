@@ -70,6 +70,7 @@ static const coverage table[] = {
     {YOLO_OP_EMA_UPDATE, T, "yolo_ema_update"},
     {YOLO_OP_ACCUMULATE, T, "YOLO_OP_ACCUMULATE"},
     {YOLO_OP_ZERO, T, "yolo_zero"},
+    {YOLO_OP_GRAD_CLIP_SCALE, T, "yolo_grad_clip_scale"},
 };
 
 static char *read_source(const char *root, const char *file) {
