@@ -117,13 +117,18 @@ static double loss_alpha_frozen(const frozen_ctx *f, const float *head, double *
 /* Random heads on two levels (4x4 stride 8, 2x2 stride 16; a 32x32 input),
  * gts drawn in pixels, the assigner's output held fixed, every head output
  * probed by central differences in double. */
-static void test_gradient(void) {
-    enum { B = 2, NC = 3, R = 16, C = 4 * R + NC };
+/* Two levels, 4x4 stride 8 and 2x2 stride 16 (a 32x32 input): 20 anchors. */
+static int two_level_anchors(float xy[2 * 20], float st[20]) {
     int h[2] = {4, 2}, w[2] = {4, 2};
     float strides[2] = {8, 16};
-    const int A = yolo_det_anchor_count(2, h, w);
-    float xy[2 * 20], st[20];
     yolo_det_make_anchors(2, h, w, strides, 0.5f, xy, st);
+    return yolo_det_anchor_count(2, h, w);
+}
+
+static void test_gradient(void) {
+    enum { B = 2, NC = 3, R = 16, C = 4 * R + NC };
+    float xy[2 * 20], st[20];
+    const int A = two_level_anchors(xy, st);
     size_t n = (size_t)B * C * A;
     float *head = malloc(n * sizeof(float)), *grad = malloc(n * sizeof(float));
     uint64_t rng = 1234;
@@ -182,11 +187,8 @@ static void test_gradient(void) {
  * images give bit-identical assignments, loss terms and gradients. */
 static void test_thread_counts(void) {
     enum { B = 5, NC = 3, R = 16, C = 4 * R + NC };
-    int h[2] = {4, 2}, w[2] = {4, 2};
-    float strides[2] = {8, 16};
-    const int A = yolo_det_anchor_count(2, h, w);
     float xy[2 * 20], st[20];
-    yolo_det_make_anchors(2, h, w, strides, 0.5f, xy, st);
+    const int A = two_level_anchors(xy, st);
     size_t n = (size_t)B * C * A;
     float *head = malloc(n * sizeof(float)), *grad[3] = {malloc(n * 4), malloc(n * 4), malloc(n * 4)};
     uint64_t rng = 99;
