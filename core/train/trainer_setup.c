@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "backend/backend.h"
 #include "train/trainer.h"
 
 /* Ultralytics' optimizer=auto, and the explicit choices that are built. */
