@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "backend/backend.h"
+#include "interop/pt_import.h"
 
 int64_t yolo_cfg_int(const yolo_config *cfg, const char *key, yolo_status *st) {
     int64_t v = 0;
@@ -129,7 +130,7 @@ yolo_status yolo_session_build_model(yolo_session *s, const char *model, yolo_mo
     if (!model) model = s->task->default_model;
     if (!model) return yolo_error(YOLO_ERR_CONFIG, "model: no model given and task '%s' has no default", s->task->name);
     snprintf(s->model_name, sizeof s->model_name, "%s", model);
-    if (is_file(model)) {
+    if (is_file(model) && !yolo_pt_is_path(model)) { /* a yaml's keys (a .pt has none to merge) */
         yolo_status st = yolo_config_merge_yaml_file(s->cfg, YOLO_CONFIG_LAYER_MODEL, model, YOLO_CONFIG_KNOWN_ONLY);
         if (st) return st;
     }

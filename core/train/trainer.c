@@ -41,6 +41,7 @@
 #include "cli/modes.h"
 #include "data/dataset.h"
 #include "data/loader.h"
+#include "interop/pt_import.h"
 #include "train/checkpoint.h"
 #include "dist/launch.h"
 #include "graph/collective.h"
@@ -408,6 +409,12 @@ static yolo_status setup(trainer *t, const yolo_mode_context *ctx) {
     yolo_status st = open_dist(t, ctx);
     if (st) return st;
     if (t->rank == 0) st = resume_path(ctx, ckpt_path, sizeof ckpt_path); /* the newest run is rank 0's */
+    if (!st && yolo_pt_is_path(ckpt_path))
+        st = yolo_error(YOLO_ERR_UNSUPPORTED,
+                        "resume from %s: an Ultralytics .pt is not resumed here (its optimizer moments, schedule "
+                        "position and data order are Ultralytics' and cannot be continued exactly); fine-tune from "
+                        "it instead: yolo train model=%s (without resume)",
+                        ckpt_path, ckpt_path);
     st = yolo_dist_agree(t->dist, st, "finding the checkpoint to resume");
     if (!st) st = yolo_ddp_share_string(t->dist, ckpt_path, sizeof ckpt_path, "broadcast(resume path)");
     if (!st && ckpt_path[0]) st = resume_config(t, ctx, ckpt_path);
