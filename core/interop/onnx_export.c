@@ -3,6 +3,7 @@
 #include "interop/onnx_export.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -278,7 +279,100 @@ static void reduce_sum(writer *w, const yolo_tensor *t, const char *x, const cha
     if (lead) reshape(w, tmp, t->ndim, t->shape, out);
 }
 
+/* The values of a constant: a persistent f32 tensor or a view of one
+ * (malloc'd, numel(t) floats); NULL if t is computed. */
+static bool is_constant(const yolo_tensor *t) {
+    if (t->op == YOLO_OP_VIEW && t->n_src == 1) t = t->src[0];
+    return t->kind == YOLO_TENSOR_PERSISTENT && t->dtype == YOLO_F32;
+}
+
+static float *constant_data(writer *w, const yolo_tensor *t) {
+    const yolo_tensor *src = t->op == YOLO_OP_VIEW && t->n_src == 1 ? t->src[0] : t;
+    int64_t n = yolo_tensor_numel(src), count = yolo_tensor_numel(t);
+    int64_t start = src == t ? 0 : (int64_t)(t->view_offset / sizeof(float));
+    float *data = malloc(sizeof(float) * (size_t)(n ? n : 1));
+    if (!data || start + count > n || yolo_tensor_download_f32(src, data, n)) {
+        free(data);
+        fail(w, data ? YOLO_ERR_BACKEND : YOLO_ERR_NOMEM, "cannot read constant '%s'", src->name);
+        return NULL;
+    }
+    if (start) memmove(data, data + start, sizeof(float) * (size_t)count);
+    return data;
+}
+
+/* A view of a constant (anchors, strides reshaped by the head) is itself a
+ * constant: folded here, since OpenCV's importer cannot reshape an
+ * initializer. */
+static bool fold_constant_view(writer *w, const yolo_tensor *t, int index) {
+    if (t->op != YOLO_OP_VIEW || !is_constant(t)) return false;
+    float *data = constant_data(w, t);
+    if (data)
+        initializer(w, result_name(w, t, index), ELEM_FLOAT, t->ndim, t->shape, data,
+                    sizeof(float) * (size_t)yolo_tensor_numel(t));
+    free(data);
+    return true;
+}
+
+/* An elementwise op's constant operand broadcast to the output's shape
+ * (for Mul, all but the batch dimension), as OpenCV 4.6's importer needs:
+ * it turns Mul by a constant into a scale layer that broadcasts over the
+ * batch alone, and Add/Sub by a constant broadcast nowhere. ONNX Runtime
+ * would not need this. */
+static const char *full_constant(writer *w, const yolo_tensor *c, const yolo_tensor *out, const char *name,
+                                 bool keep_batch) {
+    if (!is_constant(c) || c->ndim != out->ndim || c->ndim < 2) return name;
+    int64_t shape[YOLO_MAX_DIMS];
+    bool same = true;
+    for (int d = 0; d < out->ndim; d++) {
+        shape[d] = d == 0 && keep_batch ? c->shape[0] : out->shape[d];
+        same = same && shape[d] == c->shape[d];
+    }
+    if (same) return name;
+    float *data = constant_data(w, c);
+    int64_t n = 1;
+    for (int d = 0; d < out->ndim; d++) n *= shape[d];
+    float *full = data ? malloc(sizeof(float) * (size_t)(n ? n : 1)) : NULL;
+    if (data && !full) fail(w, YOLO_ERR_NOMEM, "out of memory");
+    static char buf[NAME_MAX_LEN];
+    buf[0] = '\0';
+    if (full) {
+        int64_t idx[YOLO_MAX_DIMS] = {0};
+        for (int64_t i = 0; i < n; i++) {
+            int64_t off = 0;
+            for (int d = 0; d < out->ndim; d++) off = off * c->shape[d] + (c->shape[d] == 1 ? 0 : idx[d]);
+            full[i] = data[off];
+            for (int d = out->ndim - 1; d >= 0; d--) {
+                if (++idx[d] < shape[d]) break;
+                idx[d] = 0;
+            }
+        }
+        const_f32(w, full, out->ndim, shape, buf, sizeof buf);
+    }
+    free(full);
+    free(data);
+    return buf[0] ? buf : name;
+}
+
+/* global_avgpool's (sum over H, W) * 1/(H*W): x, when t is that scale. */
+static const yolo_tensor *global_pool_input(const yolo_tensor *t) {
+    if (t->op != YOLO_OP_SCALE || t->src[0]->op != YOLO_OP_SUM_TO) return NULL;
+    const yolo_tensor *x = t->src[0]->src[0];
+    if (x->ndim != 4 || t->ndim != 4 || t->shape[0] != x->shape[0] || t->shape[1] != x->shape[1] || t->shape[2] != 1 ||
+        t->shape[3] != 1)
+        return NULL;
+    return fabs((double)t->fparams[0] * (double)(x->shape[2] * x->shape[3]) - 1.0) < 1e-6 ? x : NULL;
+}
+
 static void emit_node(writer *w, const yolo_tensor *t, int index) {
+    if (fold_constant_view(w, t, index)) return;
+    const yolo_tensor *pooled = global_pool_input(t);
+    if (pooled) { /* as Ultralytics' AdaptiveAvgPool2d(1) exports (OpenCV 4.6 has no opset-13 ReduceSum) */
+        const char *x = input_name(w, pooled);
+        char out[NAME_MAX_LEN];
+        snprintf(out, sizeof out, "%s", result_name(w, t, index));
+        node(w, "GlobalAveragePool", &x, 1, out, NULL);
+        return;
+    }
     const char *in[5] = {0};
     for (int i = 0; i < t->n_src && i < 5; i++) in[i] = input_name(w, t->src[i]);
     if (w->st) return;
@@ -319,9 +413,17 @@ static void emit_node(writer *w, const yolo_tensor *t, int index) {
     }
     case YOLO_OP_RELU: node(w, "Relu", in, 1, out, NULL); return;
     case YOLO_OP_SIGMOID: node(w, "Sigmoid", in, 1, out, NULL); return;
-    case YOLO_OP_ADD: node(w, "Add", in, 2, out, NULL); return;
-    case YOLO_OP_SUB: node(w, "Sub", in, 2, out, NULL); return;
-    case YOLO_OP_MUL: node(w, "Mul", in, 2, out, NULL); return;
+    case YOLO_OP_ADD:
+    case YOLO_OP_SUB:
+    case YOLO_OP_MUL: {
+        char a0[NAME_MAX_LEN], a1[NAME_MAX_LEN];
+        bool mul = t->op == YOLO_OP_MUL;
+        snprintf(a0, sizeof a0, "%s", full_constant(w, t->src[0], t, in[0], mul));
+        snprintf(a1, sizeof a1, "%s", full_constant(w, t->src[1], t, in[1], mul));
+        const char *ab[2] = {a0, a1};
+        node(w, t->op == YOLO_OP_ADD ? "Add" : t->op == YOLO_OP_SUB ? "Sub" : "Mul", ab, 2, out, NULL);
+        return;
+    }
     case YOLO_OP_CAST:
         if (t->dtype != YOLO_F32 || t->src[0]->dtype != YOLO_F32) {
             fail(w, YOLO_ERR_UNSUPPORTED, "a %s -> %s cast has no ONNX form here", yolo_dtype_name(t->src[0]->dtype),
@@ -425,7 +527,9 @@ static void value_info(pb_buf *graph, int field, const char *name, const yolo_te
 static void mark_needed(const yolo_graph *g, const yolo_tensor *t, bool *needed) {
     if (!t || t->graph != g || needed[t->index]) return;
     needed[t->index] = true;
-    for (int i = 0; i < t->n_src; i++) mark_needed(g, t->src[i], needed);
+    const yolo_tensor *pooled = global_pool_input(t);
+    if (pooled) mark_needed(g, pooled, needed);
+    for (int i = 0; !pooled && i < t->n_src; i++) mark_needed(g, t->src[i], needed);
 }
 
 /* The head's outputs to export (see onnx_export.h). */

@@ -135,7 +135,7 @@ void yolo_pt_count_as_ultralytics(const yolo_ckpt *ck, const yolo_model *model, 
         size_t n = strlen(name);
         if (n < sizeof suffix || strcmp(name + n - (sizeof suffix - 1), suffix)) continue;
         (*total)++;
-        const yolo_st_tensor *src = blob ? yolo_st_find(blob, name) : NULL;
-        if (src && src->ndim == 1 && src->shape[0] == t->shape[0]) (*transferred)++;
+        /* a scalar, so it transfers whenever the .pt has that batch norm, whatever its width */
+        if (blob && yolo_st_find(blob, name)) (*transferred)++;
     }
 }

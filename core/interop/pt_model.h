@@ -30,8 +30,9 @@ yolo_status yolo_pt_ckpt_parts(const void *data, size_t size, const char *name, 
 /* Ultralytics counts a fine-tune's "Transferred N/M items" over whole state
  * dicts, num_batches_tracked included: for a checkpoint made from a .pt
  * this adds one item per batch norm of `model` to *total, and to
- * *transferred when the .pt had that batch norm's running_var in the same
- * shape. A no-op for other checkpoints. */
+ * *transferred when the .pt has a batch norm of that name (the scalar
+ * matches whatever the channel count: yolov8n.pt onto 3 classes gives
+ * Ultralytics' familiar 319/355). A no-op for other checkpoints. */
 struct yolo_ckpt;
 void yolo_pt_count_as_ultralytics(const struct yolo_ckpt *ck, const yolo_model *model, size_t *transferred,
                                   size_t *total);
