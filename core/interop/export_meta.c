@@ -2,74 +2,44 @@
  * values as Python's str() gives them, so Ultralytics' AutoBackend and
  * anything reading its exports parse them (names as a dict literal). */
 #include "interop/export_meta.h"
+#include "interop/strbuf.h"
 
 #include <ctype.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-static void append(char **buf, size_t *len, size_t *cap, bool *oom, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-static void append(char **buf, size_t *len, size_t *cap, bool *oom, const char *fmt, ...) {
-    if (*oom) return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(*buf ? *buf + *len : NULL, *buf ? *cap - *len : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            *oom = true;
-            return;
-        }
-        if (*buf && *len + (size_t)n < *cap) {
-            *len += (size_t)n;
-            return;
-        }
-        size_t c = *cap * 2 + (size_t)n + 64;
-        char *b = realloc(*buf, c);
-        if (!b) {
-            *oom = true;
-            return;
-        }
-        *buf = b;
-        *cap = c;
-    }
-}
-
 /* Python's repr() of a str: single quotes unless the text has a ' and no ". */
-static void py_repr(char **buf, size_t *len, size_t *cap, bool *oom, const char *s) {
+static void py_repr(strbuf *b, const char *s) {
     char q = strchr(s, '\'') && !strchr(s, '"') ? '"' : '\'';
-    append(buf, len, cap, oom, "%c", q);
+    strbuf_printf(b, "%c", q);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == q || *p == '\\') append(buf, len, cap, oom, "\\%c", *p);
-        else if (*p == '\n') append(buf, len, cap, oom, "\\n");
-        else if (*p == '\t') append(buf, len, cap, oom, "\\t");
-        else if (*p == '\r') append(buf, len, cap, oom, "\\r");
-        else if (*p < 0x20 || *p == 0x7f) append(buf, len, cap, oom, "\\x%02x", *p);
-        else append(buf, len, cap, oom, "%c", *p);
+        if (*p == q || *p == '\\') strbuf_printf(b, "\\%c", *p);
+        else if (*p == '\n') strbuf_printf(b, "\\n");
+        else if (*p == '\t') strbuf_printf(b, "\\t");
+        else if (*p == '\r') strbuf_printf(b, "\\r");
+        else if (*p < 0x20 || *p == 0x7f) strbuf_printf(b, "\\x%02x", *p);
+        else strbuf_printf(b, "%c", *p);
     }
-    append(buf, len, cap, oom, "%c", q);
+    strbuf_printf(b, "%c", q);
 }
 
 char *yolo_export_names_repr(const char *const *names, int nc) {
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    bool oom = false;
-    append(&buf, &len, &cap, &oom, "{");
+    strbuf b = {0};
+    strbuf_printf(&b, "{");
     for (int i = 0; i < nc; i++) {
-        append(&buf, &len, &cap, &oom, "%s%d: ", i ? ", " : "", i);
+        strbuf_printf(&b, "%s%d: ", i ? ", " : "", i);
         char fallback[32];
         snprintf(fallback, sizeof fallback, "class%d", i);
-        py_repr(&buf, &len, &cap, &oom, names && names[i] ? names[i] : fallback);
+        py_repr(&b, names && names[i] ? names[i] : fallback);
     }
-    append(&buf, &len, &cap, &oom, "}");
-    if (oom) {
-        free(buf);
+    strbuf_printf(&b, "}");
+    if (b.oom) {
+        free(b.text);
         return NULL;
     }
-    return buf;
+    return b.text;
 }
 
 /* "yolov8n-seg.yaml" -> "YOLOv8n-seg", as Ultralytics' pretty_name. */

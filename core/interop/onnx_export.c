@@ -587,7 +587,7 @@ yolo_status yolo_onnx_export(yolo_model *model, const yolo_onnx_options *opt, co
     }
     value_info(&w.graph, GRAPH_INPUT, "images", images);
     for (int i = 0; i < w.n_outputs; i++) {
-        char name[16];
+        char name[32];
         snprintf(name, sizeof name, "output%d", i);
         value_info(&w.graph, GRAPH_OUTPUT, name, w.outputs[i]);
     }

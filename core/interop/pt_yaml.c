@@ -3,47 +3,14 @@
  * bools, names such as Conv, nc or nn.Upsample), so the ordinary model
  * builder reads the architecture exactly as from the original file. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "interop/pt_internal.h"
+#include "interop/strbuf.h"
 
 #define MAX_NEST 8
-
-typedef struct out_buf {
-    char *text;
-    size_t len, cap;
-    bool oom;
-} out_buf;
-
-static void put(out_buf *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(out_buf *o, const char *fmt, ...) {
-    if (o->oom) return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(o->text ? o->text + o->len : NULL, o->text ? o->cap - o->len : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            o->oom = true;
-            return;
-        }
-        if (o->text && o->len + (size_t)n < o->cap) {
-            o->len += (size_t)n;
-            return;
-        }
-        size_t cap = (o->cap ? o->cap * 2 : 4096) + (size_t)n;
-        char *t = realloc(o->text, cap);
-        if (!t) {
-            o->oom = true;
-            return;
-        }
-        o->text = t;
-        o->cap = cap;
-    }
-}
 
 /* A string as a plain scalar when it is a name-like token, else quoted. */
 static bool plain_safe(const char *s, size_t len) {
@@ -56,58 +23,58 @@ static bool plain_safe(const char *s, size_t len) {
     return true;
 }
 
-static yolo_status emit(out_buf *o, const yolo_pk_value *v, int depth, const char *what) {
+static yolo_status emit(strbuf *o, const yolo_pk_value *v, int depth, const char *what) {
     if (depth > MAX_NEST) return yolo_error(YOLO_ERR_FORMAT, "%s: the model yaml nests deeper than %d", what, MAX_NEST);
     char buf[96];
     switch (v->kind) {
-    case YOLO_PK_NONE: put(o, "null"); return YOLO_OK;
-    case YOLO_PK_BOOL: put(o, v->b ? "true" : "false"); return YOLO_OK;
-    case YOLO_PK_INT: put(o, "%lld", (long long)v->i); return YOLO_OK;
+    case YOLO_PK_NONE: strbuf_printf(o, "null"); return YOLO_OK;
+    case YOLO_PK_BOOL: strbuf_printf(o, v->b ? "true" : "false"); return YOLO_OK;
+    case YOLO_PK_INT: strbuf_printf(o, "%lld", (long long)v->i); return YOLO_OK;
     case YOLO_PK_FLOAT: {
         if (!isfinite(v->f)) return yolo_error(YOLO_ERR_FORMAT, "%s: the model yaml holds a non-finite number", what);
         char num[40];
         snprintf(num, sizeof num, "%.15g", v->f);
         if (strtod(num, NULL) != v->f) snprintf(num, sizeof num, "%.17g", v->f);
-        put(o, "%s%s", num, strpbrk(num, ".eE") ? "" : ".0");
+        strbuf_printf(o, "%s%s", num, strpbrk(num, ".eE") ? "" : ".0");
         return YOLO_OK;
     }
     case YOLO_PK_STR:
         if (plain_safe(v->s, v->len)) {
-            put(o, "%s", v->s);
+            strbuf_printf(o, "%s", v->s);
         } else {
-            put(o, "\"");
+            strbuf_printf(o, "\"");
             for (size_t i = 0; i < v->len; i++) {
                 unsigned char c = (unsigned char)v->s[i];
-                if (c == '"' || c == '\\') put(o, "\\%c", c);
-                else if (c < 0x20) put(o, "\\x%02x", c);
-                else put(o, "%c", c);
+                if (c == '"' || c == '\\') strbuf_printf(o, "\\%c", c);
+                else if (c < 0x20) strbuf_printf(o, "\\x%02x", c);
+                else strbuf_printf(o, "%c", c);
             }
-            put(o, "\"");
+            strbuf_printf(o, "\"");
         }
         return YOLO_OK;
     case YOLO_PK_LIST:
     case YOLO_PK_TUPLE:
-        put(o, "[");
+        strbuf_printf(o, "[");
         for (size_t i = 0; i < v->n; i++) {
-            if (i) put(o, ", ");
+            if (i) strbuf_printf(o, ", ");
             yolo_status st = emit(o, v->items[i], depth + 1, what);
             if (st) return st;
         }
-        put(o, "]");
+        strbuf_printf(o, "]");
         return YOLO_OK;
     case YOLO_PK_DICT:
-        put(o, "{");
+        strbuf_printf(o, "{");
         for (size_t i = 0; i + 1 < v->n; i += 2) {
-            if (i) put(o, ", ");
+            if (i) strbuf_printf(o, ", ");
             if (v->items[i]->kind != YOLO_PK_STR && v->items[i]->kind != YOLO_PK_INT)
                 return yolo_error(YOLO_ERR_FORMAT, "%s: the model yaml has a key that is %s", what,
                                   yolo_pk_describe(v->items[i], buf, sizeof buf));
             yolo_status st = emit(o, v->items[i], depth + 1, what);
-            if (!st) put(o, ": ");
+            if (!st) strbuf_printf(o, ": ");
             if (!st) st = emit(o, v->items[i + 1], depth + 1, what);
             if (st) return st;
         }
-        put(o, "}");
+        strbuf_printf(o, "}");
         return YOLO_OK;
     default:
         return yolo_error(YOLO_ERR_FORMAT, "%s: the model yaml holds %s, not a yaml value", what,
@@ -122,7 +89,7 @@ yolo_status yolo_pt_yaml_text(const yolo_pk_value *yaml, const char *what, char 
     if (!yaml || yaml->kind != YOLO_PK_DICT)
         return yolo_error(YOLO_ERR_FORMAT, "%s: the model's `yaml` is %s, not the model yaml dict", what,
                           yolo_pk_describe(yaml, buf, sizeof buf));
-    out_buf o = {0};
+    strbuf o = {0};
     yolo_status st = YOLO_OK;
     /* one top-level key per line, so messages point at a line */
     for (size_t i = 0; !st && i + 1 < yaml->n; i += 2) {
@@ -133,9 +100,9 @@ yolo_status yolo_pt_yaml_text(const yolo_pk_value *yaml, const char *what, char 
             break;
         }
         if (!plain_safe(k->s, k->len)) continue; /* not a key the builder reads */
-        put(&o, "%s: ", k->s);
+        strbuf_printf(&o, "%s: ", k->s);
         st = emit(&o, yaml->items[i + 1], 0, what);
-        put(&o, "\n");
+        strbuf_printf(&o, "\n");
     }
     if (!st && o.oom) st = yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", what);
     if (st) {
