@@ -318,23 +318,22 @@ static bool fold_constant_view(writer *w, const yolo_tensor *t, int index) {
  * it turns Mul by a constant into a scale layer that broadcasts over the
  * batch alone, and Add/Sub by a constant broadcast nowhere. ONNX Runtime
  * would not need this. */
-static const char *full_constant(writer *w, const yolo_tensor *c, const yolo_tensor *out, const char *name,
-                                 bool keep_batch) {
-    if (!is_constant(c) || c->ndim != out->ndim || c->ndim < 2) return name;
+static void full_constant(writer *w, const yolo_tensor *c, const yolo_tensor *out, const char *name, bool keep_batch,
+                          char *buf, size_t size) {
+    snprintf(buf, size, "%s", name);
+    if (!is_constant(c) || c->ndim != out->ndim || c->ndim < 2) return;
     int64_t shape[YOLO_MAX_DIMS];
     bool same = true;
     for (int d = 0; d < out->ndim; d++) {
         shape[d] = d == 0 && keep_batch ? c->shape[0] : out->shape[d];
         same = same && shape[d] == c->shape[d];
     }
-    if (same) return name;
+    if (same) return;
     float *data = constant_data(w, c);
     int64_t n = 1;
     for (int d = 0; d < out->ndim; d++) n *= shape[d];
     float *full = data ? malloc(sizeof(float) * (size_t)(n ? n : 1)) : NULL;
     if (data && !full) fail(w, YOLO_ERR_NOMEM, "out of memory");
-    static char buf[NAME_MAX_LEN];
-    buf[0] = '\0';
     if (full) {
         int64_t idx[YOLO_MAX_DIMS] = {0};
         for (int64_t i = 0; i < n; i++) {
@@ -346,11 +345,10 @@ static const char *full_constant(writer *w, const yolo_tensor *c, const yolo_ten
                 idx[d] = 0;
             }
         }
-        const_f32(w, full, out->ndim, shape, buf, sizeof buf);
+        const_f32(w, full, out->ndim, shape, buf, size);
     }
     free(full);
     free(data);
-    return buf[0] ? buf : name;
 }
 
 /* global_avgpool's (sum over H, W) * 1/(H*W): x, when t is that scale. */
@@ -418,8 +416,8 @@ static void emit_node(writer *w, const yolo_tensor *t, int index) {
     case YOLO_OP_MUL: {
         char a0[NAME_MAX_LEN], a1[NAME_MAX_LEN];
         bool mul = t->op == YOLO_OP_MUL;
-        snprintf(a0, sizeof a0, "%s", full_constant(w, t->src[0], t, in[0], mul));
-        snprintf(a1, sizeof a1, "%s", full_constant(w, t->src[1], t, in[1], mul));
+        full_constant(w, t->src[0], t, in[0], mul, a0, sizeof a0);
+        full_constant(w, t->src[1], t, in[1], mul, a1, sizeof a1);
         const char *ab[2] = {a0, a1};
         node(w, t->op == YOLO_OP_ADD ? "Add" : t->op == YOLO_OP_SUB ? "Sub" : "Mul", ab, 2, out, NULL);
         return;

@@ -76,9 +76,3 @@ void pb_append(pb_buf *b, pb_buf *src) {
     put_raw(b, src->data, src->len);
     pb_free(src);
 }
-
-void pb_packed_int64_field(pb_buf *b, int field, const int64_t *v, size_t n) {
-    pb_buf packed = {0};
-    for (size_t i = 0; i < n; i++) put_varint(&packed, (uint64_t)v[i]);
-    pb_message_field(b, field, &packed);
-}

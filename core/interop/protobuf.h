@@ -31,7 +31,5 @@ void pb_string_field(pb_buf *b, int field, const char *s);
 void pb_message_field(pb_buf *b, int field, pb_buf *msg);
 /* Appends src's bytes (already encoded fields) and frees src. */
 void pb_append(pb_buf *b, pb_buf *src);
-/* A packed repeated int64 field. */
-void pb_packed_int64_field(pb_buf *b, int field, const int64_t *v, size_t n);
 
 #endif
