@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "graph/graph_internal.h"
+#include "graph/node.h"
 #include "interop/protobuf.h"
 
 /* onnx.proto field numbers */
@@ -210,12 +211,12 @@ static void slice(writer *w, const char *x, int64_t axis, int64_t start, int64_t
 }
 
 static void conv(writer *w, const yolo_tensor *t, const char *const *in, int n_in, const char *out, bool transpose) {
-    const yolo_tensor *wt = t->src[1];
+    const yolo_tensor *wt = t->node->src[1];
     pb_buf a = {0};
-    int64_t k[2] = {wt->shape[2], wt->shape[3]}, s[2] = {t->iparams[0], t->iparams[1]};
-    int64_t p[4] = {t->iparams[2], t->iparams[3], t->iparams[2], t->iparams[3]}, d[2] = {t->iparams[4], t->iparams[5]};
+    int64_t k[2] = {wt->shape[2], wt->shape[3]}, s[2] = {t->node->iparams[0], t->node->iparams[1]};
+    int64_t p[4] = {t->node->iparams[2], t->node->iparams[3], t->node->iparams[2], t->node->iparams[3]}, d[2] = {t->node->iparams[4], t->node->iparams[5]};
     attr_ints(&a, "dilations", d, 2);
-    attr_int(&a, "group", t->iparams[6]);
+    attr_int(&a, "group", t->node->iparams[6]);
     attr_ints(&a, "kernel_shape", k, 2);
     attr_ints(&a, "pads", p, 4);
     attr_ints(&a, "strides", s, 2);
@@ -225,7 +226,7 @@ static void conv(writer *w, const yolo_tensor *t, const char *const *in, int n_i
 /* Softmax along `axis`: before opset 13 Softmax flattens the dims from
  * axis on, so a non-last axis goes through a transpose to the end. */
 static void softmax(writer *w, const yolo_tensor *t, const char *x, const char *out, int index) {
-    int axis = t->iparams[0], nd = t->ndim;
+    int axis = t->node->iparams[0], nd = t->ndim;
     pb_buf a = {0};
     if (w->opset >= 13 || axis == nd - 1) {
         attr_int(&a, "axis", axis);
@@ -255,7 +256,7 @@ static void softmax(writer *w, const yolo_tensor *t, const char *x, const char *
 }
 
 static void reduce_sum(writer *w, const yolo_tensor *t, const char *x, const char *out, int index) {
-    const yolo_tensor *src = t->src[0];
+    const yolo_tensor *src = t->node->src[0];
     int64_t axes[YOLO_MAX_DIMS];
     int n = 0, lead = src->ndim - t->ndim;
     for (int i = 0; i < src->ndim; i++) {
@@ -282,14 +283,14 @@ static void reduce_sum(writer *w, const yolo_tensor *t, const char *x, const cha
 /* The values of a constant: a persistent f32 tensor or a view of one
  * (malloc'd, numel(t) floats); NULL if t is computed. */
 static bool is_constant(const yolo_tensor *t) {
-    if (t->op == YOLO_OP_VIEW && t->n_src == 1) t = t->src[0];
+    if (t->node->op == YOLO_OP_VIEW && t->node->n_src == 1) t = t->node->src[0];
     return t->kind == YOLO_TENSOR_PERSISTENT && t->dtype == YOLO_F32;
 }
 
 static float *constant_data(writer *w, const yolo_tensor *t) {
-    const yolo_tensor *src = t->op == YOLO_OP_VIEW && t->n_src == 1 ? t->src[0] : t;
+    const yolo_tensor *src = t->node->op == YOLO_OP_VIEW && t->node->n_src == 1 ? t->node->src[0] : t;
     int64_t n = yolo_tensor_numel(src), count = yolo_tensor_numel(t);
-    int64_t start = src == t ? 0 : (int64_t)(t->view_offset / sizeof(float));
+    int64_t start = src == t ? 0 : (int64_t)(t->node->view_offset / sizeof(float));
     float *data = malloc(sizeof(float) * (size_t)(n ? n : 1));
     if (!data || start + count > n || yolo_tensor_download_f32(src, data, n)) {
         free(data);
@@ -304,7 +305,7 @@ static float *constant_data(writer *w, const yolo_tensor *t) {
  * constant: folded here, since OpenCV's importer cannot reshape an
  * initializer. */
 static bool fold_constant_view(writer *w, const yolo_tensor *t, int index) {
-    if (t->op != YOLO_OP_VIEW || !is_constant(t)) return false;
+    if (t->node->op != YOLO_OP_VIEW || !is_constant(t)) return false;
     float *data = constant_data(w, t);
     if (data)
         initializer(w, result_name(w, t, index), ELEM_FLOAT, t->ndim, t->shape, data,
@@ -353,12 +354,12 @@ static void full_constant(writer *w, const yolo_tensor *c, const yolo_tensor *ou
 
 /* global_avgpool's (sum over H, W) * 1/(H*W): x, when t is that scale. */
 static const yolo_tensor *global_pool_input(const yolo_tensor *t) {
-    if (t->op != YOLO_OP_SCALE || t->src[0]->op != YOLO_OP_SUM_TO) return NULL;
-    const yolo_tensor *x = t->src[0]->src[0];
+    if (t->node->op != YOLO_OP_SCALE || t->node->src[0]->node->op != YOLO_OP_SUM_TO) return NULL;
+    const yolo_tensor *x = t->node->src[0]->node->src[0];
     if (x->ndim != 4 || t->ndim != 4 || t->shape[0] != x->shape[0] || t->shape[1] != x->shape[1] || t->shape[2] != 1 ||
         t->shape[3] != 1)
         return NULL;
-    return fabs((double)t->fparams[0] * (double)(x->shape[2] * x->shape[3]) - 1.0) < 1e-6 ? x : NULL;
+    return fabs((double)t->node->fparams[0] * (double)(x->shape[2] * x->shape[3]) - 1.0) < 1e-6 ? x : NULL;
 }
 
 static void emit_node(writer *w, const yolo_tensor *t, int index) {
@@ -372,20 +373,20 @@ static void emit_node(writer *w, const yolo_tensor *t, int index) {
         return;
     }
     const char *in[5] = {0};
-    for (int i = 0; i < t->n_src && i < 5; i++) in[i] = input_name(w, t->src[i]);
+    for (int i = 0; i < t->node->n_src && i < 5; i++) in[i] = input_name(w, t->node->src[i]);
     if (w->st) return;
     char out_buf[NAME_MAX_LEN];
     snprintf(out_buf, sizeof out_buf, "%s", result_name(w, t, index));
     const char *out = out_buf;
     char c[NAME_MAX_LEN], tmp[NAME_MAX_LEN], tmp2[NAME_MAX_LEN];
     pb_buf a = {0};
-    switch (t->op) {
+    switch (t->node->op) {
     case YOLO_OP_VIEW: {
         size_t es = yolo_dtype_size(t->dtype);
-        if (t->view_offset == 0 && yolo_tensor_numel(t) == yolo_tensor_numel(t->src[0])) {
+        if (t->node->view_offset == 0 && yolo_tensor_numel(t) == yolo_tensor_numel(t->node->src[0])) {
             reshape(w, in[0], t->ndim, t->shape, out);
         } else { /* a window of the flat storage */
-            int64_t flat = -1, start = (int64_t)(t->view_offset / es);
+            int64_t flat = -1, start = (int64_t)(t->node->view_offset / es);
             snprintf(tmp, sizeof tmp, "/t%d_flat", index);
             snprintf(tmp2, sizeof tmp2, "/t%d_window", index);
             reshape(w, in[0], 1, &flat, tmp);
@@ -394,11 +395,11 @@ static void emit_node(writer *w, const yolo_tensor *t, int index) {
         }
         return;
     }
-    case YOLO_OP_CONV2D: conv(w, t, in, t->n_src, out, false); return;
-    case YOLO_OP_CONV_TRANSPOSE2D: conv(w, t, in, t->n_src, out, true); return;
+    case YOLO_OP_CONV2D: conv(w, t, in, t->node->n_src, out, false); return;
+    case YOLO_OP_CONV_TRANSPOSE2D: conv(w, t, in, t->node->n_src, out, true); return;
     case YOLO_OP_BN_APPLY: { /* x, mean, var, gamma, beta -> X, scale, B, mean, var */
         const char *bn[5] = {in[0], in[3], in[4], in[1], in[2]};
-        attr_float(&a, "epsilon", t->fparams[0]);
+        attr_float(&a, "epsilon", t->node->fparams[0]);
         node(w, "BatchNormalization", bn, 5, out, &a);
         return;
     }
@@ -415,23 +416,23 @@ static void emit_node(writer *w, const yolo_tensor *t, int index) {
     case YOLO_OP_SUB:
     case YOLO_OP_MUL: {
         char a0[NAME_MAX_LEN], a1[NAME_MAX_LEN];
-        bool mul = t->op == YOLO_OP_MUL;
-        full_constant(w, t->src[0], t, in[0], mul, a0, sizeof a0);
-        full_constant(w, t->src[1], t, in[1], mul, a1, sizeof a1);
+        bool mul = t->node->op == YOLO_OP_MUL;
+        full_constant(w, t->node->src[0], t, in[0], mul, a0, sizeof a0);
+        full_constant(w, t->node->src[1], t, in[1], mul, a1, sizeof a1);
         const char *ab[2] = {a0, a1};
-        node(w, t->op == YOLO_OP_ADD ? "Add" : t->op == YOLO_OP_SUB ? "Sub" : "Mul", ab, 2, out, NULL);
+        node(w, t->node->op == YOLO_OP_ADD ? "Add" : t->node->op == YOLO_OP_SUB ? "Sub" : "Mul", ab, 2, out, NULL);
         return;
     }
     case YOLO_OP_CAST:
-        if (t->dtype != YOLO_F32 || t->src[0]->dtype != YOLO_F32) {
-            fail(w, YOLO_ERR_UNSUPPORTED, "a %s -> %s cast has no ONNX form here", yolo_dtype_name(t->src[0]->dtype),
+        if (t->dtype != YOLO_F32 || t->node->src[0]->dtype != YOLO_F32) {
+            fail(w, YOLO_ERR_UNSUPPORTED, "a %s -> %s cast has no ONNX form here", yolo_dtype_name(t->node->src[0]->dtype),
                  yolo_dtype_name(t->dtype));
             return;
         }
         __attribute__((fallthrough)); /* an f32 cast is a scale */
     case YOLO_OP_SCALE: {
         int64_t one = 1;
-        const_f32(w, &t->fparams[0], 1, &one, c, sizeof c);
+        const_f32(w, &t->node->fparams[0], 1, &one, c, sizeof c);
         const char *mul[2] = {in[0], c};
         node(w, "Mul", mul, 2, out, NULL);
         return;
@@ -443,26 +444,26 @@ static void emit_node(writer *w, const yolo_tensor *t, int index) {
             fail(w, YOLO_ERR_NOMEM, "out of memory");
             return;
         }
-        for (int64_t i = 0; i < n; i++) v[i] = t->fparams[0];
+        for (int64_t i = 0; i < n; i++) v[i] = t->node->fparams[0];
         const_f32(w, v, t->ndim, t->shape, c, sizeof c);
         free(v);
         node(w, "Identity", (const char *const[]){c}, 1, out, NULL);
         return;
     }
     case YOLO_OP_CONCAT: {
-        const char **names = malloc(sizeof *names * (size_t)t->n_src);
+        const char **names = malloc(sizeof *names * (size_t)t->node->n_src);
         if (!names) {
             fail(w, YOLO_ERR_NOMEM, "out of memory");
             return;
         }
-        for (int i = 0; i < t->n_src; i++) names[i] = input_name(w, t->src[i]);
-        attr_int(&a, "axis", t->iparams[0]);
-        node(w, "Concat", names, t->n_src, out, &a);
+        for (int i = 0; i < t->node->n_src; i++) names[i] = input_name(w, t->node->src[i]);
+        attr_int(&a, "axis", t->node->iparams[0]);
+        node(w, "Concat", names, t->node->n_src, out, &a);
         free(names);
         return;
     }
     case YOLO_OP_SLICE:
-        slice(w, in[0], t->iparams[0], t->iparams[1], t->iparams[1] + t->shape[t->iparams[0]], out);
+        slice(w, in[0], t->node->iparams[0], t->node->iparams[1], t->node->iparams[1] + t->shape[t->node->iparams[0]], out);
         return;
     case YOLO_OP_BROADCAST_TO: {
         const_i64(w, t->shape, t->ndim, c, sizeof c);
@@ -473,7 +474,7 @@ static void emit_node(writer *w, const yolo_tensor *t, int index) {
     case YOLO_OP_SUM_TO: reduce_sum(w, t, in[0], out, index); return;
     case YOLO_OP_UPSAMPLE_NEAREST: {
         int64_t zero = 0, four = 4;
-        float scales[4] = {1, 1, (float)t->iparams[0], (float)t->iparams[0]};
+        float scales[4] = {1, 1, (float)t->node->iparams[0], (float)t->node->iparams[0]};
         const_f32(w, NULL, 1, &zero, tmp, sizeof tmp); /* roi: empty */
         const_f32(w, scales, 1, &four, c, sizeof c);
         const char *rs[3] = {in[0], tmp, c};
@@ -484,8 +485,8 @@ static void emit_node(writer *w, const yolo_tensor *t, int index) {
         return;
     }
     case YOLO_OP_MAXPOOL2D: {
-        int64_t k[2] = {t->iparams[0], t->iparams[0]}, s[2] = {t->iparams[1], t->iparams[1]};
-        int64_t p[4] = {t->iparams[2], t->iparams[2], t->iparams[2], t->iparams[2]};
+        int64_t k[2] = {t->node->iparams[0], t->node->iparams[0]}, s[2] = {t->node->iparams[1], t->node->iparams[1]};
+        int64_t p[4] = {t->node->iparams[2], t->node->iparams[2], t->node->iparams[2], t->node->iparams[2]};
         attr_ints(&a, "kernel_shape", k, 2);
         attr_ints(&a, "pads", p, 4);
         attr_ints(&a, "strides", s, 2);
@@ -493,13 +494,13 @@ static void emit_node(writer *w, const yolo_tensor *t, int index) {
         return;
     }
     case YOLO_OP_MATMUL:
-        attr_int(&a, "transA", t->iparams[0]);
-        attr_int(&a, "transB", t->iparams[1]);
+        attr_int(&a, "transA", t->node->iparams[0]);
+        attr_int(&a, "transB", t->node->iparams[1]);
         node(w, "Gemm", in, 2, out, &a);
         return;
     case YOLO_OP_SOFTMAX: softmax(w, t, in[0], out, index); return;
     default:
-        fail(w, YOLO_ERR_UNSUPPORTED, "op %s (node %d, '%s') has no ONNX form here", yolo_op_name(t->op), index,
+        fail(w, YOLO_ERR_UNSUPPORTED, "op %s (node %d, '%s') has no ONNX form here", yolo_op_name(t->node->op), index,
              t->name);
     }
 }
@@ -523,11 +524,11 @@ static void value_info(pb_buf *graph, int field, const char *name, const yolo_te
 
 /* Marks every node the outputs depend on. */
 static void mark_needed(const yolo_graph *g, const yolo_tensor *t, bool *needed) {
-    if (!t || t->graph != g || needed[t->index]) return;
-    needed[t->index] = true;
+    if (!t || t->graph != g || needed[t->node->index]) return;
+    needed[t->node->index] = true;
     const yolo_tensor *pooled = global_pool_input(t);
     if (pooled) mark_needed(g, pooled, needed);
-    for (int i = 0; !pooled && i < t->n_src; i++) mark_needed(g, t->src[i], needed);
+    for (int i = 0; !pooled && i < t->node->n_src; i++) mark_needed(g, t->node->src[i], needed);
 }
 
 /* The head's outputs to export (see onnx_export.h). */
