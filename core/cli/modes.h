@@ -1,6 +1,5 @@
-/* The mode functions the CLI dispatches to, each defined in the area that
- * implements it (core/train/ for train, core/nn/ for info, ...); see
- * yolo_mode_context in cli/cli.h. */
+/* The mode functions the CLI dispatches to, defined in core/modes/ (train,
+ * val, predict, info); see yolo_mode_context in cli/cli.h. */
 #ifndef YOLO_CLI_MODES_H
 #define YOLO_CLI_MODES_H
 
@@ -13,7 +12,7 @@ yolo_status yolo_mode_info(const yolo_mode_context *ctx);
 yolo_status yolo_mode_export(const yolo_mode_context *ctx); /* core/interop/mode_export.c */
 
 /* The ranks `train` runs on: world= / device= of the command line, else,
- * when resuming, the world the checkpoint's run had (core/train/trainer.c). */
+ * when resuming, the world the checkpoint's run had (core/train/resume.c). */
 yolo_status yolo_train_launch_world(const yolo_mode_context *ctx, int *world);
 
 #endif

@@ -24,9 +24,24 @@
 #include "interop/export_meta.h"
 #include "interop/onnx_export.h"
 #include "interop/safetensors_export.h"
+#include "modes/load_model.h"
 #include "train/session.h"
 
-yolo_status yolo_session_load_model(yolo_session *s); /* core/train/mode_val.c */
+/* The export keys are read here alone (settings_table.c: CORE rows). */
+static bool cfg_bool(const yolo_config *cfg, const char *key, yolo_status *st) {
+    bool v = false;
+    yolo_status s = yolo_config_get_bool(cfg, key, &v);
+    if (s && !*st) *st = s;
+    return v;
+}
+
+static const char *cfg_string(const yolo_config *cfg, const char *key, yolo_status *st) {
+    const char *v = NULL;
+    if (yolo_config_is_null(cfg, key)) return NULL;
+    yolo_status s = yolo_config_get_string(cfg, key, &v);
+    if (s && !*st) *st = s;
+    return v;
+}
 
 /* The output path: the model's path with the extension replaced. */
 static void output_path(const char *model, const char *ext, bool is_yaml, char *out, size_t size) {
@@ -59,7 +74,7 @@ static yolo_status refuse_unbuilt(const yolo_config *cfg, const char *format) {
     };
     yolo_status st = YOLO_OK;
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
-        if (yolo_cfg_bool(cfg, flags[i].key, &st))
+        if (cfg_bool(cfg, flags[i].key, &st))
             return yolo_error(YOLO_ERR_CONFIG, "%s=True (%s) with format=%s: %s", flags[i].key,
                               yolo_config_source(cfg, flags[i].key), format, flags[i].why);
     if (st) return st;
@@ -79,8 +94,10 @@ static int max_stride(const yolo_model *m) {
 static yolo_status export_onnx(yolo_session *s, const char *model_path, bool is_yaml, int batch, bool half) {
     yolo_status st = YOLO_OK;
     int opset = 17;
-    if (!yolo_config_is_null(s->cfg, "opset")) opset = (int)yolo_cfg_int(s->cfg, "opset", &st);
-    bool simplify = yolo_cfg_bool(s->cfg, "simplify", &st);
+    int64_t opset_value = 17;
+    if (!yolo_config_is_null(s->cfg, "opset")) st = yolo_config_get_int(s->cfg, "opset", &opset_value);
+    opset = (int)opset_value;
+    bool simplify = cfg_bool(s->cfg, "simplify", &st);
     if (st) return st;
     if (opset < YOLO_ONNX_OPSET_MIN || opset > YOLO_ONNX_OPSET_MAX)
         return yolo_error(YOLO_ERR_CONFIG, "opset=%d (%s): ONNX export writes opsets %d to %d", opset,
@@ -89,11 +106,11 @@ static yolo_status export_onnx(yolo_session *s, const char *model_path, bool is_
         printf("WARNING: half=True only compatible with GPU export, i.e. use device=0 (Ultralytics' rule): "
                "exporting fp32\n");
     if ((st = yolo_model_fuse(s->model))) return st;
-    const char *data = yolo_config_layer_of(s->cfg, "data") > YOLO_CONFIG_LAYER_TASK ? yolo_cfg_string(s->cfg, "data", &st)
+    const char *data = yolo_config_layer_of(s->cfg, "data") > YOLO_CONFIG_LAYER_TASK ? cfg_string(s->cfg, "data", &st)
                                                                                       : NULL;
     yolo_export_meta_input mi = {.model_name = yolo_model_name(s->model), .data = data, .version = YOLO_VERSION,
                                  .task = s->task->name, .stride = max_stride(s->model), .batch = batch,
-                                 .height = s->imgsz, .width = s->imgsz, .channels = yolo_model_in_channels(s->model),
+                                 .height = s->set.run.imgsz, .width = s->set.run.imgsz, .channels = yolo_model_in_channels(s->model),
                                  .opset = opset, .nc = yolo_model_nc(s->model), .half = false, .simplify = simplify,
                                  .names = s->tctx.names};
     yolo_export_meta meta;
@@ -101,8 +118,8 @@ static yolo_status export_onnx(yolo_session *s, const char *model_path, bool is_
     char path[1100];
     output_path(model_path, ".onnx", is_yaml, path, sizeof path);
     printf("ONNX: starting export with opset %d, input images [%d, %d, %d, %d]...\n", opset, batch,
-           yolo_model_in_channels(s->model), s->imgsz, s->imgsz);
-    yolo_onnx_options oo = {.batch = batch, .height = s->imgsz, .width = s->imgsz, .opset = opset,
+           yolo_model_in_channels(s->model), s->set.run.imgsz, s->set.run.imgsz);
+    yolo_onnx_options oo = {.batch = batch, .height = s->set.run.imgsz, .width = s->set.run.imgsz, .opset = opset,
                             .metadata = meta.kv, .n_metadata = meta.n, .producer_version = YOLO_VERSION};
     int n_out = 0;
     st = yolo_onnx_export(s->model, &oo, path, &n_out);
@@ -127,17 +144,18 @@ static yolo_status export_safetensors(yolo_session *s, const char *model_path, b
 
 yolo_status yolo_mode_export(const yolo_mode_context *ctx) {
     yolo_session s;
-    yolo_status st = yolo_session_open(ctx, &s, false, NULL);
+    yolo_session_options so = {.need_data = false};
+    yolo_status st = yolo_session_open(ctx, &s, &so);
     const char *format = NULL, *model = NULL;
-    if (!st) format = yolo_cfg_string(s.cfg, "format", &st);
-    if (!st) model = yolo_cfg_string(s.cfg, "model", &st);
-    bool half = !st && yolo_cfg_bool(s.cfg, "half", &st);
+    if (!st) format = cfg_string(s.cfg, "format", &st);
+    if (!st) model = cfg_string(s.cfg, "model", &st);
+    bool half = !st && cfg_bool(s.cfg, "half", &st);
     if (!st && (!format || (strcmp(format, "onnx") && strcmp(format, "safetensors"))))
         st = yolo_error(YOLO_ERR_CONFIG, "format=%s (%s): not built; built formats: onnx, safetensors",
                         format ? format : "null", yolo_config_source(s.cfg, "format"));
     if (!st) st = refuse_unbuilt(s.cfg, format);
     /* batch: 1 unless given, as Ultralytics' Model.export */
-    int batch = !st && yolo_config_layer_of(s.cfg, "batch") > YOLO_CONFIG_LAYER_TASK ? s.batch : 1;
+    int batch = !st && yolo_config_layer_of(s.cfg, "batch") > YOLO_CONFIG_LAYER_TASK ? s.set.run.batch : 1;
     if (!st && batch < 1) st = yolo_error(YOLO_ERR_CONFIG, "batch=%d: export needs a batch >= 1", batch);
     clock_t t0 = clock();
     if (!st) st = yolo_session_load_model(&s);

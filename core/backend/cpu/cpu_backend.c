@@ -116,6 +116,12 @@ static void cpu_graph_release(yolo_backend *backend, yolo_graph *graph) {
     (void)graph;
 }
 
+/* Nodes run one by one on the host: a collective node may call out mid-graph. */
+static bool cpu_supports(const yolo_backend *backend, yolo_backend_capability cap) {
+    (void)backend;
+    return cap == YOLO_BACKEND_CAP_COLLECTIVE_IN_GRAPH;
+}
+
 static const yolo_backend_ops cpu_ops = {
     .destroy = cpu_destroy,
     .buffer_alloc = cpu_buffer_alloc,
@@ -125,6 +131,7 @@ static const yolo_backend_ops cpu_ops = {
     .zero = cpu_zero,
     .graph_run = cpu_graph_run,
     .graph_release = cpu_graph_release,
+    .supports = cpu_supports,
 };
 
 yolo_status yolo_cpu_backend_create(int threads, yolo_backend **out) {

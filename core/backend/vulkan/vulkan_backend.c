@@ -235,6 +235,11 @@ static uint64_t env_u64(const char *name, uint64_t fallback) {
     return end && *end == '\0' && x > 0 ? (uint64_t)x : fallback;
 }
 
+/* llvmpipe (lavapipe) or another CPU device. */
+static bool emulated_on_cpu(const yolo_vk_caps *c) {
+    return c->driver_id == VK_DRIVER_ID_MESA_LLVMPIPE || c->type == VK_PHYSICAL_DEVICE_TYPE_CPU;
+}
+
 /* Workgroup and tile sizes for this device, and the limits kernels obey. */
 static void choose_tunables(yolo_vk_context *ctx) {
     const yolo_vk_caps *c = &ctx->caps;
@@ -244,8 +249,7 @@ static void choose_tunables(yolo_vk_context *ctx) {
     if (ctx->max_binding < 4096) ctx->max_binding = 4096;
     /* llvmpipe (lavapipe) ends any shader invocation after 65,535 loop
      * iterations in total, silently; keep every kernel well below. */
-    const bool llvmpipe = c->driver_id == VK_DRIVER_ID_MESA_LLVMPIPE || c->type == VK_PHYSICAL_DEVICE_TYPE_CPU;
-    ctx->loop_budget = (uint32_t)env_u64("YOLO_VK_LOOP_BUDGET", llvmpipe ? 32768 : 1u << 30);
+    ctx->loop_budget = (uint32_t)env_u64("YOLO_VK_LOOP_BUDGET", emulated_on_cpu(c) ? 32768 : 1u << 30);
     ctx->scratch_cap = (VkDeviceSize)64 << 20;
     const uint32_t inv = c->limits.maxComputeWorkGroupInvocations;
     ctx->wg = inv >= 256 ? 256 : 128; /* 128 is the Vulkan minimum */
@@ -330,6 +334,11 @@ yolo_status yolo_vulkan_backend_create(int device_index, yolo_backend **out) {
     return YOLO_OK;
 }
 
+/* A graph is one recorded command buffer: nothing can call out to the host mid-graph. */
+static bool vk_supports(const yolo_backend *backend, yolo_backend_capability cap) {
+    return cap == YOLO_BACKEND_CAP_EMULATED_ON_CPU && emulated_on_cpu(&ctx_of(backend)->caps);
+}
+
 static const yolo_backend_ops vulkan_ops = {
     .destroy = vk_destroy,
     .buffer_alloc = vk_buffer_alloc,
@@ -339,6 +348,7 @@ static const yolo_backend_ops vulkan_ops = {
     .zero = vk_zero,
     .graph_run = vk_graph_run,
     .graph_release = vk_graph_release,
+    .supports = vk_supports,
 };
 
 /* ---- counters for tests (vulkan_stats.h) ---- */

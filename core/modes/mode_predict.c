@@ -12,10 +12,8 @@
 #include "cli/modes.h"
 #include "data/image.h"
 #include "data/vfs.h"
+#include "modes/load_model.h"
 #include "train/model_graph.h"
-#include "train/session.h"
-
-yolo_status yolo_session_load_model(yolo_session *s);
 
 static bool is_image_name(const char *name) {
     static const char *const exts[] = {".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp"};
@@ -150,7 +148,7 @@ static yolo_status predict_one(predictor *p, int64_t k, const char *labels_dir) 
         fprintf(stderr, "WARNING: %s\n", yolo_last_error());
         return YOLO_OK;
     }
-    int size = p->s.imgsz;
+    int size = p->s.set.run.imgsz;
     int64_t index = k;
     int32_t cls = -1;
     yolo_aug_record aug = {0};
@@ -191,13 +189,14 @@ static yolo_status predict_one(predictor *p, int64_t k, const char *labels_dir) 
 yolo_status yolo_mode_predict(const yolo_mode_context *ctx) {
     predictor p;
     memset(&p, 0, sizeof p);
-    yolo_status st = yolo_session_open(ctx, &p.s, false, NULL);
-    const char *source = NULL;
-    if (!st && !(source = yolo_cfg_string(p.s.cfg, "source", &st)) && !st)
+    yolo_session_options so = {.need_data = false, .concerns = YOLO_SETTINGS_PREDICT};
+    yolo_status st = yolo_session_open(ctx, &p.s, &so);
+    const char *source = st ? NULL : p.s.set.predict.source;
+    if (!st && !source)
         st = yolo_error(YOLO_ERR_CONFIG, "source: nothing to predict on (source=images/, a file or an archive)");
     if (!st) st = yolo_session_load_model(&p.s);
     if (!st) st = list_sources(&p, source);
-    if (!st) st = yolo_model_graph_build(p.s.model, 1, p.s.imgsz, p.s.imgsz, false, &p.mg);
+    if (!st) st = yolo_model_graph_build(p.s.model, 1, p.s.set.run.imgsz, p.s.set.run.imgsz, false, &p.mg);
     if (!st) st = p.s.hooks->metrics_create(&p.s.tctx, &p.state);
     if (!st) st = yolo_session_make_run_dir(&p.s);
     char labels_dir[1200], json_path[1200];
