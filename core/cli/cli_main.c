@@ -25,7 +25,7 @@ static int no_mode(const yolo_cli_args *args) {
             return fail(yolo_error(YOLO_ERR_CONFIG, "no mode given; did you mean '%s' (for '%s')?", near, args->words[i]),
                         YOLO_EXIT_USAGE);
     }
-    return fail(yolo_error(YOLO_ERR_CONFIG, "no mode given; give one of train, val, predict, info, checks"),
+    return fail(yolo_error(YOLO_ERR_CONFIG, "no mode given; give one of train, val, predict, export, info, checks"),
                 YOLO_EXIT_USAGE);
 }
 

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "cfg/suggest.h"
+#include "interop/pt_model.h"
 #include "nn/model_internal.h"
 #include "plugin/plugin_loader.h"
 
@@ -320,6 +321,8 @@ static yolo_status build_model(yolo_model *m, const yolo_model_options *opt, con
     m->ch = opt && opt->in_channels > 0 ? opt->in_channels : m->spec.ch;
     m->default_act = m->spec.has_activation ? m->spec.activation : YOLO_ACT_SILU;
     m->seed = opt ? opt->seed : 0;
+    m->bn_eps = YOLO_BN_EPS;
+    m->bn_momentum = YOLO_BN_MOMENTUM;
     m->n_layers = m->spec.n_rows;
     m->layers = calloc((size_t)m->n_layers, sizeof(*m->layers));
     if (!m->layers) return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", m->spec.name);
@@ -373,6 +376,7 @@ yolo_status yolo_model_load(const char *model, yolo_backend *backend, const yolo
     if (out) *out = NULL;
     if (!model || !*model || !backend || !out)
         return yolo_error(YOLO_ERR_ARG, "yolo_model_load: no model name, backend or output");
+    if (yolo_pt_is_path(model)) return yolo_pt_model_load(model, backend, opt, out); /* an Ultralytics .pt */
     char unified[MODEL_NAME_MAX];
     bool has_unified = unified_name(model, unified, sizeof(unified));
     const char *path = has_unified && is_file(unified) ? unified : is_file(model) ? model : NULL;

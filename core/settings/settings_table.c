@@ -100,6 +100,17 @@ const yolo_key_reader yolo_settings_keys[] = {
     NOT_IMPLEMENTED("show_conf"),
     NOT_IMPLEMENTED("show_boxes"),
     NOT_IMPLEMENTED("line_width"),
+#define EXPORT "yolo export (interop/mode_export.c): "
+    CORE("format", EXPORT "onnx or safetensors; any other format is refused by name"),
+    CORE("keras", EXPORT "refused when true (TensorFlow formats are not built)"),
+    CORE("optimize", EXPORT "refused when true (TorchScript is not built)"),
+    CORE("int8", EXPORT "refused when true (int8 quantization is not built)"),
+    CORE("dynamic", EXPORT "refused when true (the ONNX graph has the traced shapes)"),
+    CORE("simplify", EXPORT "accepted: the traced graph has nothing left to fold; recorded in the metadata"),
+    CORE("opset", EXPORT "the ONNX opset, 12 to 17"),
+    CORE("workspace", EXPORT "refused when set (TensorRT is not built)"),
+    CORE("nms", EXPORT "refused when true (NMS in the graph is not built)"),
+#undef EXPORT
     OPTIM("lr0", lr0, D),
     OPTIM("lrf", lrf, D),
     OPTIM("momentum", momentum, D),

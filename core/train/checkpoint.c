@@ -7,10 +7,11 @@
 #include <string.h>
 
 #include "ckpt/ckpt_tensors.h"
+#include "interop/pt_model.h"
 
 bool yolo_is_checkpoint_path(const char *model) {
     size_t n = model ? strlen(model) : 0;
-    return n > 5 && strcmp(model + n - 5, ".ckpt") == 0;
+    return (n > 5 && strcmp(model + n - 5, ".ckpt") == 0) || yolo_pt_is_path(model);
 }
 
 static yolo_status add_model(yolo_ckpt_tensors *ts, const yolo_model *m, yolo_dtype store) {
@@ -283,6 +284,7 @@ yolo_status yolo_checkpoint_transfer(const yolo_ckpt *ck, yolo_model *model, siz
     yolo_status st = yolo_ckpt_transfer(ck, yolo_ckpt_weights_member(ck), t, n, transferred);
     free(t);
     *total = n;
+    if (!st) yolo_pt_count_as_ultralytics(ck, model, transferred, total);
     return st;
 }
 

@@ -53,7 +53,8 @@ typedef struct yolo_train_state {
  * else (best.ckpt); otherwise model, EMA and optimizer in f32 (last.ckpt). */
 yolo_status yolo_train_save_checkpoint(const char *path, const yolo_train_state *state, bool half);
 
-/* Whether `model` names a checkpoint (ends in .ckpt). */
+/* Whether `model` names a checkpoint (ends in .ckpt, or .pt/.pth: an
+ * Ultralytics checkpoint, read through core/interop). */
 bool yolo_is_checkpoint_path(const char *model);
 
 /* Refuses a checkpoint of another task than `task`, naming both. */
