@@ -127,7 +127,7 @@ endif()
 #   ckpt_fuzz_driver -write-seeds DIR
 set(YOLO_CKPT_FUZZ_SRC ${CMAKE_SOURCE_DIR}/fuzz/ckpt_fuzz.c)
 if(EXISTS ${YOLO_CKPT_FUZZ_SRC})
-  add_executable(ckpt_fuzz_driver ${YOLO_CKPT_FUZZ_SRC})
+  add_executable(ckpt_fuzz_driver ${YOLO_CKPT_FUZZ_SRC} ${CMAKE_SOURCE_DIR}/fuzz/fuzz_mutate.c)
   target_include_directories(ckpt_fuzz_driver PRIVATE ${CMAKE_SOURCE_DIR}/core)
   target_link_libraries(ckpt_fuzz_driver PRIVATE yolo PkgConfig::ARCHIVE)
   set(YOLO_CKPT_FUZZ_SECONDS 8 CACHE STRING "seconds the ctest fuzz run of the checkpoint reader lasts")

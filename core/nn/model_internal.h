@@ -65,6 +65,7 @@ struct yolo_model {
     int strides[YOLO_MODULE_MAX_INPUTS];
     int n_strides;
     bool fused;
+    char *yaml_text;              /* the yaml it was built from (checkpoints keep it) */
 };
 
 /* core/nn/module_api.c */

@@ -23,7 +23,9 @@ typedef struct yolo_session {
     char **names;              /* class names from a checkpoint (when no data) */
     int n_names;
     char model_name[1024];     /* what the model was built from */
+    char *model_yaml;          /* a checkpoint's stored yaml text: built from it, not from model_name's file */
     char run_dir[1024];
+    int run_lock_fd;           /* > 0: the flock held on run_dir/.yolo-run.lock */
     int imgsz;
     int batch;
     int workers;
@@ -37,10 +39,17 @@ typedef struct yolo_session {
 /* dist (may be NULL): under DDP each rank takes its device from a device
  * list and, with threads=0, its share of the cores. */
 yolo_status yolo_session_open(const yolo_mode_context *ctx, yolo_session *s, bool need_data, yolo_dist *dist);
-/* Builds the model named by `model` (a yaml) for the data's nc, seeded. */
+/* Builds the model named by `model` (a yaml; from s->model_yaml when a
+ * checkpoint gave one) for the data's nc, seeded; refuses a model whose
+ * last layer is not one of the task's heads. */
 yolo_status yolo_session_build_model(yolo_session *s, const char *model, yolo_model **out);
-/* Creates the run directory and writes args.yaml into it. */
+/* Creates the run directory, locks it and writes args.yaml into it. */
 yolo_status yolo_session_make_run_dir(yolo_session *s);
+/* Takes an exclusive flock on run_dir/.yolo-run.lock (holding this pid),
+ * so a second run in the same directory (same name= with exist_ok=True, a
+ * second resume) stops with an error naming the directory and the other
+ * pid instead of corrupting last.ckpt and results.csv. */
+yolo_status yolo_session_lock_run_dir(yolo_session *s);
 void yolo_session_close(yolo_session *s);
 
 /* Typed config reads for keys default.yaml defines (an error names the key). */

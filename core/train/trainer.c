@@ -360,6 +360,7 @@ static yolo_status open_finetune(trainer *t, const char *path, const char **mode
     char what[1200];
     snprintf(what, sizeof what, "meta.yaml of %s", path);
     if (!st) st = yolo_meta_get_str(yolo_ckpt_meta(t->ck), "model_name", what, model_name);
+    if (!st) st = yolo_checkpoint_model_yaml(t->ck, &t->s);
     return st;
 }
 
@@ -427,6 +428,7 @@ static yolo_status setup(trainer *t, const yolo_mode_context *ctx) {
         st = check_resume_epochs(t);
         fflush(stdout); /* before an error goes to stderr */
         model = t->ri.model_name;
+        if (!st) st = yolo_checkpoint_model_yaml(t->ck, &t->s);
         if (!st && t->ri.nc != t->s.data.nc)
             st = yolo_error(YOLO_ERR_CONFIG, "%s was trained for %lld classes; data=%s has %d", ckpt_path,
                             (long long)t->ri.nc, t->s.data.source, t->s.data.nc);
@@ -450,8 +452,10 @@ static yolo_status setup(trainer *t, const yolo_mode_context *ctx) {
     st = yolo_session_build_model(&t->s, model, &ema_model);
     if (!st) st = yolo_ema_create(t->s.model, ema_model, &t->ema);
     if (st) return st;
-    if (t->resuming && run_dir_of(ckpt_path, t->s.run_dir, sizeof t->s.run_dir))
-        st = t->rank == 0 ? yolo_config_save_args(t->s.cfg, t->s.run_dir) : YOLO_OK;
+    if (t->resuming && run_dir_of(ckpt_path, t->s.run_dir, sizeof t->s.run_dir)) {
+        st = t->rank == 0 ? yolo_session_lock_run_dir(&t->s) : YOLO_OK;
+        if (!st && t->rank == 0) st = yolo_config_save_args(t->s.cfg, t->s.run_dir);
+    }
     else if (t->rank == 0)
         st = yolo_session_make_run_dir(&t->s);
     st = yolo_dist_agree(t->dist, st, "creating the run directory");
