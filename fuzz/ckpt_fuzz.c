@@ -34,19 +34,14 @@
 #include "ckpt/json.h"
 #include "ckpt/meta.h"
 #include "ckpt/safetensors.h"
+#include "fuzz_check.h"
 #include "fuzz_mutate.h"
 
 #define FUZZ_MODES 5
 
 static volatile uint64_t sink;
 
-#define INVARIANT(cond)                                                                      \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            fprintf(stderr, "ckpt_fuzz: invariant broken at %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-            abort();                                                                         \
-        }                                                                                    \
-    } while (0)
+#define INVARIANT FUZZ_INVARIANT
 
 static void touch_blob(const yolo_st_file *f) {
     uint64_t s = 0;

@@ -18,14 +18,7 @@ set(data_yaml_fuzz_sources core/data/data_config.c core/data/dataset.c core/data
 set(model_yaml_fuzz_sources core/nn/model_yaml.c)
 set(image_fuzz_sources core/data/image_codec.c)
 
-if(CMAKE_C_COMPILER_ID MATCHES "Clang")
-  include(CheckCSourceCompiles)
-  set(CMAKE_REQUIRED_FLAGS "-fsanitize=fuzzer")
-  check_c_source_compiles("#include <stddef.h>
-    #include <stdint.h>
-    int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }" YOLO_HAVE_LIBFUZZER)
-  unset(CMAKE_REQUIRED_FLAGS)
-endif()
+include(${CMAKE_SOURCE_DIR}/cmake/libfuzzer.cmake)
 
 foreach(target ${YOLO_FUZZ_TARGETS})
   set(src ${CMAKE_SOURCE_DIR}/fuzz/${target}_fuzz.c)
