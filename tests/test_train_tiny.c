@@ -1,6 +1,6 @@
 /* The training loop end to end at a size the ASan+UBSan pass of CI runs
  * (issue 14): detect, segment and classify each train 2 epochs on a
- * handful of 64x48 images at imgsz 32 with a tiny model yaml and two data
+ * handful of 64x48 images at imgsz 64 with a tiny model yaml and two data
  * loader workers, then predict with the last checkpoint. Under the
  * sanitizers (YOLO_SANITIZED) any memory error or undefined behaviour in
  * the loop (loader threads, augmentation, the graph, the optimizer, EMA,
@@ -53,7 +53,7 @@ static void fixture(void) {
 static void train_and_predict(const char *task, const char *model, const char *data, const char *loss_column) {
     char args[1024], path[1024];
     snprintf(args, sizeof args,
-             "%s train model=%s data=%s epochs=2 imgsz=32 batch=2 nbs=2 workers=2 warmup_epochs=0 close_mosaic=1 "
+             "%s train model=%s data=%s epochs=2 imgsz=64 batch=2 nbs=2 workers=2 warmup_epochs=0 close_mosaic=1 "
              "project=runs name=%s",
              task, model, data, task);
     int rc = test_run_yolo(dir, args);
@@ -64,7 +64,7 @@ static void train_and_predict(const char *task, const char *model, const char *d
     int n = test_csv_column(path, loss_column, loss, 8);
     CHECK_MSG(n == 2, "%s: %d rows of %s", path, n, loss_column);
     for (int i = 0; i < n; i++) CHECK_MSG(isfinite(loss[i]) && loss[i] > 0, "%s: %s[%d] = %g", task, loss_column, i, loss[i]);
-    snprintf(args, sizeof args, "%s predict model=runs/%s/weights/last.ckpt source=%s imgsz=32 project=runs name=%s-p",
+    snprintf(args, sizeof args, "%s predict model=runs/%s/weights/last.ckpt source=%s imgsz=64 project=runs name=%s-p",
              task, task, strcmp(task, "classify") ? "boxes/images" : "classes/val", task);
     rc = test_run_yolo(dir, args);
     CHECK_MSG(rc == 0, "yolo %s exited %d (see %s/log.txt)", args, rc, dir);
