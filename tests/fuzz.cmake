@@ -4,19 +4,20 @@
 #                         ASan+UBSan under -DYOLO_SANITIZE=ON) that replays
 #                         fuzz/corpus/<target>/ and mutates it for
 #                         YOLO_FUZZ_SECONDS (fuzz/fuzz_driver.c);
-#   <target>_fuzz         the libFuzzer target (clang only), with the sources
-#                         it reads compiled in with coverage instrumentation
-#                         (they take precedence over libyolo's copies).
+#   <target>_fuzz         the libFuzzer target (clang only): the sources it
+#                         reads compiled into it with coverage instrumentation,
+#                         outside libyolo (core/data/ and core/util/error.c
+#                         need nothing else; the model yaml parser neither).
 # A long run by hand, e.g. with clang:
 #   build/bin/image_fuzz -max_total_time=600 -rss_limit_mb=2048 /tmp/corpus fuzz/corpus/image
 set(YOLO_FUZZ_SECONDS 5 CACHE STRING "seconds each ctest fuzz run of an input reader lasts")
 set(YOLO_FUZZ_TARGETS labels label_cache data_yaml model_yaml image)
-set(labels_fuzz_sources core/data/label_parse.c core/data/instances.c)
-set(label_cache_fuzz_sources core/data/label_cache.c core/data/instances.c)
-set(data_yaml_fuzz_sources core/data/data_config.c core/data/dataset.c core/data/vfs.c core/data/archive.c
-    core/data/label_parse.c core/data/fsutil.c)
-set(model_yaml_fuzz_sources core/nn/model_yaml.c)
-set(image_fuzz_sources core/data/image_codec.c)
+file(GLOB yolo_fuzz_data_sources ${CMAKE_SOURCE_DIR}/core/data/*.c)
+set(labels_fuzz_sources ${yolo_fuzz_data_sources})
+set(label_cache_fuzz_sources ${yolo_fuzz_data_sources})
+set(data_yaml_fuzz_sources ${yolo_fuzz_data_sources})
+set(image_fuzz_sources ${yolo_fuzz_data_sources})
+set(model_yaml_fuzz_sources ${CMAKE_SOURCE_DIR}/core/nn/model_yaml.c)
 
 include(${CMAKE_SOURCE_DIR}/cmake/libfuzzer.cmake)
 
@@ -28,23 +29,19 @@ foreach(target ${YOLO_FUZZ_TARGETS})
   endif()
   add_executable(${target}_fuzz_driver ${src} ${CMAKE_SOURCE_DIR}/fuzz/fuzz_driver.c
                  ${CMAKE_SOURCE_DIR}/fuzz/fuzz_mutate.c ${CMAKE_SOURCE_DIR}/fuzz/fuzz_check.c)
-  target_include_directories(${target}_fuzz_driver PRIVATE ${CMAKE_SOURCE_DIR}/core)
-  target_link_libraries(${target}_fuzz_driver PRIVATE yolo m)
+  yolo_link_core(${target}_fuzz_driver)
   add_test(NAME ${target}_fuzz_driver COMMAND ${target}_fuzz_driver -seconds ${YOLO_FUZZ_SECONDS} ${corpus})
   set_tests_properties(${target}_fuzz_driver PROPERTIES TIMEOUT 120)
 
   if(YOLO_HAVE_LIBFUZZER)
-    set(instrumented)
-    foreach(s ${${target}_fuzz_sources})
-      list(APPEND instrumented ${CMAKE_SOURCE_DIR}/${s})
-    endforeach()
-    add_executable(${target}_fuzz ${src} ${CMAKE_SOURCE_DIR}/fuzz/fuzz_check.c ${instrumented})
-    target_compile_definitions(${target}_fuzz PRIVATE YOLO_LIBFUZZER)
-    target_include_directories(${target}_fuzz PRIVATE ${CMAKE_SOURCE_DIR}/core)
+    add_executable(${target}_fuzz ${src} ${CMAKE_SOURCE_DIR}/fuzz/fuzz_check.c ${${target}_fuzz_sources}
+                   ${CMAKE_SOURCE_DIR}/core/util/error.c)
+    target_compile_definitions(${target}_fuzz PRIVATE YOLO_LIBFUZZER YOLO_VERSION="${PROJECT_VERSION}")
+    target_include_directories(${target}_fuzz PRIVATE ${CMAKE_SOURCE_DIR}/core ${CMAKE_SOURCE_DIR}/sdk/include)
     target_compile_options(${target}_fuzz PRIVATE -fsanitize=fuzzer,address,undefined -g)
     target_link_options(${target}_fuzz PRIVATE -fsanitize=fuzzer,address,undefined)
-    target_link_libraries(${target}_fuzz PRIVATE yolo PkgConfig::YAML PkgConfig::ARCHIVE PkgConfig::PNG
-                          PkgConfig::TURBOJPEG Threads::Threads m)
+    target_link_libraries(${target}_fuzz PRIVATE PkgConfig::YAML PkgConfig::ARCHIVE PkgConfig::PNG PkgConfig::TURBOJPEG
+                          Threads::Threads m yolo_build_flags)
     # libFuzzer adds what it finds to its first folder: a copy of the corpus.
     set(work ${CMAKE_CURRENT_BINARY_DIR}/${target}_fuzz_corpus)
     add_test(NAME ${target}_fuzz_libfuzzer

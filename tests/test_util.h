@@ -48,8 +48,6 @@ double test_max_rel_error(const float *a, const float *b, int64_t n, double atol
 /* Whether substring `needle` is in the current yolo_last_error(). */
 int test_error_mentions(const char *needle);
 
-#endif
-
 /* ---- end-to-end helpers ---- */
 /* Runs `$YOLO_BINARY_DIR/bin/yolo <args>` in `dir` with output to dir/log.txt;
  * returns its exit code (-1 if it could not start). */
@@ -73,3 +71,5 @@ bool test_file_exists(const char *root, const char *rel);
  * (with square polygons) per image, classes cycling through nc. */
 void test_synthetic_batch(yolo_batch *b, int n, int size, int nc);
 void test_synthetic_batch_free(yolo_batch *b);
+
+#endif

@@ -1,8 +1,6 @@
-/* The mode functions the CLI dispatches to. A mode is "built" when libyolo
- * defines its function (in the area that implements it: core/train/ for
- * train, core/nn/ for info, ...); until then the reference stays weak and
- * `yolo MODE` says the mode is not built yet. Define them with exactly
- * these signatures; see yolo_mode_context in cli/cli.h. */
+/* The mode functions the CLI dispatches to, each defined in the area that
+ * implements it (core/train/ for train, core/nn/ for info, ...); see
+ * yolo_mode_context in cli/cli.h. */
 #ifndef YOLO_CLI_MODES_H
 #define YOLO_CLI_MODES_H
 
