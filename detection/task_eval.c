@@ -55,7 +55,10 @@ const float *yolo_det_eval_view_extra(const yolo_det_eval_view *v, int image, co
 yolo_status yolo_prediction_text_open(const char *who, char **txt_buf, char **json_buf, FILE **txt, FILE **json) {
     free(*txt_buf), free(*json_buf);
     *txt_buf = *json_buf = NULL;
-    size_t txt_size, json_size;
+    /* open_memstream writes the size through this pointer until fclose (in
+     * yolo_prediction_text_close): locals here were dead by then, and the
+     * close wrote into a stack frame that no longer existed */
+    static _Thread_local size_t txt_size, json_size;
     *txt = open_memstream(txt_buf, &txt_size);
     *json = open_memstream(json_buf, &json_size);
     if (!*txt || !*json) {

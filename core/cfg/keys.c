@@ -33,7 +33,7 @@ const yolo_config_key yolo_core_keys[] = {
     KEY("time", F, T | N | GT, 0, 0, NULL),
     KEY("patience", I, T | GE, 0, 0, NULL),
     KEY("batch", I, T | V | GE | R, -1, 0, NULL),
-    KEY("imgsz", I, ALL | GE | R, 32, 0, NULL),
+    KEY("imgsz", I, ALL | IN | R, 32, 16384, NULL), /* 16384^2 is past the decoders' pixel limit already */
     KEY("save", B, T | P, 0, 0, NULL),
     KEY("save_period", I, T | GE, -1, 0, NULL),
     KEY("cache", BS, T, 0, 0, "ram|disk"),

@@ -99,11 +99,73 @@ static void json_string(FILE *f, const char *s) {
     fputc('"', f);
 }
 
+typedef struct stem_entry {
+    char *stem;
+    int64_t file;
+} stem_entry;
+
+static int cmp_stem(const void *a, const void *b) {
+    const stem_entry *x = a, *y = b;
+    int c = strcmp(x->stem, y->stem);
+    return c ? c : (x->file > y->file) - (x->file < y->file);
+}
+
+static bool stem_taken(const stem_entry *sorted, int64_t n, const char *stem) {
+    stem_entry key = {(char *)stem, -1};
+    int64_t lo = 0, hi = n;
+    while (lo < hi) { /* first entry >= (stem, -1) */
+        int64_t mid = (lo + hi) / 2;
+        if (cmp_stem(&sorted[mid], &key) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n && strcmp(sorted[lo].stem, stem) == 0;
+}
+
+/* One output name per source file: its stem, or stem_2, stem_3, ... (a
+ * name no source file has) for the second and later files sharing it
+ * (a/x.jpg and b/x.jpg, x.jpg and x.png), so no output overwrites another. */
+static yolo_status unique_stems(char *const *files, int64_t n, char ***out) {
+    stem_entry *e = calloc((size_t)(n ? n : 1), sizeof *e);
+    char **names = calloc((size_t)(n ? n : 1), sizeof *names);
+    yolo_status st = e && names ? YOLO_OK : yolo_error(YOLO_ERR_NOMEM, "out of memory");
+    for (int64_t i = 0; !st && i < n; i++) {
+        char stem[512];
+        stem_of(files[i], stem, sizeof stem);
+        if (!(e[i].stem = strdup(stem))) st = yolo_error(YOLO_ERR_NOMEM, "out of memory");
+        e[i].file = i;
+    }
+    if (!st) qsort(e, (size_t)n, sizeof *e, cmp_stem);
+    for (int64_t i = 0, suffix = 1; !st && i < n; i++) {
+        char name[560];
+        if (i == 0 || strcmp(e[i].stem, e[i - 1].stem) != 0) {
+            suffix = 1;
+            snprintf(name, sizeof name, "%s", e[i].stem);
+        } else {
+            do snprintf(name, sizeof name, "%s_%lld", e[i].stem, (long long)++suffix);
+            while (stem_taken(e, n, name));
+            printf("WARNING: %s and %s share the name '%s': its outputs are named '%s'\n", files[e[i - 1].file],
+                   files[e[i].file], e[i].stem, name);
+        }
+        if (!(names[e[i].file] = strdup(name))) st = yolo_error(YOLO_ERR_NOMEM, "out of memory");
+    }
+    for (int64_t i = 0; e && i < n; i++) free(e[i].stem);
+    free(e);
+    if (st) {
+        for (int64_t i = 0; names && i < n; i++) free(names[i]);
+        free(names);
+        return st;
+    }
+    *out = names;
+    return YOLO_OK;
+}
+
 typedef struct predictor {
     yolo_session s;
     yolo_vfs *vfs;
     char **files;
+    char **out_names; /* unique_stems */
     int64_t n_files;
+    int64_t n_predicted, n_skipped;
     yolo_model_graph *mg;
     void *state;
     FILE *json;
@@ -144,8 +206,9 @@ static yolo_status predict_one(predictor *p, int64_t k, const char *labels_dir) 
     yolo_status st = yolo_vfs_read(p->vfs, path, &bytes, &len);
     if (!st) st = yolo_image_decode(bytes, len, path, 0, &image, NULL);
     free(bytes);
-    if (st) { /* a bad image is reported and skipped; the others go on */
-        fprintf(stderr, "WARNING: %s\n", yolo_last_error());
+    if (st) { /* a bad image is reported and skipped (and counted so); the others go on */
+        fprintf(stderr, "WARNING: %s; skipped\n", yolo_last_error());
+        p->n_skipped++;
         return YOLO_OK;
     }
     int size = p->s.set.run.imgsz;
@@ -167,16 +230,15 @@ static yolo_status predict_one(predictor *p, int64_t k, const char *labels_dir) 
     yolo_prediction_text text = {0};
     if (!st) st = p->s.hooks->predict(p->state, &batch, 0, p->mg->out.n, p->mg->host_out, &text);
     if (!st) {
-        char stem[512], txt_path[2048];
-        stem_of(path, stem, sizeof stem);
-        snprintf(txt_path, sizeof txt_path, "%s/%s.txt", labels_dir, stem);
+        char txt_path[2048];
+        snprintf(txt_path, sizeof txt_path, "%s/%s.txt", labels_dir, p->out_names[k]);
         FILE *f = fopen(txt_path, "w");
         if (!f) st = yolo_error(YOLO_ERR_IO, "%s: cannot write (%s)", txt_path, strerror(errno));
         else {
             if (text.txt) fputs(text.txt, f);
             if (fclose(f) != 0) st = yolo_error(YOLO_ERR_IO, "%s: write failed", txt_path);
         }
-        fprintf(p->json, "%s{\"image\": ", k ? ",\n " : "");
+        fprintf(p->json, "%s{\"image\": ", p->n_predicted++ ? ",\n " : "");
         json_string(p->json, path);
         fprintf(p->json, ", \"width\": %d, \"height\": %d, \"result\": %s}", image.width, image.height,
                 text.json ? text.json : "null");
@@ -196,6 +258,7 @@ yolo_status yolo_mode_predict(const yolo_mode_context *ctx) {
         st = yolo_error(YOLO_ERR_CONFIG, "source: nothing to predict on (source=images/, a file or an archive)");
     if (!st) st = yolo_session_load_model(&p.s);
     if (!st) st = list_sources(&p, source);
+    if (!st) st = unique_stems(p.files, p.n_files, &p.out_names);
     if (!st) st = yolo_model_graph_build(p.s.model, 1, p.s.set.run.imgsz, p.s.set.run.imgsz, false, &p.mg);
     if (!st) st = p.s.hooks->metrics_create(&p.s.tctx, &p.state);
     if (!st) st = yolo_session_make_run_dir(&p.s);
@@ -211,11 +274,18 @@ yolo_status yolo_mode_predict(const yolo_mode_context *ctx) {
         fputs("]\n", p.json);
         if (fclose(p.json) != 0 && !st) st = yolo_error(YOLO_ERR_IO, "%s: write failed", json_path);
     }
-    if (!st) printf("%lld images predicted. Results saved to %s\n", (long long)p.n_files, p.s.run_dir);
+    if (!st && p.n_predicted == 0)
+        st = yolo_error(YOLO_ERR_FORMAT, "source=%s: none of its %lld files decoded as an image", source,
+                        (long long)p.n_files);
+    if (!st)
+        printf("%lld images predicted, %lld skipped (not images or unreadable). Results saved to %s\n",
+               (long long)p.n_predicted, (long long)p.n_skipped, p.s.run_dir);
     if (p.state) p.s.hooks->metrics_destroy(p.state);
     yolo_model_graph_free(p.mg);
     for (int64_t i = 0; i < p.n_files; i++) free(p.files[i]);
+    for (int64_t i = 0; p.out_names && i < p.n_files; i++) free(p.out_names[i]);
     free(p.files);
+    free(p.out_names);
     yolo_vfs_free(p.vfs);
     yolo_session_close(&p.s);
     return st;

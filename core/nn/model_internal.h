@@ -69,6 +69,7 @@ struct yolo_model {
      * imported model was built with (Ultralytics' classify models keep
      * PyTorch's 1e-5 / 0.1) */
     float bn_eps, bn_momentum;
+    char *yaml_text;              /* the yaml it was built from (checkpoints keep it) */
 };
 
 /* core/nn/module_api.c */

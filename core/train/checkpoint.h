@@ -98,6 +98,9 @@ yolo_status yolo_checkpoint_transfer(const yolo_ckpt *ck, yolo_model *model, siz
 /* Builds the model a checkpoint was trained with (its model yaml and class
  * count) on s->backend and loads its EMA weights (the weights that were
  * validated). Refuses a checkpoint of another task, naming both. */
+/* s->model_yaml = the checkpoint's stored model yaml (NULL when it has
+ * none), so yolo_session_build_model rebuilds exactly that architecture. */
+yolo_status yolo_checkpoint_model_yaml(const yolo_ckpt *ck, yolo_session *s);
 yolo_status yolo_model_from_checkpoint(yolo_session *s, const char *path, yolo_model **out);
 
 #endif

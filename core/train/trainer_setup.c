@@ -135,6 +135,8 @@ static yolo_status setup(yolo_trainer *t, const yolo_mode_context *ctx) {
     yolo_session_options so = {.need_data = true, .concerns = YOLO_SETTINGS_TRAIN,
                                .model = t->model_yaml[0] ? t->model_yaml : NULL, .dist = t->dist};
     if (!st) st = yolo_session_open(ctx, &t->s, &so);
+    /* resumed or fine-tuned: the model is built from the yaml the checkpoint carries */
+    if (!st && t->ck) st = yolo_checkpoint_model_yaml(t->ck, &t->s);
     if (st) return st;
     const yolo_settings *set = &t->s.set;
     yolo_backend_set_amp(t->s.backend, set->run.amp); /* training and its validation */
