@@ -13,6 +13,8 @@
 #include "data/image.h"
 #include "data/vfs.h"
 #include "train/model_graph.h"
+#include "train/predict_pictures.h"
+#include "train/train_log.h"
 #include "train/session.h"
 
 yolo_status yolo_session_load_model(yolo_session *s);
@@ -109,6 +111,7 @@ typedef struct predictor {
     yolo_model_graph *mg;
     void *state;
     FILE *json;
+    yolo_predict_pictures pictures;
 } predictor;
 
 static yolo_status list_sources(predictor *p, const char *source) {
@@ -150,6 +153,7 @@ static yolo_status predict_one(predictor *p, int64_t k, const char *labels_dir) 
         fprintf(stderr, "WARNING: %s\n", yolo_last_error());
         return YOLO_OK;
     }
+    double t0 = yolo_seconds_now(), times[3] = {0};
     int size = p->s.imgsz;
     int64_t index = k;
     int32_t cls = -1;
@@ -165,9 +169,15 @@ static yolo_status predict_one(predictor *p, int64_t k, const char *labels_dir) 
     if (!st)
         st = (p->s.hooks->data.needs & YOLO_NEED_IMAGE_CLASS) ? center_crop(&image, size, batch.images, &meta)
                                                               : letterbox(&image, size, batch.images, &meta);
+    double t1 = yolo_seconds_now();
     if (!st) st = yolo_model_graph_forward(p->mg, &batch);
+    double t2 = yolo_seconds_now();
     yolo_prediction_text text = {0};
     if (!st) st = p->s.hooks->predict(p->state, &batch, 0, p->mg->out.n, p->mg->host_out, &text);
+    times[0] = t1 - t0, times[1] = t2 - t1, times[2] = yolo_seconds_now() - t2;
+    if (!st)
+        st = yolo_predict_pictures_image(&p->pictures, p->state, &batch, p->mg->out.n, p->mg->host_out, &image, path, k,
+                                         p->n_files, times);
     if (!st) {
         char stem[512], txt_path[2048];
         stem_of(path, stem, sizeof stem);
@@ -200,6 +210,7 @@ yolo_status yolo_mode_predict(const yolo_mode_context *ctx) {
     if (!st) st = yolo_model_graph_build(p.s.model, 1, p.s.imgsz, p.s.imgsz, false, &p.mg);
     if (!st) st = p.s.hooks->metrics_create(&p.s.tctx, &p.state);
     if (!st) st = yolo_session_make_run_dir(&p.s);
+    if (!st) st = yolo_predict_pictures_open(&p.pictures, p.s.task, &p.s.tctx, p.s.run_dir);
     char labels_dir[1200], json_path[1200];
     snprintf(labels_dir, sizeof labels_dir, "%s/labels", p.s.run_dir);
     snprintf(json_path, sizeof json_path, "%s/predictions.json", p.s.run_dir);
@@ -212,6 +223,7 @@ yolo_status yolo_mode_predict(const yolo_mode_context *ctx) {
         fputs("]\n", p.json);
         if (fclose(p.json) != 0 && !st) st = yolo_error(YOLO_ERR_IO, "%s: write failed", json_path);
     }
+    yolo_predict_pictures_close(&p.pictures, stdout);
     if (!st) printf("%lld images predicted. Results saved to %s\n", (long long)p.n_files, p.s.run_dir);
     if (p.state) p.s.hooks->metrics_destroy(p.state);
     yolo_model_graph_free(p.mg);

@@ -48,6 +48,7 @@
 #include "train/ema.h"
 #include "train/model_graph.h"
 #include "train/optimizer.h"
+#include "train/run_plots.h"
 #include "train/schedule.h"
 #include "train/session.h"
 #include "train/stop.h"
@@ -177,6 +178,7 @@ typedef struct trainer {
     double allreduce_copy_seconds;
     int64_t allreduce_steps;
     FILE *step_log;        /* YOLO_STEP_LOG=FILE: every batch's loss items (rank 0; tests compare runs) */
+    yolo_run_plots plots;  /* plots=True: the run's pictures (rank 0) */
 } trainer;
 
 static yolo_status open_datasets(trainer *t) {
@@ -197,6 +199,7 @@ static yolo_status open_datasets(trainer *t) {
 }
 
 static void trainer_close(trainer *t) {
+    yolo_run_plots_close(&t->plots, NULL);
     if (t->step_log) fclose(t->step_log);
     yolo_ddp_buckets_free(&t->buckets);
     yolo_meta_free(t->history);
@@ -508,6 +511,11 @@ static yolo_status setup(trainer *t, const yolo_mode_context *ctx) {
                         t->s.workers, t->s.imgsz, t->s.seed);
     t->validator_ready = true;
     t->validator.dist = t->dist;
+    t->validator.task = t->s.task;
+    bool plots = yolo_cfg_bool(t->s.cfg, "plots", &st);
+    if (st) return st;
+    yolo_run_plots_open(&t->plots, plots && t->rank == 0, t->s.run_dir, &t->s.tctx);
+    if (!t->resuming) yolo_run_plots_labels(&t->plots, t->train_set);
     const char *step_log = getenv("YOLO_STEP_LOG");
     if (step_log && *step_log && t->rank == 0 && !(t->step_log = fopen(step_log, "a")))
         return yolo_error(YOLO_ERR_IO, "YOLO_STEP_LOG=%s: cannot open (%s)", step_log, strerror(errno));
@@ -680,6 +688,7 @@ static yolo_status train_epoch(trainer *t, int epoch, int64_t first, float *item
         }
         int instances = batch->instances.n > 0 ? batch->instances.n : batch->n;
         int size = batch->width;
+        yolo_run_plots_train_batch(&t->plots, batch, t->train_set, ni);
         yolo_loader_release(t->loader, batch);
         if (st) break;
         if (t->step_log) {
@@ -803,8 +812,11 @@ static yolo_status train(trainer *t) {
     /* The final table: the last EMA weights, validated once more with the per-class table. */
     yolo_val_result final = {0};
     printf("Validating (final EMA weights)...\n");
+    if (t->plots.on) t->validator.plot_dir = t->s.run_dir;
     st = yolo_validator_run(&t->validator, stdout, &final);
     if (st) return st;
+    yolo_run_plots_results(&t->plots);
+    yolo_run_plots_close(&t->plots, stdout);
     printf("Best fitness %.4f at epoch %d. Results saved to %s\n", t->best_fitness, t->best_epoch + 1, t->s.run_dir);
     return YOLO_OK;
 }
