@@ -50,7 +50,8 @@ double yolo_draw_line_width(int width, int height, double line_width) {
  * pixels, like cv2's Hershey font at Ultralytics' fontScale lw / 3. */
 static double label_font_size(double line_width) { return 22.0 * line_width / 3.0 / 0.729; }
 
-void yolo_draw_label_at(yolo_canvas *c, double x, double y, const char *label, yolo_color color, double line_width) {
+/* The label tab with its top-left at canvas pixel (x, y). */
+static void label_tab(yolo_canvas *c, double x, double y, const char *label, yolo_color color, double line_width) {
     if (!label || !*label) return;
     double size = label_font_size(line_width), w, h;
     yolo_text_extent(c, label, size, &w, &h);
@@ -58,6 +59,12 @@ void yolo_draw_label_at(yolo_canvas *c, double x, double y, const char *label, y
     canvas_raw_rect(c, x, y, x + w + pad, y + h + 2 * pad, color);
     canvas_raw_text(c, x + pad / 2, y + h + pad, label, size, yolo_label_text_color(color));
 }
+
+void yolo_draw_label_at(yolo_canvas *c, double x, double y, const char *label, yolo_color color, double line_width) {
+    label_tab(c, canvas_raw_x(c, x), canvas_raw_y(c, y), label, color, line_width);
+}
+
+double yolo_draw_label_height(double line_width) { return 22.0 * line_width / 3.0 + 2 * fmax(2.0, line_width); }
 
 void yolo_draw_box_label(yolo_canvas *c, const float xyxy[4], const char *label, yolo_color color,
                          double line_width) {
@@ -73,7 +80,7 @@ void yolo_draw_box_label(yolo_canvas *c, const float xyxy[4], const char *label,
     bool outside = y - bounds[1] >= tab_h;   /* room above the box */
     if (x > bounds[2] - tab_w) x = bounds[2] - tab_w;
     if (x < bounds[0]) x = bounds[0];
-    yolo_draw_label_at(c, x, outside ? y - tab_h : y, label, color, line_width);
+    label_tab(c, x, outside ? y - tab_h : y, label, color, line_width);
 }
 
 void yolo_draw_keypoints(yolo_canvas *c, const float *kpts, int n, int dims, const int *skeleton, int n_limbs,

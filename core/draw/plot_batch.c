@@ -154,15 +154,15 @@ yolo_status yolo_plot_batch(const yolo_batch *b, const char *const *names, int n
             yolo_canvas_set_transform(c, scale, scale, x, y, clip);
             draw_labels(c, b, i, names, nc, lw);
         }
+        if (!pred && b->image_class && b->image_class[i] >= 0) /* classify's class below the file name */
+            yolo_draw_label_at(c, 5 / scale, (8 + fs) / scale, name_of(names, nc, b->image_class[i], buf, sizeof buf),
+                               yolo_class_color(b->image_class[i]), fmax(lw, 2));
         yolo_canvas_set_transform(c, 1, 1, 0, 0, NULL);
-        if (paths && paths[i]) { /* the file name, then classify's class below it */
+        if (paths && paths[i]) { /* the file name */
             char shown[41];
             snprintf(shown, sizeof shown, "%s", paths[i]);
             canvas_raw_text(c, x + 5, y + 5 + fs * 0.75, shown, fs, (yolo_color){220, 220, 220});
         }
-        if (!pred && b->image_class && b->image_class[i] >= 0)
-            yolo_draw_label_at(c, x + 5, y + 8 + fs, name_of(names, nc, b->image_class[i], buf, sizeof buf),
-                               yolo_class_color(b->image_class[i]), fmax(lw, 2));
         yolo_draw_rect(c, x, y, x + tw, y + th, 2, (yolo_color){255, 255, 255}, 1);
     }
     if (!st) st = yolo_canvas_save(c, path);

@@ -256,6 +256,10 @@ typedef struct metrics_state {
     float *conf, *contour;
     size_t gt_cap, gtc_cap, pm_cap, gm_cap, iou_cap, z_cap, first_cap, contour_cap;
     char *txt, *json;
+    yolo_confusion cm;        /* of the boxes, as Ultralytics' segment validator (this rank's share under DDP) */
+    yolo_drawn_object *drawn; /* draw_predictions' report */
+    uint8_t *draw_mask;       /* one mask at the drawn resolution */
+    size_t draw_mask_cap;
 } metrics_state;
 
 static const char *const segment_metric_names[8] = {
@@ -270,7 +274,8 @@ static void segment_metrics_destroy(void *state) {
     targets_free(&s->targets);
     free(s->dets), free(s->gt_boxes), free(s->orig_boxes), free(s->iou), free(s->z), free(s->gt_cls);
     free(s->pred_cls), free(s->image_first), free(s->pred_masks), free(s->gt_masks), free(s->correct), free(s->conf);
-    free(s->contour), free(s->txt), free(s->json);
+    free(s->contour), free(s->txt), free(s->json), free(s->drawn), free(s->draw_mask);
+    yolo_confusion_free(&s->cm);
     free(s);
 }
 
@@ -290,7 +295,9 @@ static yolo_status segment_metrics_create(const yolo_task_context *ctx, void **s
         s->conf = malloc(m * sizeof(float));
         s->pred_cls = malloc(m * sizeof(int32_t));
         s->correct = malloc(m * YOLO_AP_N_IOU);
-        if (!s->dets || !s->orig_boxes || !s->conf || !s->pred_cls || !s->correct)
+        s->drawn = malloc(m * sizeof *s->drawn);
+        if (s->eval.nc > 0) st = yolo_confusion_init(&s->cm, s->eval.nc, 1);
+        if (!st && (!s->dets || !s->orig_boxes || !s->conf || !s->pred_cls || !s->correct || !s->drawn))
             st = yolo_error(YOLO_ERR_NOMEM, "segment metrics_create: out of memory for %zu detections", m);
     }
     if (st) {
@@ -398,6 +405,9 @@ static yolo_status segment_metrics_update(void *state, const yolo_batch *batch, 
         for (int d = 0; d < n_det && !st; d++) st = yolo_box_to_original(batch, i, s->dets[d].box, 1);
         if (!st) st = yolo_box_to_original(batch, i, gb, (size_t)n_gt);
         if (!st) st = yolo_det_metrics_add_image(&s->box, s->dets, n_det, n_gt, gc, gb);
+        if (!st && s->cm.counts)
+            st = yolo_det_confusion_add_image(&s->cm, s->dets, n_det, n_gt, gc, gb, YOLO_CONFUSION_CONF,
+                                              YOLO_CONFUSION_IOU);
         if (st) return yolo_error_context(st, "%s", who);
     }
     return YOLO_OK;
@@ -498,6 +508,73 @@ static yolo_status segment_predict(void *state, const yolo_batch *batch, int ima
 
 /* ------------------------------------------------------------------ */
 
+/* ------------------------------------------------------------------ */
+/* Pictures                                                             */
+
+/* Detection d's mask over the batch image: at the batch resolution, or at
+ * the original image's scale (retina_masks), placed in original pixels. */
+static yolo_status draw_mask(metrics_state *s, const yolo_batch *batch, const eval_view *v, int image,
+                             const yolo_detection *d, const yolo_draw_options *opt, yolo_canvas *canvas) {
+    const yolo_image_meta *m = batch->meta ? &batch->meta[image] : NULL;
+    float rx = m ? m->ratio_x : 1, ry = m ? m->ratio_y : 1, px = m ? m->pad_x : 0, py = m ? m->pad_y : 0;
+    int W = batch->width, H = batch->height, ow = W, oh = H;
+    if (opt->retina_masks && rx > 0 && ry > 0) ow = (int)lroundf(W / rx), oh = (int)lroundf(H / ry);
+    size_t hw = (size_t)v->mw * v->mh;
+    yolo_status st = grow((void **)&s->draw_mask, &s->draw_mask_cap, (size_t)ow * oh, 1);
+    if (!st) st = grow((void **)&s->z, &s->z_cap, hw, sizeof(float));
+    if (st) return st;
+    float mb[4];
+    box_to_mask(batch, v, d->box, mb);
+    seg_predict_mask_upsampled(v->nm, det_coef(v, image, d), (size_t)v->A, v->proto + (size_t)image * v->nm * hw, v->mh,
+                               v->mw, mb, ow, oh, s->z, s->draw_mask);
+    float place[4] = {-px / rx, -py / ry, W / rx, H / ry};
+    yolo_draw_mask(canvas, s->draw_mask, ow, oh, place, yolo_class_color(d->cls), 0.5);
+    return YOLO_OK;
+}
+
+static yolo_status segment_draw_predictions(void *state, const yolo_batch *batch, int image, int n_outputs,
+                                            const yolo_host_tensor *outputs, const yolo_draw_options *opt,
+                                            yolo_canvas *canvas, yolo_drawn_result *out) {
+    metrics_state *s = state;
+    const char *who = "segment draw_predictions";
+    if (!s || !opt || !canvas || !out) return yolo_error(YOLO_ERR_ARG, "%s: NULL argument", who);
+    eval_view v;
+    yolo_status st = eval_outputs(who, batch, n_outputs, outputs, &v);
+    if (!st && (image < 0 || image >= batch->n)) st = yolo_error(YOLO_ERR_ARG, "%s: image %d of a batch of %d", who, image, batch->n);
+    int n_det = 0;
+    if (!st) st = image_nms(s, &v, image, &n_det);
+    *out = (yolo_drawn_result){0};
+    for (int d = n_det - 1; d >= 0 && !st; d--) /* masks first, the most confident on top */
+        if (s->dets[d].score >= opt->conf) st = draw_mask(s, batch, &v, image, &s->dets[d], opt, canvas);
+    for (int d = n_det - 1; d >= 0 && !st; d--) {
+        if (s->dets[d].score < opt->conf) continue;
+        yolo_detection det = s->dets[d];
+        st = yolo_box_to_original(batch, image, det.box, 1);
+        if (!st) yolo_det_draw_detection(canvas, &s->eval, &det, opt, s->drawn, &out->n);
+    }
+    out->objects = s->drawn;
+    return st;
+}
+
+static yolo_status segment_metrics_plot(void *state, const char *dir, FILE *table) {
+    metrics_state *s = state;
+    if (!s) return yolo_error(YOLO_ERR_ARG, "segment metrics_plot: NULL state");
+    if (!s->cm.counts) return YOLO_OK;
+    const char *const *names = (const char *const *)s->eval.names;
+    if (table) yolo_confusion_print(&s->cm, names, table);
+    if (!dir) return YOLO_OK;
+    yolo_status st = yolo_confusion_plot(&s->cm, names, dir);
+    yolo_ap_stats *kinds[2] = {&s->box, &s->mask};
+    const char *prefix[2] = {"Box", "Mask"};
+    for (int k = 0; k < 2 && !st; k++) {
+        yolo_ap_summary sum;
+        st = yolo_ap_summarize(kinds[k], yolo_det_eval_nc(&s->eval, kinds[k]), &sum);
+        if (!st) st = yolo_det_plot_curves(&sum, prefix[k], names, s->eval.nc, dir);
+        if (!st) yolo_ap_summary_free(&sum);
+    }
+    return st ? yolo_error_context(st, "segment plots") : YOLO_OK;
+}
+
 const yolo_task_hooks segment_task_hooks = {
     .data = {.needs = YOLO_NEED_BOXES | YOLO_NEED_POLYGONS, .parse_labels = NULL, .label_format = NULL},
     .n_loss_items = 4,
@@ -515,4 +592,6 @@ const yolo_task_hooks segment_task_hooks = {
     .metrics_merge = segment_metrics_merge,
     .metrics_summarize = segment_metrics_summarize,
     .predict = segment_predict,
+    .draw_predictions = segment_draw_predictions,
+    .metrics_plot = segment_metrics_plot,
 };

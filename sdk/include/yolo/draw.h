@@ -109,8 +109,10 @@ double yolo_draw_line_width(int width, int height, double line_width);
  * of size line_width / 3 * 22 pixels in yolo_label_text_color. */
 void yolo_draw_box_label(yolo_canvas *c, const float xyxy[4], const char *label, yolo_color color,
                          double line_width);
-/* The same label tab alone at (x, y) (its top-left, canvas pixels). */
+/* The same label tab alone, its top-left at the drawing position (x, y). */
 void yolo_draw_label_at(yolo_canvas *c, double x, double y, const char *label, yolo_color color, double line_width);
+/* A label tab's height in canvas pixels (to stack tabs). */
+double yolo_draw_label_height(double line_width);
 
 /* Keypoints (n points of dims 2 or 3, drawing coordinates; a point with
  * visibility < 0.5 or at (0, 0) is not drawn) as filled circles in the pose
