@@ -162,6 +162,38 @@ static void test_curves(const char *dir) {
     yolo_image_free(&im);
 }
 
+/* The four Box curves from an AP accumulator, at their sizes, with the
+ * per-class curves behind them (recall 1 for a class found whole). */
+static void test_det_curves(const char *dir) {
+    yolo_ap_stats st;
+    yolo_ap_stats_init(&st, YOLO_AP_N_IOU);
+    uint8_t tp[3 * YOLO_AP_N_IOU];
+    memset(tp, 1, sizeof tp);
+    memset(tp + 2 * YOLO_AP_N_IOU, 0, YOLO_AP_N_IOU); /* the third prediction is wrong */
+    CHECK(yolo_ap_stats_add_image(&st, 3, tp, (const float[]){0.9f, 0.8f, 0.3f}, (const int32_t[]){0, 1, 1}, 2,
+                                  (const int32_t[]){0, 1}) == YOLO_OK);
+    yolo_ap_summary sum;
+    CHECK(yolo_ap_summarize(&st, 2, &sum) == YOLO_OK);
+    CHECK(sum.n_curves == 2 && sum.curve_cls[0] == 0 && sum.curve_cls[1] == 1);
+    if (sum.n_curves == 2) {
+        const double *r0 = sum.curves + 1 * YOLO_AP_CURVE_POINTS; /* class 0 recall over confidence */
+        CHECK(fabs(r0[0] - 1.0) < 1e-9 && r0[YOLO_AP_CURVE_POINTS - 1] == 0.0);
+        const double *pr1 = sum.curves + (4 + 3) * YOLO_AP_CURVE_POINTS; /* class 1 precision at recall 0 */
+        CHECK(fabs(pr1[0] - 1.0) < 1e-9);
+    }
+    CHECK(yolo_det_plot_curves(&sum, "Box", (const char *const[]){"cat", "dog"}, 2, dir) == YOLO_OK);
+    static const char *const files[4] = {"BoxPR_curve.png", "BoxF1_curve.png", "BoxP_curve.png", "BoxR_curve.png"};
+    for (int k = 0; k < 4; k++) {
+        char path[1024];
+        yolo_image im = {0};
+        snprintf(path, sizeof path, "%s/%s", dir, files[k]);
+        CHECK_MSG(yolo_image_load_file(path, &im) == YOLO_OK && im.width == 1350 && im.height == 900, "%s", files[k]);
+        yolo_image_free(&im);
+    }
+    yolo_ap_summary_free(&sum);
+    yolo_ap_stats_free(&st);
+}
+
 static void test_summary(void) {
     yolo_drawn_object o[4] = {{1, 0.9f, {0}}, {0, 0.8f, {0}}, {1, 0.7f, {0}}, {5, 0.5f, {0}}};
     char buf[128];
@@ -180,6 +212,7 @@ int main(void) {
     test_files(dir);
     test_confusion(dir);
     test_curves(dir);
+    test_det_curves(dir);
     test_summary();
     return test_result("test_draw");
 }

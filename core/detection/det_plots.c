@@ -132,7 +132,7 @@ void yolo_det_draw_detection(yolo_canvas *c, const yolo_det_eval *e, const yolo_
     if (opt->show_conf) snprintf(label, sizeof label, "%s %.2f", name, (double)d->score);
     else snprintf(label, sizeof label, "%s", name);
     yolo_color color = yolo_class_color(d->cls);
-    if (opt->boxes) yolo_draw_box_label(c, d->box, opt->labels ? label : NULL, color, opt->line_width);
+    if (opt->boxes && !opt->report_only) yolo_draw_box_label(c, d->box, opt->labels ? label : NULL, color, opt->line_width);
     if (objects && n) {
         objects[*n] = (yolo_drawn_object){d->cls, d->score, {d->box[0], d->box[1], d->box[2], d->box[3]}};
         (*n)++;

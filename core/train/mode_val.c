@@ -43,8 +43,13 @@ yolo_status yolo_mode_val(const yolo_mode_context *ctx) {
         printf("%s\n", line);
         yolo_validator v;
         yolo_validator_init(&v, s.hooks, &s.tctx, ds, s.model, s.batch, s.workers, s.imgsz, s.seed);
+        bool plots = yolo_cfg_bool(s.cfg, "plots", &st), save_json = yolo_cfg_bool(s.cfg, "save_json", &st);
+        v.task = s.task;
+        v.print_confusion = true;
+        v.plot_dir = plots ? s.run_dir : NULL;
+        v.json_dir = save_json ? s.run_dir : NULL;
         yolo_val_result r;
-        st = yolo_validator_run(&v, stdout, &r);
+        if (!st) st = yolo_validator_run(&v, stdout, &r);
         yolo_validator_release(&v);
         if (!st) {
             printf("Speed: %.1f ms per image (%lld images in %.2f s on %s)\n",

@@ -7,6 +7,7 @@
 
 #include "data/loader.h"
 #include "train/run_plots.h"
+#include "train/val_json.h"
 
 static double now_seconds(void) {
     struct timespec ts;
@@ -65,6 +66,8 @@ yolo_status yolo_validator_run(yolo_validator *v, FILE *table, yolo_val_result *
     bool val_loss = h->val_loss_outputs >= 0 && h->loss_create;
     if (!st && val_loss) st = h->loss_create(&v->tctx, &loss_state);
     if (!st) st = yolo_loader_start_epoch(loader, 0, 0);
+    yolo_val_json json = {0};
+    if (!st && v->json_dir && yolo_dist_rank(v->dist) == 0) st = yolo_val_json_open(&json, v->task, v->json_dir);
     double loss_sum[YOLO_TASK_MAX_ITEMS] = {0};
     int64_t n_batches = 0;
     while (!st) {
@@ -79,6 +82,7 @@ yolo_status yolo_validator_run(yolo_validator *v, FILE *table, yolo_val_result *
             yolo_val_plot_batch(v->plot_dir, v->task, metrics, &v->tctx, v->dataset, batch, mg->out.n, mg->host_out,
                                 n_batches) != YOLO_OK)
             fprintf(stderr, "WARNING: val_batch%lld plots: %s\n", (long long)n_batches, yolo_last_error());
+        if (!st && json.f) st = yolo_val_json_add(&json, metrics, v->dataset, batch, mg->out.n, mg->host_out);
         if (!st && val_loss && mg->out.n > h->val_loss_outputs) {
             double loss = 0;
             float items[YOLO_TASK_MAX_ITEMS] = {0};
@@ -90,6 +94,9 @@ yolo_status yolo_validator_run(yolo_validator *v, FILE *table, yolo_val_result *
         n_batches++;
         yolo_loader_release(loader, batch);
     }
+    yolo_status json_st = yolo_val_json_close(&json);
+    if (!st) st = json_st;
+    if (!st && json.written) printf("Saving %s...\n", json.path);
     if (yolo_dist_world(v->dist) > 1) st = yolo_dist_agree(v->dist, st, "validation");
     if (!st) st = merge_ranks(v, metrics);
     bool here = yolo_dist_rank(v->dist) == 0;

@@ -35,6 +35,7 @@ typedef struct yolo_validator {
     const yolo_task *task;
     const char *plot_dir;
     bool print_confusion;
+    const char *json_dir;  /* save_json: predictions.json there (rank 0's images) */
 } yolo_validator;
 
 /* model: the model to evaluate (its graphs are cached in the validator). */

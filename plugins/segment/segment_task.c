@@ -545,7 +545,7 @@ static yolo_status segment_draw_predictions(void *state, const yolo_batch *batch
     if (!st) st = image_nms(s, &v, image, &n_det);
     *out = (yolo_drawn_result){0};
     for (int d = n_det - 1; d >= 0 && !st; d--) /* masks first, the most confident on top */
-        if (s->dets[d].score >= opt->conf) st = draw_mask(s, batch, &v, image, &s->dets[d], opt, canvas);
+        if (s->dets[d].score >= opt->conf && !opt->report_only) st = draw_mask(s, batch, &v, image, &s->dets[d], opt, canvas);
     for (int d = n_det - 1; d >= 0 && !st; d--) {
         if (s->dets[d].score < opt->conf) continue;
         yolo_detection det = s->dets[d];

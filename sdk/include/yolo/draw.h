@@ -133,6 +133,7 @@ typedef struct yolo_draw_options {
     double line_width;  /* canvas pixels (already resolved by the core) */
     bool retina_masks;  /* masks at the resolution of the image drawn on */
     bool compact;       /* a small mosaic tile: the essentials only (classify: top-1, not top-5) */
+    bool report_only;   /* draw nothing, only report the objects (val's save_json) */
 } yolo_draw_options;
 
 /* One drawn object, for save_crop and the per-image summary line. */
