@@ -20,7 +20,7 @@ struct yolo_plot_worker {
     pthread_cond_t wake;
     plot_job *head, *tail;
     bool closing;
-    double seconds;
+    double seconds, cpu_seconds;
 };
 
 static double now(void) {
@@ -29,11 +29,19 @@ static double now(void) {
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static double run_job(plot_job *j) {
-    double t0 = now();
+static double thread_cpu(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Runs a job; its wall time is returned, its CPU time added to *cpu. */
+static double run_job(plot_job *j, double *cpu) {
+    double t0 = now(), c0 = thread_cpu();
     if (j->fn(j->arg) != YOLO_OK) fprintf(stderr, "WARNING: plotting failed: %s\n", yolo_last_error());
     if (j->free_fn) j->free_fn(j->arg);
     free(j);
+    *cpu += thread_cpu() - c0;
     return now() - t0;
 }
 
@@ -47,9 +55,10 @@ static void *worker_main(void *arg) {
         w->head = j->next;
         if (!w->head) w->tail = NULL;
         pthread_mutex_unlock(&w->lock);
-        double took = run_job(j);
+        double cpu = 0, took = run_job(j, &cpu);
         pthread_mutex_lock(&w->lock);
         w->seconds += took;
+        w->cpu_seconds += cpu;
     }
     pthread_mutex_unlock(&w->lock);
     return NULL;
@@ -80,7 +89,8 @@ void yolo_plot_worker_submit(yolo_plot_worker *w, yolo_plot_job_fn fn, void *arg
     }
     *j = (plot_job){fn, arg, free_fn, NULL};
     if (!w) {
-        run_job(j);
+        double cpu = 0;
+        run_job(j, &cpu);
         return;
     }
     pthread_mutex_lock(&w->lock);
@@ -91,8 +101,9 @@ void yolo_plot_worker_submit(yolo_plot_worker *w, yolo_plot_job_fn fn, void *arg
     pthread_mutex_unlock(&w->lock);
 }
 
-void yolo_plot_worker_finish(yolo_plot_worker *w, double *seconds) {
+void yolo_plot_worker_finish(yolo_plot_worker *w, double *seconds, double *cpu_seconds) {
     if (seconds) *seconds = 0;
+    if (cpu_seconds) *cpu_seconds = 0;
     if (!w) return;
     pthread_mutex_lock(&w->lock);
     w->closing = true;
@@ -100,6 +111,7 @@ void yolo_plot_worker_finish(yolo_plot_worker *w, double *seconds) {
     pthread_mutex_unlock(&w->lock);
     pthread_join(w->thread, NULL);
     if (seconds) *seconds = w->seconds;
+    if (cpu_seconds) *cpu_seconds = w->cpu_seconds;
     pthread_mutex_destroy(&w->lock);
     pthread_cond_destroy(&w->wake);
     free(w);

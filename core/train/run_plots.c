@@ -81,15 +81,17 @@ void yolo_run_plots_results(yolo_run_plots *p) {
     if (p->on) yolo_plot_worker_submit(p->worker, run_results, (void *)p->run_dir, NULL);
 }
 
-void yolo_run_plots_close(yolo_run_plots *p, FILE *log) {
+void yolo_run_plots_close(yolo_run_plots *p, FILE *log, double val_seconds) {
     if (!p->on) return;
-    double worker_seconds = 0, t0 = seconds_now();
-    yolo_plot_worker_finish(p->worker, &worker_seconds);
+    double worker_seconds = 0, worker_cpu = 0, t0 = seconds_now();
+    yolo_plot_worker_finish(p->worker, &worker_seconds, &worker_cpu);
     p->worker = NULL;
     p->seconds += seconds_now() - t0;
     if (log)
-        fprintf(log, "Plots: %.2f s drawing on the plot thread, %.2f s on the training thread (snapshots, the final wait)\n",
-                worker_seconds, p->seconds);
+        fprintf(log,
+                "Plots: %.2f s on the plot thread (%.2f s CPU), %.2f s on the training thread (batch snapshots, "
+                "waiting for results.png), %.2f s drawing the validation's pictures\n",
+                worker_seconds, worker_cpu, p->seconds, val_seconds);
     p->on = false;
 }
 

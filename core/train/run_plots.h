@@ -37,8 +37,9 @@ void yolo_run_plots_labels(yolo_run_plots *p, const yolo_dataset *train);
 void yolo_run_plots_train_batch(yolo_run_plots *p, const yolo_batch *batch, const yolo_dataset *ds, int64_t k);
 /* results.png (on the worker). */
 void yolo_run_plots_results(yolo_run_plots *p);
-/* Waits for the worker; prints the plotting time when any was spent. */
-void yolo_run_plots_close(yolo_run_plots *p, FILE *log);
+/* Waits for the worker; prints the plotting times to log (may be NULL),
+ * val_seconds being the validation's pictures (drawn on this thread). */
+void yolo_run_plots_close(yolo_run_plots *p, FILE *log, double val_seconds);
 
 /* In a validation pass that plots (dir non-NULL): val_batch<k>_labels.jpg
  * and, with the task's draw_predictions, val_batch<k>_pred.jpg for k < 3
