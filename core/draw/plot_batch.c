@@ -156,7 +156,7 @@ yolo_status yolo_plot_batch(const yolo_batch *b, const char *const *names, int n
         }
         if (!pred && b->image_class && b->image_class[i] >= 0) /* classify's class below the file name */
             yolo_draw_label_at(c, 5 / scale, (8 + fs) / scale, name_of(names, nc, b->image_class[i], buf, sizeof buf),
-                               yolo_class_color(b->image_class[i]), fmax(lw, 2));
+                               yolo_class_color(b->image_class[i]), lw);
         yolo_canvas_set_transform(c, 1, 1, 0, 0, NULL);
         if (paths && paths[i]) { /* the file name */
             char shown[41];

@@ -478,7 +478,7 @@ static yolo_status classify_draw_predictions(void *state, const yolo_batch *batc
     double rx = m && m->ratio_x > 0 ? m->ratio_x : 1, ry = m && m->ratio_y > 0 ? m->ratio_y : 1;
     double margin = 0.03 * batch->height;
     double x = (margin - (m ? m->pad_x : 0)) / rx, y = (margin - (m ? m->pad_y : 0)) / ry;
-    double step = yolo_draw_label_height(opt->line_width) / (yolo_canvas_scale(canvas) * 0.5 * (rx + ry)) * 1.1;
+    double step = yolo_draw_label_height(opt->line_width) / yolo_canvas_scale(canvas) * 1.1; /* canvas -> drawing */
     size_t used = 0;
     s->summary[0] = '\0';
     for (int j = 0; j < k; j++) {
