@@ -58,9 +58,21 @@ static void check_pictures(const char *dir) {
     check_picture(run, "confusion_matrix_normalized.png", 1600, 1200);
     static const char *const curves[4] = {"BoxPR_curve.png", "BoxF1_curve.png", "BoxP_curve.png", "BoxR_curve.png"};
     for (int k = 0; k < 4; k++) check_picture(run, curves[k], 1350, 900);
-    int rc = test_run_yolo(dir, "detect val model=runs/detect/train/weights/last.ckpt data=shapes imgsz=128 plots=False");
+    int rc = test_run_yolo(dir, "detect val model=runs/detect/train/weights/last.ckpt data=shapes imgsz=128 plots=False "
+                                "save_json=True");
     CHECK_MSG(rc == 0 && log_has(dir, "Confusion matrix (rows: predicted, columns: true)"),
               "yolo detect val: %d, or no confusion matrix printed", rc);
+    snprintf(run, sizeof run, "%s/runs/detect/val", dir);
+    CHECK(!exists(run, "confusion_matrix.png")); /* plots=False */
+    char json[800], text[512] = "";
+    snprintf(json, sizeof json, "%s/predictions.json", run);
+    FILE *f = fopen(json, "r");
+    CHECK_MSG(f && fread(text, 1, sizeof text - 1, f) > 0, "%s: missing or empty", json);
+    if (f) fclose(f);
+    /* COCO results: image_id is the numeric stem, bbox is x, y, w, h */
+    CHECK_MSG(strstr(text, "{\"image_id\": ") && strstr(text, "\"category_id\": ") && strstr(text, "\"bbox\": [") &&
+                  strstr(text, "\"score\": "),
+              "%s", text);
     rc = test_run_yolo(dir, "detect predict model=runs/detect/train/weights/last.ckpt imgsz=128 conf=0.05 save_crop=True "
                             "source=cache/shapes-v1/images/val");
     CHECK_MSG(rc == 0, "yolo detect predict exited %d", rc);
