@@ -80,6 +80,14 @@ static void check_pictures(const char *dir) {
     check_picture(run, "000000.jpg", 320, 320); /* shapes images are 320 x 320 */
     CHECK(exists(run, "crops"));
     CHECK(log_has(dir, "image 1/") && log_has(dir, "Speed: ") && log_has(dir, "ms inference"));
+    /* two sources of one name: the second is saved as 000000_2.jpg */
+    char cmd[2400];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/dup/a %s/dup/b && cp %s/cache/shapes-v1/images/val/000000.jpg %s/dup/a/ && "
+             "cp %s/cache/shapes-v1/images/val/000000.jpg %s/dup/b/", dir, dir, dir, dir, dir, dir);
+    CHECK(system(cmd) == 0);
+    rc = test_run_yolo(dir, "detect predict model=runs/detect/train/weights/last.ckpt imgsz=128 source=dup name=dup");
+    snprintf(run, sizeof run, "%s/runs/detect/dup", dir);
+    CHECK(rc == 0 && exists(run, "000000.jpg") && exists(run, "000000_2.jpg"));
     /* plots=False: none of them */
     rc = test_run_yolo(dir, "detect train data=shapes epochs=1 imgsz=64 batch=16 workers=2 plots=False name=noplots");
     snprintf(run, sizeof run, "%s/runs/detect/noplots", dir);
