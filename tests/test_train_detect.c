@@ -81,7 +81,7 @@ static void check_pictures(const char *dir) {
     CHECK(exists(run, "crops"));
     CHECK(log_has(dir, "image 1/") && log_has(dir, "Speed: ") && log_has(dir, "ms inference"));
     /* two sources of one name: the second is saved as 000000_2.jpg */
-    char cmd[2400];
+    char cmd[4096];
     snprintf(cmd, sizeof cmd, "mkdir -p %s/dup/a %s/dup/b && cp %s/cache/shapes-v1/images/val/000000.jpg %s/dup/a/ && "
              "cp %s/cache/shapes-v1/images/val/000000.jpg %s/dup/b/", dir, dir, dir, dir, dir, dir);
     CHECK(system(cmd) == 0);
