@@ -105,8 +105,9 @@ double yolo_draw_line_width(int width, int height, double line_width);
 /* Annotator.box_label: the box (xyxy, drawing coordinates) as an outline
  * of line_width canvas pixels, and when label is non-NULL the label on a
  * filled tab of the box's colour above the box's top-left corner (inside
- * it when there is no room above; shifted left at the right edge), text
- * of size line_width / 3 * 22 pixels in yolo_label_text_color. */
+ * it when there is no room above; shifted left at the right edge), its
+ * capitals 22 * line_width / 3 pixels high (cv2's Hershey font at
+ * Ultralytics' fontScale line_width / 3), in yolo_label_text_color. */
 void yolo_draw_box_label(yolo_canvas *c, const float xyxy[4], const char *label, yolo_color color,
                          double line_width);
 /* The same label tab alone, its top-left at the drawing position (x, y). */
