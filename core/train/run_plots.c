@@ -81,7 +81,7 @@ void yolo_run_plots_results(yolo_run_plots *p) {
     if (p->on) yolo_plot_worker_submit(p->worker, run_results, (void *)p->run_dir, NULL);
 }
 
-void yolo_run_plots_close(yolo_run_plots *p, FILE *log, double val_seconds) {
+void yolo_run_plots_close(yolo_run_plots *p, FILE *log, double val_seconds, double val_cpu) {
     if (!p->on) return;
     double worker_seconds = 0, worker_cpu = 0, t0 = seconds_now();
     yolo_plot_worker_finish(p->worker, &worker_seconds, &worker_cpu);
@@ -90,8 +90,8 @@ void yolo_run_plots_close(yolo_run_plots *p, FILE *log, double val_seconds) {
     if (log)
         fprintf(log,
                 "Plots: %.2f s on the plot thread (%.2f s CPU), %.2f s on the training thread (batch snapshots, "
-                "waiting for results.png), %.2f s drawing the validation's pictures\n",
-                worker_seconds, worker_cpu, p->seconds, val_seconds);
+                "waiting for results.png), %.2f s drawing the validation's pictures (%.2f s CPU)\n",
+                worker_seconds, worker_cpu, p->seconds, val_seconds, val_cpu);
     p->on = false;
 }
 

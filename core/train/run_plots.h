@@ -38,8 +38,8 @@ void yolo_run_plots_train_batch(yolo_run_plots *p, const yolo_batch *batch, cons
 /* results.png (on the worker). */
 void yolo_run_plots_results(yolo_run_plots *p);
 /* Waits for the worker; prints the plotting times to log (may be NULL),
- * val_seconds being the validation's pictures (drawn on this thread). */
-void yolo_run_plots_close(yolo_run_plots *p, FILE *log, double val_seconds);
+ * val_seconds / val_cpu the validation's pictures (drawn on this thread). */
+void yolo_run_plots_close(yolo_run_plots *p, FILE *log, double val_seconds, double val_cpu);
 
 /* In a validation pass that plots (dir non-NULL): val_batch<k>_labels.jpg
  * and, with the task's draw_predictions, val_batch<k>_pred.jpg for k < 3

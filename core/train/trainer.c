@@ -199,7 +199,7 @@ static yolo_status open_datasets(trainer *t) {
 }
 
 static void trainer_close(trainer *t) {
-    yolo_run_plots_close(&t->plots, NULL, 0);
+    yolo_run_plots_close(&t->plots, NULL, 0, 0);
     if (t->step_log) fclose(t->step_log);
     yolo_ddp_buckets_free(&t->buckets);
     yolo_meta_free(t->history);
@@ -816,7 +816,7 @@ static yolo_status train(trainer *t) {
     st = yolo_validator_run(&t->validator, stdout, &final);
     if (st) return st;
     yolo_run_plots_results(&t->plots);
-    yolo_run_plots_close(&t->plots, stdout, t->validator.plot_seconds);
+    yolo_run_plots_close(&t->plots, stdout, t->validator.plot_seconds, t->validator.plot_cpu_seconds);
     printf("Best fitness %.4f at epoch %d. Results saved to %s\n", t->best_fitness, t->best_epoch + 1, t->s.run_dir);
     return YOLO_OK;
 }

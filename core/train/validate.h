@@ -36,7 +36,7 @@ typedef struct yolo_validator {
     const char *plot_dir;
     bool print_confusion;
     const char *json_dir;  /* save_json: predictions.json there (rank 0's images) */
-    double plot_seconds;   /* time spent drawing pictures, over all runs */
+    double plot_seconds, plot_cpu_seconds; /* wall and CPU time spent drawing pictures, over all runs */
 } yolo_validator;
 
 /* model: the model to evaluate (its graphs are cached in the validator). */
