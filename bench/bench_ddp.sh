@@ -1,5 +1,5 @@
 #!/bin/sh
-# DDP scaling on this machine (issue 9): training images/s of YOLOv8n detect
+# DDP scaling on this machine: training images/s of YOLOv8n detect
 # on `shapes` with 1 and 2 CPU ranks, threads=1 per rank, and the gradient
 # all-reduce time per optimizer step as a share of the training time.
 #

@@ -1,8 +1,6 @@
 # Checkpoint tests beyond the plain test_ckpt_* executables: the Python
 # reader test and the checkpoint fuzz target (fuzz/ckpt_fuzz.c).
-if(TARGET test_ckpt_file)
-  target_link_libraries(test_ckpt_file PRIVATE PkgConfig::ARCHIVE)
-endif()
+target_link_libraries(test_ckpt_file PRIVATE PkgConfig::ARCHIVE)
 
 # ---- Python reads a checkpoint: zipfile + json (or safetensors), PyYAML if present.
 set(YOLO_CKPT_PY_SCRIPT ${CMAKE_CURRENT_BINARY_DIR}/ckpt_check.py)
@@ -110,12 +108,13 @@ print("python read %s: %d blobs, %d tensors (%s, %s)" % (
     ckpt_path, len(blobs), sum(len(t) for t in expected["blobs"].values()),
     "safetensors package" if st_deserialize else "json headers", "PyYAML" if yaml else "no PyYAML"))
 ]==])
-if(TARGET test_ckpt_python AND EXISTS /usr/bin/python3)
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_Interpreter_FOUND)
   set(ckpt_py_out ${CMAKE_CURRENT_BINARY_DIR}/ckpt_python)
   file(MAKE_DIRECTORY ${ckpt_py_out})
   add_test(NAME ckpt_python_reader
-    COMMAND sh -c "\"$1\" --write \"$2/py.ckpt\" \"$2/py.json\" && /usr/bin/python3 \"$3\" \"$2/py.ckpt\" \"$2/py.json\""
-            ckpt_python_reader $<TARGET_FILE:test_ckpt_python> ${ckpt_py_out} ${YOLO_CKPT_PY_SCRIPT})
+    COMMAND sh -c "\"$1\" --write \"$2/py.ckpt\" \"$2/py.json\" && \"$4\" \"$3\" \"$2/py.ckpt\" \"$2/py.json\""
+            ckpt_python_reader $<TARGET_FILE:test_ckpt_python> ${ckpt_py_out} ${YOLO_CKPT_PY_SCRIPT} ${Python3_EXECUTABLE})
   set_tests_properties(ckpt_python_reader PROPERTIES TIMEOUT 60)
 endif()
 
@@ -126,37 +125,35 @@ endif()
 #   ckpt_fuzz_driver -seconds 20 [-seed N] [corpus files or folders]
 #   ckpt_fuzz_driver -write-seeds DIR
 set(YOLO_CKPT_FUZZ_SRC ${CMAKE_SOURCE_DIR}/fuzz/ckpt_fuzz.c)
-if(EXISTS ${YOLO_CKPT_FUZZ_SRC})
-  add_executable(ckpt_fuzz_driver ${YOLO_CKPT_FUZZ_SRC})
-  target_include_directories(ckpt_fuzz_driver PRIVATE ${CMAKE_SOURCE_DIR}/core)
-  target_link_libraries(ckpt_fuzz_driver PRIVATE yolo PkgConfig::ARCHIVE)
-  set(YOLO_CKPT_FUZZ_SECONDS 8 CACHE STRING "seconds the ctest fuzz run of the checkpoint reader lasts")
-  add_test(NAME ckpt_fuzz_driver COMMAND ckpt_fuzz_driver -seconds ${YOLO_CKPT_FUZZ_SECONDS})
-  set_tests_properties(ckpt_fuzz_driver PROPERTIES TIMEOUT 120)
+add_executable(ckpt_fuzz_driver ${YOLO_CKPT_FUZZ_SRC})
+target_link_libraries(ckpt_fuzz_driver PRIVATE PkgConfig::ARCHIVE)
+yolo_link_core(ckpt_fuzz_driver)
+set(YOLO_CKPT_FUZZ_SECONDS 8 CACHE STRING "seconds the ctest fuzz run of the checkpoint reader lasts")
+add_test(NAME ckpt_fuzz_driver COMMAND ckpt_fuzz_driver -seconds ${YOLO_CKPT_FUZZ_SECONDS})
+set_tests_properties(ckpt_fuzz_driver PROPERTIES TIMEOUT 120)
 
-  # ckpt_fuzz: the libFuzzer target (clang only). The checkpoint sources are
-  # compiled into it with coverage instrumentation, outside libyolo.
-  if(CMAKE_C_COMPILER_ID MATCHES "Clang")
-    include(CheckCSourceCompiles)
-    set(CMAKE_REQUIRED_FLAGS "-fsanitize=fuzzer")
-    check_c_source_compiles("#include <stddef.h>
-      #include <stdint.h>
-      int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }" YOLO_HAVE_LIBFUZZER)
-    unset(CMAKE_REQUIRED_FLAGS)
-    if(YOLO_HAVE_LIBFUZZER)
-      file(GLOB ckpt_fuzz_sources ${CMAKE_SOURCE_DIR}/core/ckpt/*.c)
-      list(FILTER ckpt_fuzz_sources EXCLUDE REGEX ".*/ckpt_tensors\\.c$")
-      add_executable(ckpt_fuzz ${YOLO_CKPT_FUZZ_SRC} ${ckpt_fuzz_sources} ${CMAKE_SOURCE_DIR}/core/util/error.c)
-      target_compile_definitions(ckpt_fuzz PRIVATE YOLO_LIBFUZZER YOLO_VERSION="${PROJECT_VERSION}")
-      target_include_directories(ckpt_fuzz PRIVATE ${CMAKE_SOURCE_DIR}/core ${CMAKE_SOURCE_DIR}/sdk/include)
-      target_compile_options(ckpt_fuzz PRIVATE -fsanitize=fuzzer,address,undefined -g)
-      target_link_options(ckpt_fuzz PRIVATE -fsanitize=fuzzer,address,undefined)
-      target_link_libraries(ckpt_fuzz PRIVATE PkgConfig::ARCHIVE PkgConfig::YAML Threads::Threads m)
-      set(ckpt_corpus ${CMAKE_CURRENT_BINARY_DIR}/ckpt_fuzz_corpus)
-      add_test(NAME ckpt_fuzz_libfuzzer
-        COMMAND sh -c "\"$1\" -write-seeds \"$3\" && \"$2\" -max_total_time=${YOLO_CKPT_FUZZ_SECONDS} -rss_limit_mb=2048 \"$3\""
-                ckpt_fuzz $<TARGET_FILE:ckpt_fuzz_driver> $<TARGET_FILE:ckpt_fuzz> ${ckpt_corpus})
-      set_tests_properties(ckpt_fuzz_libfuzzer PROPERTIES TIMEOUT 120)
-    endif()
+# ckpt_fuzz: the libFuzzer target (clang only). The checkpoint sources are
+# compiled into it with coverage instrumentation, outside libyolo.
+if(CMAKE_C_COMPILER_ID MATCHES "Clang")
+  include(CheckCSourceCompiles)
+  set(CMAKE_REQUIRED_FLAGS "-fsanitize=fuzzer")
+  check_c_source_compiles("#include <stddef.h>
+    #include <stdint.h>
+    int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }" YOLO_HAVE_LIBFUZZER)
+  unset(CMAKE_REQUIRED_FLAGS)
+  if(YOLO_HAVE_LIBFUZZER)
+    file(GLOB ckpt_fuzz_sources ${CMAKE_SOURCE_DIR}/core/ckpt/*.c)
+    list(FILTER ckpt_fuzz_sources EXCLUDE REGEX ".*/ckpt_tensors\\.c$")
+    add_executable(ckpt_fuzz ${YOLO_CKPT_FUZZ_SRC} ${ckpt_fuzz_sources} ${CMAKE_SOURCE_DIR}/core/util/error.c)
+    target_compile_definitions(ckpt_fuzz PRIVATE YOLO_LIBFUZZER YOLO_VERSION="${PROJECT_VERSION}")
+    target_include_directories(ckpt_fuzz PRIVATE ${CMAKE_SOURCE_DIR}/core ${CMAKE_SOURCE_DIR}/sdk/include)
+    target_compile_options(ckpt_fuzz PRIVATE -fsanitize=fuzzer,address,undefined -g)
+    target_link_options(ckpt_fuzz PRIVATE -fsanitize=fuzzer,address,undefined)
+    target_link_libraries(ckpt_fuzz PRIVATE PkgConfig::ARCHIVE PkgConfig::YAML Threads::Threads m yolo_build_flags)
+    set(ckpt_corpus ${CMAKE_CURRENT_BINARY_DIR}/ckpt_fuzz_corpus)
+    add_test(NAME ckpt_fuzz_libfuzzer
+      COMMAND sh -c "\"$1\" -write-seeds \"$3\" && \"$2\" -max_total_time=${YOLO_CKPT_FUZZ_SECONDS} -rss_limit_mb=2048 \"$3\""
+              ckpt_fuzz $<TARGET_FILE:ckpt_fuzz_driver> $<TARGET_FILE:ckpt_fuzz> ${ckpt_corpus})
+    set_tests_properties(ckpt_fuzz_libfuzzer PROPERTIES TIMEOUT 120)
   endif()
 endif()

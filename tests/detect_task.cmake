@@ -1,9 +1,6 @@
 # test_detect_task loads the detect plugin through the registry (so the
-# plugins are built first) and checks its loss against the core detection
-# API (yolo/detection.h) in libyolo.
-if(TARGET test_detect_task)
-  if(YOLO_PLUGIN_TARGETS)
-    add_dependencies(test_detect_task ${YOLO_PLUGIN_TARGETS})
-  endif()
-  set_tests_properties(test_detect_task PROPERTIES TIMEOUT 60 LABELS detect)
-endif()
+# plugins are built first) and checks its loss against the detection
+# toolkit (yolo/detection.h) in libyolo-detection.
+target_link_libraries(test_detect_task PRIVATE yolo-detection)
+add_dependencies(test_detect_task ${YOLO_PLUGIN_TARGETS})
+set_tests_properties(test_detect_task PROPERTIES TIMEOUT 60 LABELS detect)

@@ -1,9 +1,10 @@
-# DDP (issue 9): the communicator's test runs as two ranks under mpirun; the
+# DDP: the communicator's test runs as two ranks under mpirun; the
 # end-to-end DDP tests (test_ddp_*.c) start `yolo ... world=2`, which
 # re-launches itself under mpirun.
 set(YOLO_MPIRUN ${MPIEXEC_EXECUTABLE}) # the launcher of the MPI found (-DMPIEXEC_EXECUTABLE=... to choose)
 add_executable(test_dist ${CMAKE_CURRENT_SOURCE_DIR}/mpi_dist.c)
 target_link_libraries(test_dist PRIVATE yolo_test_util MPI::MPI_C)
+yolo_link_core(test_dist)
 set(YOLO_MPIRUN_ARGS -np 2)
 if(MPI_C_LIBRARY_VERSION_STRING MATCHES "Open MPI")
   list(PREPEND YOLO_MPIRUN_ARGS --oversubscribe)

@@ -1,4 +1,4 @@
-/* test_dist: the communicator of core/dist (issue 9), run by ctest under
+/* test_dist: the communicator of core/dist, run by ctest under
  * `mpirun -np 2`: every collective against values computed by hand, the
  * agreement on a failure, synchronised batch norm (SYNC_BN_STATS and its
  * backward) against batch norm of the whole batch on one rank, and last a

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The SDK as a third party sees it (issue 10):
+# The SDK as a third party sees it:
 #   1. `cmake --install` of this build into a temporary prefix;
 #   2. sdk/template (copied out of the source tree) configured and built
 #      against ONLY that prefix, with find_package(yolo) (CMAKE_PREFIX_PATH)
@@ -7,7 +7,10 @@
 #   3. `<prefix>/bin/yolo checks` lists the template's task (count) through
 #      YOLO_PLUGIN_PATH, and the installed plugins from <prefix>/lib/yolo/plugins;
 #   4. `<prefix>/bin/yolo count train` runs a short training end to end;
-#   5. sdk/examples/pose builds the same way: `yolo checks` lists it,
+#   5. sdk/examples/pose builds the same way, linking the detection toolkit
+#      (find_package(yolo COMPONENTS detection) -> yolo::detection); a small
+#      program links it through pkg-config (yolo-detection.pc) and runs;
+#      `yolo checks` lists pose,
 #      `yolo info model=yolov8n-pose.yaml` gives Ultralytics' 3,295,470
 #      parameters, pose_check verifies the keypoint decode and the keypoint
 #      loss gradient; make_shapes_pose.sh turns the shapes of step 4 into a
@@ -36,8 +39,10 @@ run() {
 
 prefix=$tmp/prefix
 run cmake --install "$build" --prefix "$prefix"
-for f in bin/yolo lib/libyolo.so lib/yolo/plugins/libyolo-detect.so include/yolo/plugin.h include/yolo/task.h \
-         lib/pkgconfig/yolo.pc lib/cmake/yolo/yoloConfig.cmake lib/cmake/yolo/yoloConfigVersion.cmake; do
+for f in bin/yolo lib/libyolo.so lib/libyolo-detection.so lib/yolo/plugins/libyolo-detect.so \
+         lib/yolo/plugins/libyolo-segment.so include/yolo/plugin.h include/yolo/task.h include/yolo/detection.h \
+         lib/pkgconfig/yolo.pc lib/pkgconfig/yolo-detection.pc lib/cmake/yolo/yoloConfig.cmake \
+         lib/cmake/yolo/yoloConfigVersion.cmake lib/cmake/yolo/yoloDetectionTargets.cmake lib/cmake/yolo/yoloEmbed.cmake; do
     [ -e "$prefix/$f" ] || fail "not installed: $f"
 done
 if grep -rl -- "$src" "$prefix/lib/cmake" "$prefix/lib/pkgconfig"; then fail "installed package files name the source tree"; fi
@@ -90,6 +95,32 @@ first=$(sed -n 2p "$csv" | cut -d, -f2)
 last=$(sed -n 5p "$csv" | cut -d, -f2)
 awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < a) }' || fail "train/count_loss did not fall: $first -> $last"
 
+# The detection toolkit through pkg-config: a program using yolo/detection.h.
+cat > "$tmp/pc/iou.c" <<'EOF'
+#include <stdio.h>
+#include <yolo/detection.h>
+int main(void) {
+    const float a[4] = {0, 0, 2, 2}, b[4] = {1, 0, 3, 2};
+    float iou;
+    yolo_box_iou_matrix(a, 1, b, 1, &iou);
+    printf("iou %.4f\n", iou);
+    return iou > 0.333f && iou < 0.334f ? 0 : 1;
+}
+EOF
+flags=$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs yolo-detection) || fail "pkg-config yolo-detection"
+echo "+ pkg-config --cflags --libs yolo-detection: $flags"
+case "$flags" in *-lyolo-detection*-lyolo*) ;; *) fail "yolo-detection.pc does not give -lyolo-detection and -lyolo: $flags";; esac
+run cc -std=c17 -Wall -Wextra -Werror -O2 "$tmp/pc/iou.c" -o "$tmp/pc/iou" $flags -Wl,-rpath,"$prefix/lib"
+run "$tmp/pc/iou"
+# it exports what detection.h declares and nothing else (-fvisibility=hidden)
+nm -D --defined-only "$prefix/lib/libyolo-detection.so" | awk '$2 ~ /[TDBR]/ { print $3 }' | sort > "$tmp/exported.txt"
+grep -q '^yolo_det_criterion_create$' "$tmp/exported.txt" || fail "libyolo-detection does not export yolo_det_criterion_create"
+if grep -v '^yolo_' "$tmp/exported.txt" | grep -v '^_'; then fail "libyolo-detection exports symbols outside yolo_*"; fi
+for sym in $(cat "$tmp/exported.txt"); do
+    grep -q "\b$sym(" "$prefix/include/yolo/detection.h" || fail "libyolo-detection exports $sym, which detection.h does not declare"
+done
+echo "libyolo-detection exports $(wc -l < "$tmp/exported.txt") symbols, all declared in detection.h"
+
 # The pose example, against the prefix only.
 cp -r "$src/sdk/examples/pose" "$tmp/pose"
 rm -rf "$tmp/pose/build"
@@ -100,6 +131,8 @@ if grep -l -- "$src" "$tmp/pose-build/compile_commands.json" "$tmp/pose-build/CM
     fail "the pose example's build names the source tree $src"
 fi
 export YOLO_PLUGIN_PATH="$tmp/pose-build:$tmp/build"
+ldd "$tmp/pose-build/libyolo-pose.so" | grep -q "libyolo-detection.so => $prefix/lib/" ||
+    { ldd "$tmp/pose-build/libyolo-pose.so"; fail "the pose example does not link the installed libyolo-detection"; }
 "$prefix/bin/yolo" checks > checks.txt 2>&1 || { cat checks.txt; fail "yolo checks with the pose example exited $?"; }
 grep -q "pose .*ABI .*$tmp/pose-build/libyolo-pose.so" checks.txt || { cat checks.txt; fail "yolo checks does not list pose"; }
 "$prefix/bin/yolo" info model=yolov8n-pose.yaml > info.txt 2>&1 || { cat info.txt; fail "yolo info model=yolov8n-pose.yaml"; }

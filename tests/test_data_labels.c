@@ -1,5 +1,8 @@
 /* Bad input never stops a dataset and is never used silently: every case
- * of issue 5 with fixtures made here, one warning per file, the summary
+ * (empty files, classes out of range, negative or fractional, coordinates
+ * out of [0, 1] beyond the tolerance, malformed numbers, NaN, wrong column
+ * counts, duplicate rows, zero-size boxes, polygons, labels without an
+ * image) with fixtures made here, one warning per file, the summary
  * counts, the label cache (hit, invalidation, read-only fallback), the
  * parse hook, polygons and keypoints. */
 #include <math.h>

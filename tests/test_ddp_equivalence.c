@@ -1,4 +1,4 @@
-/* DDP equivalence (issue 9): `yolo detect train data=shapes world=2
+/* DDP equivalence: `yolo detect train data=shapes world=2
  * sync_bn=True batch=16` (two ranks of 8 images) follows the one-rank
  * batch-16 run: every logged loss component of the first 50 steps agrees
  * to 1e-3 relative and the final mAP50 to 0.01; two DDP runs with the same

@@ -1,4 +1,4 @@
-/* A dead rank (issue 9): rank 1 of a two-rank run is SIGKILLed in its
+/* A dead rank: rank 1 of a two-rank run is SIGKILLed in its
  * second epoch; the run ends non-zero within dist_timeout + 10 s and rank
  * 0 names the collective it waited in and the rank that did not arrive.
  * (The re-launch tells mpirun not to kill the other ranks when one dies,

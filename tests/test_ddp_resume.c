@@ -1,4 +1,4 @@
-/* The Ultralytics DDP scenarios (issue 9), on two CPU ranks
+/* The Ultralytics DDP scenarios, on two CPU ranks
  * (`world=2`, re-launched under mpirun), for detect, segment and classify:
  *   kill     a 3-class run is SIGKILLed (every process) once rank 0 has
  *            written epoch 1's last.ckpt;

@@ -1,4 +1,4 @@
-/* The DDP launch decisions (issue 9, core/dist/launch.c): how many ranks a
+/* The DDP launch decisions (core/dist/launch.c): how many ranks a
  * command asks for, each rank's device from a device list, and the
  * launcher environment of Open MPI, MPICH and Slurm. */
 #include <stdlib.h>

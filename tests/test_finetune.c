@@ -1,4 +1,4 @@
-/* Fine-tune (issue 8): `model=x.ckpt` without resume. A detect model
+/* Fine-tune: `model=x.ckpt` without resume. A detect model
  * trained on 3 classes (cut from `shapes`) is fine-tuned on a 5-class
  * dataset (the same images relabelled): the tensors matching by name and
  * shape are transferred ("Transferred N/M items", N < M: the head's class

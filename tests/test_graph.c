@@ -12,16 +12,16 @@
 static void check_no_live_overlap(yolo_graph *g) {
     for (int i = 0; i < g->n_nodes; i++) {
         yolo_tensor *a = g->nodes[i];
-        if (a->kind == YOLO_TENSOR_PERSISTENT || a->view_of) continue;
+        if (a->kind == YOLO_TENSOR_PERSISTENT || a->node->view_of) continue;
         for (int j = i + 1; j < g->n_nodes; j++) {
             yolo_tensor *b = g->nodes[j];
-            if (b->kind == YOLO_TENSOR_PERSISTENT || b->view_of) continue;
-            bool live_together = j <= a->last_use; /* b is created while a is still read */
+            if (b->kind == YOLO_TENSOR_PERSISTENT || b->node->view_of) continue;
+            bool live_together = j <= a->node->last_use; /* b is created while a is still read */
             if (!live_together) continue;
             size_t a0 = a->offset, a1 = a->offset + yolo_tensor_bytes(a);
             size_t b0 = b->offset, b1 = b->offset + yolo_tensor_bytes(b);
             CHECK_MSG(a1 <= b0 || b1 <= a0, "nodes %s [%d..%d] and %s [%d..%d] overlap in memory", a->name, i,
-                      a->last_use, b->name, j, b->last_use);
+                      a->node->last_use, b->name, j, b->node->last_use);
         }
     }
 }
@@ -115,7 +115,7 @@ static void test_planning_and_runs(yolo_backend *be) {
      * batch norm's backward (BN_BWD) and the chunk's gradient (no SLICE_BWD);
      * with the planner's fusion off the loss and the gradient keep their bits. */
     int fused[YOLO_OP_COUNT] = {0};
-    for (int i = 0; i < plain.g->n_nodes; i++) fused[plain.g->nodes[i]->op]++;
+    for (int i = 0; i < plain.g->n_nodes; i++) fused[plain.g->nodes[i]->node->op]++;
     CHECK_MSG(fused[YOLO_OP_BN_SILU] == 1 && fused[YOLO_OP_BN_SILU_BWD] == 1 && fused[YOLO_OP_BN_BWD] == 1 &&
                   fused[YOLO_OP_BN_APPLY] == 0 && fused[YOLO_OP_SLICE_BWD] == 0 && fused[YOLO_OP_BN_STATS_BWD] == 0,
               "fused graph: BN_SILU %d, BN_SILU_BWD %d, BN_BWD %d, BN_APPLY %d, SLICE_BWD %d, BN_STATS_BWD %d",
@@ -127,7 +127,7 @@ static void test_planning_and_runs(yolo_backend *be) {
     CHECK(yolo_graph_plan(unfused.g, NULL) == YOLO_OK);
     unsetenv("YOLO_GRAPH_NO_FUSION");
     int n_apply = 0;
-    for (int i = 0; i < unfused.g->n_nodes; i++) n_apply += unfused.g->nodes[i]->op == YOLO_OP_BN_APPLY;
+    for (int i = 0; i < unfused.g->n_nodes; i++) n_apply += unfused.g->nodes[i]->node->op == YOLO_OP_BN_APPLY;
     CHECK_MSG(n_apply == 1, "unfused graph has %d BN_APPLY nodes", n_apply);
     yolo_tensor_upload_f32(unfused.x, x, 2 * 4 * 9 * 7);
     float loss4 = 0, g4[4 * 4 * 9];

@@ -1,7 +1,10 @@
-/* Layering rules (DESIGN.md "Plugins", issue 4 and issue 7):
+/* Layering rules (the core knows no task; tasks are plugins on the SDK):
  *   1. no file under core/ includes a header from plugins/;
  *   2. a plugin includes only sdk/include/yolo/ headers, its own
- *      directory's headers and system headers (nothing from core/);
+ *      directory's headers, the model-yaml header cmake/embed.cmake
+ *      generates for it ("<task>_model_yamls.h") and system headers
+ *      (nothing from core/); the detection toolkit (detection/, libyolo-
+ *      detection) is layered on the SDK the same way;
  *   3. no file under core/ compares against a task name: a string literal
  *      that is exactly a task name ("detect", "segment", "classify",
  *      "pose", "obb" or any plugins/<task>) in a statement that compares
@@ -186,6 +189,9 @@ static void check_include(const char *file, int line, const char *name, bool ang
     if (!angle && strchr(name, '/') == NULL) {
         snprintf(path, sizeof path, "%s/%s", c->dir, name);
         if (exists(path)) return; /* the plugin's own header */
+        const char *generated = "_model_yamls.h";
+        size_t n = strlen(name), g = strlen(generated);
+        if (n > g && strcmp(name + n - g, generated) == 0) return; /* its embedded yamls (cmake/embed.cmake) */
     }
     char plugins[PATH_MAX];
     snprintf(plugins, sizeof plugins, "%s/plugins", source_dir);
@@ -258,9 +264,10 @@ static int collect_plugin_headers(const char *path, const struct stat *sb, int t
 }
 
 static void self_test(void) {
-    char core_dir[PATH_MAX], detect_dir[PATH_MAX];
+    char core_dir[PATH_MAX], detect_dir[PATH_MAX], detection_dir[PATH_MAX];
     snprintf(core_dir, sizeof core_dir, "%s/core/cli", source_dir);
     snprintf(detect_dir, sizeof detect_dir, "%s/plugins/detect", source_dir);
+    snprintf(detection_dir, sizeof detection_dir, "%s/detection", source_dir);
     fprintf(stderr, "self-test (the next lines are expected):\n");
     CHECK(check_text("fake_core.c", "#include \"../plugins/detect/x.h\"\n", true, core_dir) == 1);
     CHECK(check_text("fake_core.c", "#include <plugins/detect/x.h>\n", true, core_dir) == 1);
@@ -271,6 +278,7 @@ static void self_test(void) {
     CHECK(check_text("fake_plugin.c", "#include \"../../core/cli/cli.h\"\n", false, detect_dir) == 1);
     CHECK(check_text("fake_plugin.c", "#include <cli/cli.h>\n", false, detect_dir) == 1);
     CHECK(check_text("fake_plugin.c", "#include \"yolo/../../../core/cli/cli.h\"\n", false, detect_dir) == 1);
+    CHECK(check_text("fake_toolkit.c", "#include \"util/embedded.h\"\n", false, detection_dir) == 1);
     fprintf(stderr, "self-test: none expected below\n");
     /* allowed */
     CHECK(check_text("fake_core.c", "// strcmp(t, \"detect\")\n/* \"detect\" */\n#include \"cli/cli.h\"\n", true,
@@ -281,14 +289,17 @@ static void self_test(void) {
                      detect_dir) == 0);
     CHECK(check_text("fake_plugin.c", "const char *t = \"detect\";\n", false, detect_dir) == 0);
     CHECK(check_text("fake_plugin.c", "#include \"../segment/plugin.c\"\n", false, detect_dir) == 0);
+    CHECK(check_text("fake_plugin.c", "#include \"detect_model_yamls.h\"\n", false, detect_dir) == 0);
+    CHECK(check_text("fake_toolkit.c", "#include \"yolo/detection.h\"\n", false, detection_dir) == 0);
 }
 
 int main(void) {
     source_dir = getenv("YOLO_SOURCE_DIR");
     if (source_dir == NULL) return test_skip("YOLO_SOURCE_DIR is not set (run through ctest)");
-    char plugins[PATH_MAX], core[PATH_MAX];
+    char plugins[PATH_MAX], core[PATH_MAX], detection[PATH_MAX];
     snprintf(plugins, sizeof plugins, "%s/plugins", source_dir);
     snprintf(core, sizeof core, "%s/core", source_dir);
+    snprintf(detection, sizeof detection, "%s/detection", source_dir);
     nftw(plugins, collect_plugin_headers, 16, FTW_PHYS);
     const char *extra[] = {"detect", "segment", "classify", "pose", "obb"};
     for (int i = 0; i < 5; i++) {
@@ -299,6 +310,7 @@ int main(void) {
     self_test();
     CHECK(nftw(core, visit, 16, FTW_PHYS) == 0);
     CHECK(nftw(plugins, visit, 16, FTW_PHYS) == 0);
+    CHECK(nftw(detection, visit, 16, FTW_PHYS) == 0); /* the toolkit: the plugin rule */
     CHECK_MSG(violations == 0, "%d layering violation(s), listed above", violations);
     return test_result("test_layering");
 }

@@ -11,8 +11,8 @@
  *    nc=10 fused 1,447,690 params / 3.3 GFLOPs (an Ultralytics 8.1.18 log);
  *    layers 129 / 72 fused for YOLOv8n (8.1+ logs count leaf modules);
  *  - exact counts for the rest from the PyTorch re-implementation of the
- *    same architectures in ../shared/bench/torch_yolo_baseline.py
- *    (parameters of nn.Module, thop's counting rules applied by hooks, leaf
+ *    same architectures (a PyTorch script kept outside this repository:
+ *    parameters of nn.Module, thop's counting rules applied by hooks, leaf
  *    modules with Ultralytics' shared default activation), which reproduces
  *    every published number above. */
 #include <math.h>

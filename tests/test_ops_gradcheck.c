@@ -105,7 +105,7 @@ static yolo_tensor *b_batch_norm(yolo_graph *g, yolo_tensor **p, const gc_case *
     yolo_tensor *y = yolo_graph_node(g, YOLO_OP_BN_APPLY, YOLO_F32, p[0]->ndim, p[0]->shape, 5,
                                      (yolo_tensor *[]){p[0], mean, var, p[1], p[2]});
     if (!y) return NULL;
-    y->fparams[0] = 1e-5f;
+    y->node->fparams[0] = 1e-5f;
     return yolo_add(g, y, yolo_scale(g, yolo_sum(g, mean), 0.5f));
 }
 
@@ -298,7 +298,7 @@ static void run_case(int index, const gc_case *c) {
         test_failures++;
         goto done;
     }
-    for (int k = first; k < yolo_graph_node_count(g); k++) covered[g->nodes[k]->op] = true;
+    for (int k = first; k < yolo_graph_node_count(g); k++) covered[g->nodes[k]->node->op] = true;
     int64_t no = yolo_tensor_numel(out);
     r = ops_random(no, 7777u + (uint64_t)index, -1, 1);
     obuf = malloc((size_t)no * sizeof *obuf);

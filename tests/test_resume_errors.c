@@ -1,4 +1,4 @@
-/* Resume edge cases and graceful stops (issue 8), on a detect run cut from
+/* Resume edge cases and graceful stops, on a detect run cut from
  * `shapes` (64 images, 8 batches an epoch):
  *   - SIGINT during training finishes the step, writes last.ckpt and exits
  *     130; resuming it (mid-epoch when the signal fell inside an epoch)

@@ -1,4 +1,4 @@
-/* Exact resume (issue 8): a 4-epoch run on `shapes`, SIGKILLed during
+/* Exact resume: a 4-epoch run on `shapes`, SIGKILLed during
  * epoch 3 and resumed from its last.ckpt, ends bit-identical to the
  * uninterrupted 4-epoch run: model, EMA and optimizer tensors, the step
  * and update counters, and results.csv. Same device (cpu), same threads,

@@ -47,8 +47,6 @@ double test_max_rel_error(const float *a, const float *b, int64_t n, double atol
 /* Whether substring `needle` is in the current yolo_last_error(). */
 int test_error_mentions(const char *needle);
 
-#endif
-
 /* ---- end-to-end helpers ---- */
 /* Runs `$YOLO_BINARY_DIR/bin/yolo <args>` in `dir` with output to dir/log.txt;
  * returns its exit code (-1 if it could not start). */
@@ -63,3 +61,5 @@ const char *test_temp_dir(char *buf, size_t size);
  * (with square polygons) per image, classes cycling through nc. */
 void test_synthetic_batch(yolo_batch *b, int n, int size, int nc);
 void test_synthetic_batch_free(yolo_batch *b);
+
+#endif

@@ -94,14 +94,14 @@ static yolo_tensor *b_bn_unfused(parity_case *c) {
     yolo_tensor *rm = parity_state(c, 1, cs, -0.5f, 0.5f), *rv = parity_state(c, 1, cs, 0.5f, 2.0f);
     yolo_tensor *stats = yolo_graph_node(c->g, YOLO_OP_BN_STATS, YOLO_F32, 2, c2, 3, (yolo_tensor *[]){x, rm, rv});
     if (!stats) return NULL;
-    stats->iparams[0] = 1;
-    stats->fparams[0] = 0.1f;
+    stats->node->iparams[0] = 1;
+    stats->node->fparams[0] = 0.1f;
     yolo_tensor *mean = yolo_graph_view(c->g, stats, 0, 1, cs);
     yolo_tensor *var = yolo_graph_view(c->g, stats, 3 * sizeof(float), 1, cs);
     if (!mean || !var) return NULL;
     yolo_tensor *y = yolo_graph_node(c->g, YOLO_OP_BN_APPLY, YOLO_F32, 4, xs, 5, (yolo_tensor *[]){x, mean, var, gamma, beta});
     if (!y) return NULL;
-    y->fparams[0] = 1e-3f;
+    y->node->fparams[0] = 1e-3f;
     return yolo_add(c->g, y, yolo_sum(c->g, mean));
 }
 static yolo_tensor *b_bn_silu_eval(parity_case *c) { /* inference: BN_SILU on running statistics */

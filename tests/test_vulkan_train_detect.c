@@ -1,7 +1,7 @@
 /* The trainer's step is backend-neutral: YOLOv8n detect (nc 3) at 64 px,
  * batch 2, trained 5 steps (forward, detect loss on the host, backward,
  * SGD step, EMA) on the CPU and on Vulkan from the same initial weights;
- * the step losses must agree to 1e-3 relative (issue 6). */
+ * the step losses must agree to 1e-3 relative. */
 #include <math.h>
 #include <string.h>
 

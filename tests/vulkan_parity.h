@@ -123,7 +123,7 @@ static inline void parity_run_one(yolo_backend *be, parity_build build, uint64_t
         goto done;
     }
     /* after planning: the ops that run, fused ones (BN_SILU, ...) included */
-    for (int i = 0; i < c.g->n_nodes; i++) parity_covered[c.g->nodes[i]->op] = true;
+    for (int i = 0; i < c.g->n_nodes; i++) parity_covered[c.g->nodes[i]->node->op] = true;
     for (int run = 0; run < runs; run++) {
         if (c.between_runs) c.between_runs(&c, run);
         for (int i = 0; i < c.n_graph_inputs; i++)

@@ -25,6 +25,10 @@ void yolo_backend_free(yolo_backend *backend) {
 
 const char *yolo_backend_name(const yolo_backend *backend) { return backend ? backend->name : "(none)"; }
 
+bool yolo_backend_supports(const yolo_backend *backend, yolo_backend_capability cap) {
+    return backend && backend->ops->supports && backend->ops->supports(backend, cap);
+}
+
 size_t yolo_backend_allocated_bytes(const yolo_backend *backend) { return backend->allocated_bytes; }
 
 size_t yolo_backend_peak_bytes(const yolo_backend *backend) { return backend->peak_bytes; }

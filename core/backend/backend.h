@@ -7,6 +7,18 @@
 
 #include "yolo/graph.h"
 
+/* What a backend can do beyond running graphs, asked by the core instead
+ * of testing a backend's name (ggml's supports_op / capabilities). */
+typedef enum yolo_backend_capability {
+    /* A graph may hold collective nodes (e.g. synchronised batch norm's
+     * all-reduce) that call back into the host mid-graph; a backend that
+     * records whole command buffers cannot. */
+    YOLO_BACKEND_CAP_COLLECTIVE_IN_GRAPH,
+    /* The device is emulated on the CPU (Mesa lavapipe): slower than the
+     * CPU backend, so never chosen when no device is asked for. */
+    YOLO_BACKEND_CAP_EMULATED_ON_CPU,
+} yolo_backend_capability;
+
 typedef struct yolo_backend_ops {
     void (*destroy)(yolo_backend *backend);
     yolo_status (*buffer_alloc)(yolo_backend *backend, size_t bytes, yolo_buffer **out);
@@ -19,6 +31,8 @@ typedef struct yolo_backend_ops {
      * released by graph_release when the graph is freed. */
     yolo_status (*graph_run)(yolo_backend *backend, yolo_graph *graph, yolo_tensor *const *nodes, int n);
     void (*graph_release)(yolo_backend *backend, yolo_graph *graph);
+    /* Whether the backend has `cap` (NULL: none). */
+    bool (*supports)(const yolo_backend *backend, yolo_backend_capability cap);
 } yolo_backend_ops;
 
 struct yolo_backend {
@@ -29,6 +43,9 @@ struct yolo_backend {
     size_t peak_bytes;
     void *impl; /* backend-specific state */
 };
+
+/* Whether `backend` has `cap` (false for NULL). */
+bool yolo_backend_supports(const yolo_backend *backend, yolo_backend_capability cap);
 
 /* Constructors of the built-in backends (core/backend/<kind>/). */
 yolo_status yolo_cpu_backend_create(int threads, yolo_backend **out);

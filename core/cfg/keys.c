@@ -1,5 +1,6 @@
 /* The core configuration keys: type, range, choices, modes. Defaults and
- * help lines are in default.yaml (a test checks both list the same keys). */
+ * help lines are in default.yaml (a test checks both list the same keys);
+ * what reads each key is core/settings/settings_table.c. */
 #include "cfg/config_internal.h"
 
 #define T YOLO_CONFIG_TRAIN

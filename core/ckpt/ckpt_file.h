@@ -115,11 +115,13 @@ const yolo_st_tensor *yolo_ckpt_get_tensor(const yolo_ckpt *ckpt, yolo_ckpt_blob
 /* Total size of the file read (bytes). */
 size_t yolo_ckpt_file_size(const yolo_ckpt *ckpt);
 
-/* ---- testing ---- */
+/* ---- testing (built with -DYOLO_TEST_HOOKS=ON only) ---- */
+#ifdef YOLO_TEST_HOOKS
 /* With env YOLO_CKPT_CRASH_AT=n (n >= 1) the writer raise(SIGKILL)s itself
  * on reaching its n-th write point (file created, each block written,
  * before/after fsync, after rename, after the folder's fsync). This
  * returns how many points the last write on this thread passed. */
 int yolo_ckpt_write_points(void);
+#endif
 
 #endif

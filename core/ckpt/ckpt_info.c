@@ -7,7 +7,7 @@
 #include "ckpt/ckpt_file.h"
 
 #ifndef YOLO_VERSION
-#define YOLO_VERSION "0.0.0"
+#error "YOLO_VERSION is defined by CMakeLists.txt"
 #endif
 
 const char *yolo_ckpt_member_name(yolo_ckpt_blob_id id) {

@@ -18,6 +18,7 @@
 
 #define CHUNK ((size_t)4 << 20)
 
+#ifdef YOLO_TEST_HOOKS
 static _Thread_local int write_points;
 static _Thread_local long crash_at;
 
@@ -28,6 +29,16 @@ static void write_point(void) {
     write_points++;
     if (crash_at > 0 && write_points == crash_at) raise(SIGKILL);
 }
+
+static void start_write_points(void) {
+    write_points = 0;
+    const char *env = getenv("YOLO_CKPT_CRASH_AT");
+    crash_at = env ? strtol(env, NULL, 10) : 0;
+}
+#else
+static void write_point(void) {}
+static void start_write_points(void) {}
+#endif
 
 typedef struct wctx {
     int fd;
@@ -162,9 +173,7 @@ static yolo_status write_zip(struct archive *a, const wctx *w, const char *path,
 }
 
 yolo_status yolo_ckpt_write(const char *path, const yolo_ckpt_contents *c) {
-    write_points = 0;
-    const char *env = getenv("YOLO_CKPT_CRASH_AT");
-    crash_at = env ? strtol(env, NULL, 10) : 0;
+    start_write_points();
     if (!path || !*path || !c) return yolo_error(YOLO_ERR_ARG, "yolo_ckpt_write: path and contents are required");
     char what[512];
     snprintf(what, sizeof what, "writing %s: meta", path);

@@ -31,9 +31,8 @@ typedef struct yolo_mode_context {
     char **argv;
 } yolo_mode_context;
 
-/* A mode is built when libyolo defines its function (cli/modes.h); the
- * CLI reports the others as not built yet. Errors: YOLO_ERR_CONFIG exits
- * 2, any other failure exits 1. */
+/* A mode's function (cli/modes.h). Errors: YOLO_ERR_CONFIG exits 2, any
+ * other failure exits 1. */
 typedef yolo_status (*yolo_mode_fn)(const yolo_mode_context *ctx);
 
 /* ---- parsing (core/cli/cli_args.c) ---- */
@@ -79,7 +78,7 @@ int yolo_cli_main(int argc, char **argv);                      /* core/cli/cli_m
 int yolo_cli_help(const yolo_cli_args *args, FILE *out);        /* core/cli/cli_help.c */
 void yolo_cli_usage(FILE *out);
 int yolo_cli_checks(FILE *out);                                 /* core/cli/cli_checks.c */
-/* The mode's function, or NULL where it is not built yet (core/cli/modes.c). */
+/* The mode's function, NULL for `checks` and unknown names (core/cli/modes.c). */
 yolo_mode_fn yolo_cli_mode_function(const char *mode);
 /* Exit code for a failure status: 2 for configuration errors, else 1. */
 int yolo_cli_exit_code(yolo_status status);

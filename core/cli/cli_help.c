@@ -121,7 +121,6 @@ static void print_mode(FILE *out, const yolo_config *cfg, const yolo_cli_mode_in
         return;
     }
     fprintf(out, "usage: yolo [--task TASK] %s [key=value ...]\n\n%s: %s\n", mode->name, mode->name, mode->summary);
-    if (yolo_cli_mode_function(mode->name) == NULL) fprintf(out, "(not built yet in this yolo)\n");
     if (mode->key_flag == 0) {
         fprintf(out, "\nkeys: model=MODEL (a model yaml or checkpoint), imgsz=SIZE\n");
         return;

@@ -36,18 +36,10 @@ static int run_mode(const yolo_cli_args *args, int argc, char **argv) {
     yolo_status st = yolo_cli_build_config(args, &cfg, &task, &exit_code);
     if (st != YOLO_OK) return fail(st, exit_code);
     yolo_mode_fn fn = yolo_cli_mode_function(args->mode);
-    if (fn == NULL) {
-        char built[256] = "";
-        for (int i = 0; i < yolo_cli_mode_count; i++) {
-            const char *name = yolo_cli_modes[i].name;
-            if (yolo_cli_mode_function(name) == NULL && strcmp(name, "checks") != 0) continue;
-            size_t len = strlen(built);
-            snprintf(built + len, sizeof built - len, "%s, ", name);
-        }
-        yolo_error(YOLO_ERR_UNSUPPORTED, "mode '%s' is not built yet in this yolo (%s); built: %shelp", args->mode,
-                   YOLO_VERSION, built);
+    if (fn == NULL) { /* the parser accepts only the modes of yolo_cli_modes */
         yolo_config_free(cfg);
-        return fail(YOLO_ERR_UNSUPPORTED, YOLO_EXIT_FAILURE);
+        return fail(yolo_error(YOLO_ERR_ARG, "mode '%s' has no function (core/cli/modes.c)", args->mode),
+                    YOLO_EXIT_FAILURE);
     }
     if (strcmp(args->mode, "train") == 0) { /* world=N or device=vulkan:0,1 outside a launcher: re-launch */
         int world = 1;

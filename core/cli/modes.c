@@ -1,13 +1,7 @@
-/* Mode name -> mode function. The functions are weak references: a mode
- * whose function libyolo does not define is reported as not built yet. */
+/* Mode name -> mode function. */
 #include "cli/modes.h"
 
 #include <string.h>
-
-#pragma weak yolo_mode_train
-#pragma weak yolo_mode_val
-#pragma weak yolo_mode_predict
-#pragma weak yolo_mode_info
 
 const yolo_cli_mode_info yolo_cli_modes[] = {
     {"train", "train a model on a dataset", YOLO_CONFIG_TRAIN},

@@ -1,8 +1,5 @@
-/* The mode functions the CLI dispatches to. A mode is "built" when libyolo
- * defines its function (in the area that implements it: core/train/ for
- * train, core/nn/ for info, ...); until then the reference stays weak and
- * `yolo MODE` says the mode is not built yet. Define them with exactly
- * these signatures; see yolo_mode_context in cli/cli.h. */
+/* The mode functions the CLI dispatches to, defined in core/modes/ (train,
+ * val, predict, info); see yolo_mode_context in cli/cli.h. */
 #ifndef YOLO_CLI_MODES_H
 #define YOLO_CLI_MODES_H
 
@@ -14,7 +11,7 @@ yolo_status yolo_mode_predict(const yolo_mode_context *ctx);
 yolo_status yolo_mode_info(const yolo_mode_context *ctx);
 
 /* The ranks `train` runs on: world= / device= of the command line, else,
- * when resuming, the world the checkpoint's run had (core/train/trainer.c). */
+ * when resuming, the world the checkpoint's run had (core/train/resume.c). */
 yolo_status yolo_train_launch_world(const yolo_mode_context *ctx, int *world);
 
 #endif

@@ -1,6 +1,7 @@
 /* Detection-family augmentation: mosaic, random perspective, mixup, HSV,
  * flips; letterbox for validation (see augment.h). Order and formulas as
- * Ultralytics' v8_transforms (research/parity-facts.md §4). */
+ * Ultralytics' v8_transforms (ultralytics/data/augment.py): Mosaic, then
+ * RandomPerspective, MixUp, Albumentations (off), RandomHSV, RandomFlip. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -20,8 +20,8 @@ typedef struct autograd {
 static bool needs_grad(const autograd *ad, const yolo_tensor *t) {
     if (!t) return false;
     if (t->kind == YOLO_TENSOR_PERSISTENT) return t->requires_grad;
-    if (t->graph != ad->g || t->index >= ad->n_forward) return false;
-    return ad->needs[t->index];
+    if (t->graph != ad->g || t->node->index >= ad->n_forward) return false;
+    return ad->needs[t->node->index];
 }
 
 static yolo_tensor *node(autograd *ad, int op, const yolo_tensor *like, int n, yolo_tensor *const *src) {
@@ -37,17 +37,17 @@ static yolo_status add_grad(autograd *ad, yolo_tensor *t, yolo_tensor *grad) {
         yolo_tensor *src[2] = {t->grad, grad};
         yolo_tensor *acc = yolo_graph_node(ad->g, YOLO_OP_ACCUMULATE, YOLO_F32, t->ndim, t->shape, 2, src);
         if (!acc) return yolo_graph_status(ad->g);
-        acc->view_of = t->grad;
+        acc->node->view_of = t->grad;
         yolo_set_name(acc, "accumulate(%s)", t->grad->name);
         return YOLO_OK;
     }
-    if (!t->node_grad) {
-        t->node_grad = grad;
+    if (!t->node->node_grad) {
+        t->node->node_grad = grad;
         return YOLO_OK;
     }
-    yolo_tensor *sum = yolo_add(ad->g, t->node_grad, grad);
+    yolo_tensor *sum = yolo_add(ad->g, t->node->node_grad, grad);
     if (!sum) return yolo_graph_status(ad->g);
-    t->node_grad = sum;
+    t->node->node_grad = sum;
     return YOLO_OK;
 }
 
@@ -61,7 +61,7 @@ static yolo_tensor *conv_bwd(autograd *ad, int op, const yolo_tensor *like, yolo
                              const int32_t *iparams) {
     yolo_tensor *src[2] = {a, b};
     yolo_tensor *t = node(ad, op, like, 2, src);
-    if (t) memcpy(t->iparams, iparams, 7 * sizeof *iparams);
+    if (t) memcpy(t->node->iparams, iparams, 7 * sizeof *iparams);
     return t;
 }
 
@@ -76,21 +76,21 @@ static yolo_tensor *expand_scalar(autograd *ad, yolo_tensor *dy, const yolo_tens
  * Returns their count (0: not that pattern); `out` may be NULL. */
 #define MAX_TILES 64
 static int slice_tiles(const autograd *ad, const yolo_tensor *x, yolo_tensor **out) {
-    if (x->graph != ad->g || x->index >= ad->n_forward || x->kind == YOLO_TENSOR_PERSISTENT) return 0;
-    const int n_uses = ad->uses[x->index];
+    if (x->graph != ad->g || x->node->index >= ad->n_forward || x->kind == YOLO_TENSOR_PERSISTENT) return 0;
+    const int n_uses = ad->uses[x->node->index];
     if (n_uses < 2 || n_uses > MAX_TILES) return 0;
     yolo_tensor *tiles[MAX_TILES];
     int n = 0, axis = -1;
-    for (int i = x->index + 1; i < ad->n_forward && n < n_uses; i++) {
+    for (int i = x->node->index + 1; i < ad->n_forward && n < n_uses; i++) {
         yolo_tensor *t = ad->g->nodes[i];
         bool reads = false;
-        for (int k = 0; k < t->n_src; k++) reads |= t->src[k] == x;
+        for (int k = 0; k < t->node->n_src; k++) reads |= t->node->src[k] == x;
         if (!reads) continue;
-        if (t->op != YOLO_OP_SLICE || t->dtype != YOLO_F32 || (axis >= 0 && t->iparams[0] != axis)) return 0;
-        axis = t->iparams[0];
+        if (t->node->op != YOLO_OP_SLICE || t->dtype != YOLO_F32 || (axis >= 0 && t->node->iparams[0] != axis)) return 0;
+        axis = t->node->iparams[0];
         /* insertion by start */
         int j = n++;
-        while (j > 0 && tiles[j - 1]->iparams[1] > t->iparams[1]) {
+        while (j > 0 && tiles[j - 1]->node->iparams[1] > t->node->iparams[1]) {
             tiles[j] = tiles[j - 1];
             j--;
         }
@@ -99,7 +99,7 @@ static int slice_tiles(const autograd *ad, const yolo_tensor *x, yolo_tensor **o
     if (n != n_uses) return 0;
     int64_t at = 0;
     for (int k = 0; k < n; k++) {
-        if (tiles[k]->iparams[1] != at) return 0;
+        if (tiles[k]->node->iparams[1] != at) return 0;
         at += tiles[k]->shape[axis];
     }
     if (at != x->shape[axis]) return 0;
@@ -116,14 +116,14 @@ static yolo_status gather_slice_grads(autograd *ad, yolo_tensor *x) {
     const int n = slice_tiles(ad, x, tiles);
     if (n == 0) return yolo_error(YOLO_ERR_ARG, "backward: slices of '%s' changed during the pass", x->name);
     for (int k = 0; k < n; k++) {
-        parts[k] = tiles[k]->node_grad;
+        parts[k] = tiles[k]->node->node_grad;
         if (!parts[k]) {
             parts[k] = yolo_graph_node(ad->g, YOLO_OP_FILL, YOLO_F32, tiles[k]->ndim, tiles[k]->shape, 0, NULL);
             if (!parts[k]) return yolo_graph_status(ad->g);
-            parts[k]->fparams[0] = 0.0f;
+            parts[k]->node->fparams[0] = 0.0f;
         }
     }
-    return add_grad(ad, x, yolo_concat(ad->g, n, parts, tiles[0]->iparams[0]));
+    return add_grad(ad, x, yolo_concat(ad->g, n, parts, tiles[0]->node->iparams[0]));
 }
 
 /* The BN_STATS node of training batch norm when y = BN_APPLY(x, mean, var, ...)
@@ -132,16 +132,16 @@ static yolo_status gather_slice_grads(autograd *ad, yolo_tensor *x) {
  * stats is then the [dmean; dvar] rows of BN_APPLY_BWD_PARAMS alone, and
  * x's two gradient terms fold into one BN_BWD. NULL otherwise. */
 static yolo_tensor *fusable_bn_stats(const autograd *ad, const yolo_tensor *y) {
-    yolo_tensor *x = y->src[0], *mean = y->src[1], *var = y->src[2], *gamma = y->src[3];
-    if (mean->op != YOLO_OP_VIEW || var->op != YOLO_OP_VIEW || mean == var) return NULL;
-    yolo_tensor *stats = mean->view_of;
-    if (!stats || var->view_of != stats || stats->op != YOLO_OP_BN_STATS || stats->src[0] != x) return NULL;
+    yolo_tensor *x = y->node->src[0], *mean = y->node->src[1], *var = y->node->src[2], *gamma = y->node->src[3];
+    if (mean->node->op != YOLO_OP_VIEW || var->node->op != YOLO_OP_VIEW || mean == var) return NULL;
+    yolo_tensor *stats = mean->node->view_of;
+    if (!stats || var->node->view_of != stats || stats->node->op != YOLO_OP_BN_STATS || stats->node->src[0] != x) return NULL;
     if (stats->graph != ad->g || mean->graph != ad->g || var->graph != ad->g) return NULL;
     const int64_t C = yolo_tensor_numel(gamma);
-    if (yolo_tensor_numel(stats) != 2 * C || mean->view_offset != 0 || var->view_offset != (size_t)C * sizeof(float))
+    if (yolo_tensor_numel(stats) != 2 * C || mean->node->view_offset != 0 || var->node->view_offset != (size_t)C * sizeof(float))
         return NULL;
-    if (ad->uses[stats->index] != 2 || ad->uses[mean->index] != 1 || ad->uses[var->index] != 1) return NULL;
-    if (stats->node_grad || mean->node_grad || var->node_grad) return NULL;
+    if (ad->uses[stats->node->index] != 2 || ad->uses[mean->node->index] != 1 || ad->uses[var->node->index] != 1) return NULL;
+    if (stats->node->node_grad || mean->node->node_grad || var->node->node_grad) return NULL;
     return stats;
 }
 
@@ -153,7 +153,7 @@ static yolo_tensor *fusable_bn_stats(const autograd *ad, const yolo_tensor *y) {
  * parameters' rows are computed (BN_APPLY_BWD_PARAMS). */
 static yolo_status bn_backward_fused(autograd *ad, yolo_tensor *y, yolo_tensor *stats) {
     yolo_graph *g = ad->g;
-    yolo_tensor **s = y->src, *dy = y->node_grad, *x = s[0];
+    yolo_tensor **s = y->node->src, *dy = y->node->node_grad, *x = s[0];
     const int64_t C = yolo_tensor_numel(s[3]), numel = yolo_tensor_numel(x);
     const bool need_x = needs_grad(ad, x);
     if (!need_x && !needs_grad(ad, s[3]) && !needs_grad(ad, s[4])) return YOLO_OK;
@@ -170,7 +170,7 @@ static yolo_status bn_backward_fused(autograd *ad, yolo_tensor *y, yolo_tensor *
         rows = 0;
     }
     if (!f) return yolo_graph_status(g);
-    f->fparams[0] = y->fparams[0];
+    f->node->fparams[0] = y->node->fparams[0];
     yolo_status st = YOLO_OK;
     for (int r = 0; r < 2 && !st; r++) { /* rows dgamma, dbeta */
         yolo_tensor *t = s[3 + r];
@@ -183,13 +183,13 @@ static yolo_status bn_backward_fused(autograd *ad, yolo_tensor *y, yolo_tensor *
 
 static yolo_status backward_node(autograd *ad, yolo_tensor *y) {
     yolo_graph *g = ad->g;
-    yolo_tensor *dy = y->node_grad;
-    yolo_tensor **s = y->src;
+    yolo_tensor *dy = y->node->node_grad;
+    yolo_tensor **s = y->node->src;
     yolo_status st = YOLO_OK;
-    switch (y->op) {
+    switch (y->node->op) {
     case YOLO_OP_VIEW: {
-        yolo_tensor *x = y->view_of;
-        if (y->view_offset == 0 && yolo_tensor_numel(y) == yolo_tensor_numel(x))
+        yolo_tensor *x = y->node->view_of;
+        if (y->node->view_offset == 0 && yolo_tensor_numel(y) == yolo_tensor_numel(x))
             return add_grad(ad, x, yolo_reshape(g, dy, x->ndim, x->shape));
         /* a window of x (a row of batch-norm statistics): zero-pad back to x */
         int64_t flat = yolo_tensor_numel(x);
@@ -198,24 +198,24 @@ static yolo_status backward_node(autograd *ad, yolo_tensor *y) {
         int64_t fshape[1] = {flat};
         yolo_tensor *padded = yolo_graph_node(g, YOLO_OP_SLICE_BWD, YOLO_F32, 1, fshape, 1, &dflat);
         if (!padded) return yolo_graph_status(g);
-        padded->iparams[0] = 0;
-        padded->iparams[1] = (int32_t)(y->view_offset / yolo_dtype_size(x->dtype));
+        padded->node->iparams[0] = 0;
+        padded->node->iparams[1] = (int32_t)(y->node->view_offset / yolo_dtype_size(x->dtype));
         return add_grad(ad, x, yolo_reshape(g, padded, x->ndim, x->shape));
     }
     case YOLO_OP_CONV2D:
-        if (needs_grad(ad, s[0])) st = add_grad(ad, s[0], conv_bwd(ad, YOLO_OP_CONV2D_BWD_DATA, s[0], dy, s[1], y->iparams));
+        if (needs_grad(ad, s[0])) st = add_grad(ad, s[0], conv_bwd(ad, YOLO_OP_CONV2D_BWD_DATA, s[0], dy, s[1], y->node->iparams));
         if (!st && needs_grad(ad, s[1]))
-            st = add_grad(ad, s[1], conv_bwd(ad, YOLO_OP_CONV2D_BWD_WEIGHT, s[1], s[0], dy, y->iparams));
-        if (!st && y->n_src > 2 && needs_grad(ad, s[2]))
+            st = add_grad(ad, s[1], conv_bwd(ad, YOLO_OP_CONV2D_BWD_WEIGHT, s[1], s[0], dy, y->node->iparams));
+        if (!st && y->node->n_src > 2 && needs_grad(ad, s[2]))
             st = add_grad(ad, s[2], yolo_reshape(g, yolo_sum_to(g, dy, 4, (int64_t[]){1, y->shape[1], 1, 1}), 1,
                                                  s[2]->shape));
         return st;
     case YOLO_OP_CONV_TRANSPOSE2D:
         /* y = conv2d_bwd_data(x, w): x's gradient is the forward conv of dy */
-        if (needs_grad(ad, s[0])) st = add_grad(ad, s[0], conv_bwd(ad, YOLO_OP_CONV2D, s[0], dy, s[1], y->iparams));
+        if (needs_grad(ad, s[0])) st = add_grad(ad, s[0], conv_bwd(ad, YOLO_OP_CONV2D, s[0], dy, s[1], y->node->iparams));
         if (!st && needs_grad(ad, s[1]))
-            st = add_grad(ad, s[1], conv_bwd(ad, YOLO_OP_CONV2D_BWD_WEIGHT, s[1], dy, s[0], y->iparams));
-        if (!st && y->n_src > 2 && needs_grad(ad, s[2]))
+            st = add_grad(ad, s[1], conv_bwd(ad, YOLO_OP_CONV2D_BWD_WEIGHT, s[1], dy, s[0], y->node->iparams));
+        if (!st && y->node->n_src > 2 && needs_grad(ad, s[2]))
             st = add_grad(ad, s[2], yolo_reshape(g, yolo_sum_to(g, dy, 4, (int64_t[]){1, y->shape[1], 1, 1}), 1,
                                                  s[2]->shape));
         return st;
@@ -238,7 +238,7 @@ static yolo_status backward_node(autograd *ad, yolo_tensor *y) {
             int64_t pshape[2] = {4, C};
             yolo_tensor *p = yolo_graph_node(g, YOLO_OP_BN_APPLY_BWD_PARAMS, YOLO_F32, 2, pshape, 5, src);
             if (!p) return yolo_graph_status(g);
-            p->fparams[0] = y->fparams[0];
+            p->node->fparams[0] = y->node->fparams[0];
             const int targets[4] = {3, 4, 1, 2}; /* rows: dgamma, dbeta, dmean, dvar */
             for (int r = 0; r < 4 && !st; r++) {
                 yolo_tensor *t = s[targets[r]];
@@ -250,7 +250,7 @@ static yolo_status backward_node(autograd *ad, yolo_tensor *y) {
         if (!st && needs_grad(ad, s[0])) {
             yolo_tensor *src[3] = {s[2], s[3], dy};
             yolo_tensor *dx = node(ad, YOLO_OP_BN_APPLY_BWD_DATA, s[0], 3, src);
-            if (dx) dx->fparams[0] = y->fparams[0];
+            if (dx) dx->node->fparams[0] = y->node->fparams[0];
             st = add_grad(ad, s[0], dx);
         }
         return st;
@@ -258,7 +258,7 @@ static yolo_status backward_node(autograd *ad, yolo_tensor *y) {
     case YOLO_OP_SILU:
     case YOLO_OP_RELU: {
         yolo_tensor *src[2] = {s[0], dy};
-        return add_grad(ad, s[0], node(ad, y->op == YOLO_OP_SILU ? YOLO_OP_SILU_BWD : YOLO_OP_RELU_BWD, s[0], 2, src));
+        return add_grad(ad, s[0], node(ad, y->node->op == YOLO_OP_SILU ? YOLO_OP_SILU_BWD : YOLO_OP_RELU_BWD, s[0], 2, src));
     }
     case YOLO_OP_SIGMOID: {
         yolo_tensor *src[2] = {y, dy};
@@ -277,14 +277,14 @@ static yolo_status backward_node(autograd *ad, yolo_tensor *y) {
         if (!st && needs_grad(ad, s[1])) st = add_grad(ad, s[1], unbroadcast(ad, yolo_mul(g, dy, s[0]), s[1]));
         return st;
     case YOLO_OP_SCALE:
-        return add_grad(ad, s[0], yolo_scale(g, dy, y->fparams[0]));
+        return add_grad(ad, s[0], yolo_scale(g, dy, y->node->fparams[0]));
     case YOLO_OP_CAST:
         if (s[0]->dtype != YOLO_F32 && s[0]->dtype != YOLO_F16) return YOLO_OK; /* integer inputs: no gradient */
-        return add_grad(ad, s[0], yolo_cast(g, dy, s[0]->dtype, y->fparams[0]));
+        return add_grad(ad, s[0], yolo_cast(g, dy, s[0]->dtype, y->node->fparams[0]));
     case YOLO_OP_CONCAT: {
-        int axis = y->iparams[0];
+        int axis = y->node->iparams[0];
         int64_t start = 0;
-        for (int i = 0; i < y->n_src && !st; i++) {
+        for (int i = 0; i < y->node->n_src && !st; i++) {
             if (needs_grad(ad, s[i])) st = add_grad(ad, s[i], yolo_slice(g, dy, axis, start, s[i]->shape[axis]));
             start += s[i]->shape[axis];
         }
@@ -292,11 +292,11 @@ static yolo_status backward_node(autograd *ad, yolo_tensor *y) {
     }
     case YOLO_OP_SLICE: {
         if (slices_tile(ad, s[0])) { /* concatenated when the loop reaches s[0] */
-            ad->slices_pending[s[0]->index] = true;
+            ad->slices_pending[s[0]->node->index] = true;
             return YOLO_OK;
         }
         yolo_tensor *dx = yolo_graph_node(g, YOLO_OP_SLICE_BWD, YOLO_F32, s[0]->ndim, s[0]->shape, 1, &dy);
-        if (dx) memcpy(dx->iparams, y->iparams, 2 * sizeof *dx->iparams);
+        if (dx) memcpy(dx->node->iparams, y->node->iparams, 2 * sizeof *dx->node->iparams);
         return add_grad(ad, s[0], dx);
     }
     case YOLO_OP_BROADCAST_TO:
@@ -305,17 +305,17 @@ static yolo_status backward_node(autograd *ad, yolo_tensor *y) {
         return add_grad(ad, s[0], yolo_broadcast_to(g, dy, s[0]->ndim, s[0]->shape));
     case YOLO_OP_UPSAMPLE_NEAREST: {
         yolo_tensor *dx = node(ad, YOLO_OP_UPSAMPLE_NEAREST_BWD, s[0], 1, &dy);
-        if (dx) dx->iparams[0] = y->iparams[0];
+        if (dx) dx->node->iparams[0] = y->node->iparams[0];
         return add_grad(ad, s[0], dx);
     }
     case YOLO_OP_MAXPOOL2D: {
         yolo_tensor *src[2] = {s[0], dy};
         yolo_tensor *dx = node(ad, YOLO_OP_MAXPOOL2D_BWD, s[0], 2, src);
-        if (dx) memcpy(dx->iparams, y->iparams, 3 * sizeof *dx->iparams);
+        if (dx) memcpy(dx->node->iparams, y->node->iparams, 3 * sizeof *dx->node->iparams);
         return add_grad(ad, s[0], dx);
     }
     case YOLO_OP_MATMUL: {
-        bool ta = y->iparams[0], tb = y->iparams[1];
+        bool ta = y->node->iparams[0], tb = y->node->iparams[1];
         yolo_tensor *da, *db;
         if (!ta && !tb) {
             da = needs_grad(ad, s[0]) ? yolo_matmul(g, dy, s[1], false, true) : NULL;
@@ -338,8 +338,8 @@ static yolo_status backward_node(autograd *ad, yolo_tensor *y) {
     case YOLO_OP_LOG_SOFTMAX: {
         yolo_tensor *src[2] = {y, dy};
         yolo_tensor *dx =
-            node(ad, y->op == YOLO_OP_SOFTMAX ? YOLO_OP_SOFTMAX_BWD : YOLO_OP_LOG_SOFTMAX_BWD, s[0], 2, src);
-        if (dx) dx->iparams[0] = y->iparams[0];
+            node(ad, y->node->op == YOLO_OP_SOFTMAX ? YOLO_OP_SOFTMAX_BWD : YOLO_OP_LOG_SOFTMAX_BWD, s[0], 2, src);
+        if (dx) dx->node->iparams[0] = y->node->iparams[0];
         return add_grad(ad, s[0], dx);
     }
     case YOLO_OP_SUM:
@@ -348,7 +348,7 @@ static yolo_status backward_node(autograd *ad, yolo_tensor *y) {
         return add_grad(ad, s[0], yolo_mul(g, yolo_scale(g, s[0], 2.0f), dy));
     default:
         return yolo_error(YOLO_ERR_UNSUPPORTED, "backward: op %s (node '%s') has no gradient rule",
-                          yolo_op_name(y->op), y->name);
+                          yolo_op_name(y->node->op), y->name);
     }
 }
 
@@ -369,29 +369,29 @@ static yolo_status backward_seeded(yolo_graph *g, int n_seeds, yolo_tensor *cons
     }
     for (int i = 0; i < g->n_nodes; i++) {
         const yolo_tensor *t = g->nodes[i];
-        for (int k = 0; k < t->n_src; k++)
-            if (t->src[k] && t->src[k]->graph == g && t->src[k]->kind != YOLO_TENSOR_PERSISTENT) ad.uses[t->src[k]->index]++;
+        for (int k = 0; k < t->node->n_src; k++)
+            if (t->node->src[k] && t->node->src[k]->graph == g && t->node->src[k]->kind != YOLO_TENSOR_PERSISTENT) ad.uses[t->node->src[k]->node->index]++;
     }
     for (int i = 0; i < g->n_nodes; i++) {
         yolo_tensor *t = g->nodes[i];
-        if (t->op == YOLO_OP_NONE || !yolo_op_differentiable(t->op)) continue;
-        for (int k = 0; k < t->n_src && !ad.needs[i]; k++) ad.needs[i] = needs_grad(&ad, t->src[k]);
+        if (t->node->op == YOLO_OP_NONE || !yolo_op_differentiable(t->node->op)) continue;
+        for (int k = 0; k < t->node->n_src && !ad.needs[i]; k++) ad.needs[i] = needs_grad(&ad, t->node->src[k]);
     }
     int last = -1;
     yolo_status st = YOLO_OK;
     for (int i = 0; i < n_seeds && !st; i++) {
-        if (outputs[i]->index > last) last = outputs[i]->index;
+        if (outputs[i]->node->index > last) last = outputs[i]->node->index;
         st = add_grad(&ad, outputs[i], seeds[i]);
     }
     for (int i = last; i >= 0 && !st; i--) {
         yolo_tensor *t = g->nodes[i];
         if (ad.slices_pending[i]) st = gather_slice_grads(&ad, t);
-        if (st || !t->node_grad || !ad.needs[i]) continue;
+        if (st || !t->node->node_grad || !ad.needs[i]) continue;
         st = backward_node(&ad, t);
         if (st == YOLO_OK && yolo_graph_status(g) != YOLO_OK) st = yolo_graph_status(g);
     }
     /* node_grad only means something during this pass */
-    for (int i = 0; i < ad.n_forward; i++) g->nodes[i]->node_grad = NULL;
+    for (int i = 0; i < ad.n_forward; i++) g->nodes[i]->node->node_grad = NULL;
     free(ad.needs);
     free(ad.uses);
     free(ad.slices_pending);
@@ -419,7 +419,7 @@ yolo_status yolo_graph_backward(yolo_graph *g, yolo_tensor *loss) {
     if (!g->backward_start) g->backward_start = g->n_nodes;
     yolo_tensor *seed = yolo_graph_node(g, YOLO_OP_FILL, YOLO_F32, loss->ndim, loss->shape, 0, NULL);
     if (!seed) return yolo_graph_status(g);
-    seed->fparams[0] = 1.0f;
+    seed->node->fparams[0] = 1.0f;
     yolo_set_name(seed, "d(%s)", loss->name);
     return backward_seeded(g, 1, &loss, &seed);
 }

@@ -105,7 +105,7 @@ static yolo_tensor *conv_common(yolo_graph *g, const char *op, int code, yolo_te
                                SHAPE(bias, sb), (long long)O);
     int64_t shape[4] = {N, O, Ho, Wo};
     yolo_tensor *t = yolo_graph_node(g, code, YOLO_F32, 4, shape, bias ? 3 : 2, in);
-    if (t) memcpy(t->iparams, ip, sizeof ip);
+    if (t) memcpy(t->node->iparams, ip, sizeof ip);
     return t;
 }
 
@@ -148,16 +148,16 @@ yolo_tensor *yolo_batch_norm(yolo_graph *g, yolo_tensor *x, yolo_tensor *gamma, 
         yolo_tensor *stats_src[3] = {x, running_mean, running_var};
         yolo_tensor *stats = yolo_graph_node(g, YOLO_OP_BN_STATS, YOLO_F32, 2, sshape, 3, stats_src);
         if (!stats) return NULL;
-        stats->iparams[0] = 1;
-        stats->fparams[0] = momentum;
+        stats->node->iparams[0] = 1;
+        stats->node->fparams[0] = momentum;
         if (g->collective && g->collective->world > 1) { /* sync_bn: the statistics of all ranks */
-            stats->iparams[0] = 0;                       /* the running stats take the global ones */
+            stats->node->iparams[0] = 0;                       /* the running stats take the global ones */
             yolo_tensor *sync_src[3] = {stats, running_mean, running_var};
             stats = yolo_graph_node(g, YOLO_OP_SYNC_BN_STATS, YOLO_F32, 2, sshape, 3, sync_src);
             if (!stats) return NULL;
-            stats->iparams[0] = (int32_t)(yolo_tensor_numel(x) / C);
-            stats->iparams[1] = 1;
-            stats->fparams[0] = momentum;
+            stats->node->iparams[0] = (int32_t)(yolo_tensor_numel(x) / C);
+            stats->node->iparams[1] = 1;
+            stats->node->fparams[0] = momentum;
         }
         int64_t cshape[1] = {C};
         mean = yolo_graph_view(g, stats, 0, 1, cshape);
@@ -166,7 +166,7 @@ yolo_tensor *yolo_batch_norm(yolo_graph *g, yolo_tensor *x, yolo_tensor *gamma, 
     }
     yolo_tensor *apply_src[5] = {x, mean, var, gamma, beta};
     yolo_tensor *y = yolo_graph_node(g, YOLO_OP_BN_APPLY, YOLO_F32, x->ndim, x->shape, 5, apply_src);
-    if (y) y->fparams[0] = eps;
+    if (y) y->node->fparams[0] = eps;
     return y;
 }
 
@@ -208,7 +208,7 @@ yolo_tensor *yolo_mul(yolo_graph *g, yolo_tensor *a, yolo_tensor *b) { return bi
 
 yolo_tensor *yolo_scale(yolo_graph *g, yolo_tensor *x, float factor) {
     yolo_tensor *t = unary(g, "scale", YOLO_OP_SCALE, x);
-    if (t) t->fparams[0] = factor;
+    if (t) t->node->fparams[0] = factor;
     return t;
 }
 
@@ -221,7 +221,7 @@ yolo_tensor *yolo_cast(yolo_graph *g, yolo_tensor *x, yolo_dtype dtype, float fa
         return yolo_graph_fail(g, YOLO_ERR_SHAPE, "cast: %s to %s is not supported", SHAPE(x, s), yolo_dtype_name(dtype));
     }
     yolo_tensor *t = yolo_graph_node(g, YOLO_OP_CAST, dtype, x->ndim, x->shape, 1, &x);
-    if (t) t->fparams[0] = factor;
+    if (t) t->node->fparams[0] = factor;
     return t;
 }
 
@@ -261,7 +261,7 @@ yolo_tensor *yolo_concat(yolo_graph *g, int n, yolo_tensor *const *xs, int axis)
         shape[a] += xs[i]->shape[a];
     }
     yolo_tensor *t = yolo_graph_node(g, YOLO_OP_CONCAT, xs[0]->dtype, xs[0]->ndim, shape, n, xs);
-    if (t) t->iparams[0] = a;
+    if (t) t->node->iparams[0] = a;
     return t;
 }
 
@@ -279,8 +279,8 @@ yolo_tensor *yolo_slice(yolo_graph *g, yolo_tensor *x, int axis, int64_t start, 
     shape[a] = length;
     yolo_tensor *t = yolo_graph_node(g, YOLO_OP_SLICE, x->dtype, x->ndim, shape, 1, &x);
     if (t) {
-        t->iparams[0] = a;
-        t->iparams[1] = (int32_t)start;
+        t->node->iparams[0] = a;
+        t->node->iparams[1] = (int32_t)start;
     }
     return t;
 }
@@ -356,7 +356,7 @@ yolo_tensor *yolo_upsample_nearest(yolo_graph *g, yolo_tensor *x, int factor) {
     if (factor < 1) return yolo_graph_fail(g, YOLO_ERR_ARG, "upsample_nearest: factor %d < 1", factor);
     int64_t shape[4] = {x->shape[0], x->shape[1], x->shape[2] * factor, x->shape[3] * factor};
     yolo_tensor *t = yolo_graph_node(g, YOLO_OP_UPSAMPLE_NEAREST, YOLO_F32, 4, shape, 1, &x);
-    if (t) t->iparams[0] = factor;
+    if (t) t->node->iparams[0] = factor;
     return t;
 }
 
@@ -374,9 +374,9 @@ yolo_tensor *yolo_maxpool2d(yolo_graph *g, yolo_tensor *x, int kernel, int strid
     int64_t shape[4] = {x->shape[0], x->shape[1], Ho, Wo};
     yolo_tensor *t = yolo_graph_node(g, YOLO_OP_MAXPOOL2D, YOLO_F32, 4, shape, 1, &x);
     if (t) {
-        t->iparams[0] = kernel;
-        t->iparams[1] = stride;
-        t->iparams[2] = pad;
+        t->node->iparams[0] = kernel;
+        t->node->iparams[1] = stride;
+        t->node->iparams[2] = pad;
     }
     return t;
 }
@@ -403,8 +403,8 @@ yolo_tensor *yolo_matmul(yolo_graph *g, yolo_tensor *a, yolo_tensor *b, bool tra
     int64_t shape[2] = {M, N};
     yolo_tensor *t = yolo_graph_node(g, YOLO_OP_MATMUL, YOLO_F32, 2, shape, 2, in);
     if (t) {
-        t->iparams[0] = transpose_a;
-        t->iparams[1] = transpose_b;
+        t->node->iparams[0] = transpose_a;
+        t->node->iparams[1] = transpose_b;
     }
     return t;
 }
@@ -425,7 +425,7 @@ static yolo_tensor *softmax_common(yolo_graph *g, const char *op, int code, yolo
     int a = normalize_axis(g, op, x, axis);
     if (a < 0) return NULL;
     yolo_tensor *t = yolo_graph_node(g, code, YOLO_F32, x->ndim, x->shape, 1, &x);
-    if (t) t->iparams[0] = a;
+    if (t) t->node->iparams[0] = a;
     return t;
 }
 
@@ -461,7 +461,7 @@ yolo_tensor *yolo_sum_squares(yolo_graph *g, yolo_tensor *x) {
 static yolo_tensor *update_node(yolo_graph *g, const char *op, int code, int n, yolo_tensor *const *in) {
     yolo_tensor *t = yolo_graph_node(g, code, in[0]->dtype, in[0]->ndim, in[0]->shape, n, in);
     if (!t) return NULL;
-    t->view_of = in[0]; /* writes into src 0 */
+    t->node->view_of = in[0]; /* writes into src 0 */
     (void)op;
     return t;
 }

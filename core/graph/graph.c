@@ -26,7 +26,7 @@ void yolo_graph_free(yolo_graph *g) {
     if (!g) return;
     if (g->backend->ops->graph_release) g->backend->ops->graph_release(g->backend, g);
     for (int i = 0; i < g->n_nodes; i++) {
-        free(g->nodes[i]->src);
+        free(g->nodes[i]->node->src);
         free(g->nodes[i]);
     }
     free(g->nodes);
@@ -68,14 +68,14 @@ static yolo_tensor *push_node(yolo_graph *g, yolo_tensor *t) {
         int cap = g->cap_nodes ? g->cap_nodes * 2 : 256;
         yolo_tensor **nodes = realloc(g->nodes, (size_t)cap * sizeof *nodes);
         if (!nodes) {
-            free(t->src);
+            free(t->node->src);
             free(t);
             return yolo_graph_fail(g, YOLO_ERR_NOMEM, "graph: out of memory at node %d", g->n_nodes);
         }
         g->nodes = nodes;
         g->cap_nodes = cap;
     }
-    t->index = g->n_nodes;
+    t->node->index = g->n_nodes;
     g->nodes[g->n_nodes++] = t;
     return t;
 }
@@ -84,7 +84,7 @@ yolo_tensor *yolo_graph_node(yolo_graph *g, int op, yolo_dtype dtype, int ndim, 
                              yolo_tensor *const *src) {
     if (g->planned)
         return yolo_graph_fail(g, YOLO_ERR_ARG, "graph: cannot add op %s after planning", yolo_op_name(op));
-    yolo_tensor *t = calloc(1, sizeof *t);
+    yolo_tensor *t = yolo_tensor_alloc_with_node();
     if (!t) return yolo_graph_fail(g, YOLO_ERR_NOMEM, "graph: out of memory");
     t->dtype = dtype;
     t->ndim = ndim;
@@ -92,17 +92,17 @@ yolo_tensor *yolo_graph_node(yolo_graph *g, int op, yolo_dtype dtype, int ndim, 
     t->kind = YOLO_TENSOR_NODE;
     t->backend = g->backend;
     t->graph = g;
-    t->op = op;
-    t->last_use = -1;
+    t->node->op = op;
+    t->node->last_use = -1;
     snprintf(t->name, sizeof t->name, "%s#%d", yolo_op_name(op), g->n_nodes);
     if (n_src > 0) {
-        t->src = malloc((size_t)n_src * sizeof *t->src);
-        if (!t->src) {
+        t->node->src = malloc((size_t)n_src * sizeof *t->node->src);
+        if (!t->node->src) {
             free(t);
             return yolo_graph_fail(g, YOLO_ERR_NOMEM, "graph: out of memory");
         }
-        memcpy(t->src, src, (size_t)n_src * sizeof *src);
-        t->n_src = n_src;
+        memcpy(t->node->src, src, (size_t)n_src * sizeof *src);
+        t->node->n_src = n_src;
     }
     return push_node(g, t);
 }
@@ -110,8 +110,8 @@ yolo_tensor *yolo_graph_node(yolo_graph *g, int op, yolo_dtype dtype, int ndim, 
 yolo_tensor *yolo_graph_view(yolo_graph *g, yolo_tensor *of, size_t offset, int ndim, const int64_t *shape) {
     yolo_tensor *t = yolo_graph_node(g, YOLO_OP_VIEW, of->dtype, ndim, shape, 1, &of);
     if (!t) return NULL;
-    t->view_of = of;
-    t->view_offset = offset;
+    t->node->view_of = of;
+    t->node->view_offset = offset;
     return t;
 }
 
@@ -135,7 +135,7 @@ yolo_status yolo_graph_mark_output(yolo_graph *g, yolo_tensor *t) {
     if (!g || !t) return yolo_error(YOLO_ERR_ARG, "mark_output: NULL graph or tensor");
     if (t->graph != g) return yolo_error(YOLO_ERR_ARG, "mark_output: '%s' is not a node of this graph", t->name);
     if (g->planned) return yolo_error(YOLO_ERR_ARG, "mark_output: '%s' marked after planning", t->name);
-    t->is_output = true;
+    t->node->is_output = true;
     return YOLO_OK;
 }
 
@@ -152,7 +152,7 @@ yolo_tensor *yolo_set_name(yolo_tensor *t, const char *fmt, ...) {
 
 /* The tensor that owns the storage t lives in (following views). */
 static yolo_tensor *storage_root(yolo_tensor *t) {
-    while (t->view_of) t = t->view_of;
+    while (t->node->view_of) t = t->node->view_of;
     return t;
 }
 
@@ -227,7 +227,7 @@ static size_t allocator_take(allocator *a, size_t size) {
 }
 
 static bool needs_storage(const yolo_tensor *t) {
-    return t->kind != YOLO_TENSOR_PERSISTENT && !t->view_of;
+    return t->kind != YOLO_TENSOR_PERSISTENT && !t->node->view_of;
 }
 
 /* ---- fusion before planning ----
@@ -241,8 +241,8 @@ static bool needs_storage(const yolo_tensor *t) {
  * (for A/B measurements). */
 
 static bool reads(const yolo_tensor *t, const yolo_tensor *x) {
-    for (int k = 0; k < t->n_src; k++)
-        if (t->src[k] == x) return true;
+    for (int k = 0; k < t->node->n_src; k++)
+        if (t->node->src[k] == x) return true;
     return false;
 }
 
@@ -251,18 +251,18 @@ static void fuse_bn_silu_at(yolo_graph *g, yolo_tensor *z) {
     yolo_tensor *silu = NULL, *bwd[MAX_BWD];
     yolo_tensor **new_src[MAX_BWD];
     int n_bwd = 0;
-    for (int i = z->index + 1; i < g->n_nodes; i++) {
+    for (int i = z->node->index + 1; i < g->n_nodes; i++) {
         yolo_tensor *t = g->nodes[i];
         if (!reads(t, z)) continue;
-        if (t->op == YOLO_OP_SILU && t->n_src == 1 && !silu && !t->view_of) {
+        if (t->node->op == YOLO_OP_SILU && t->node->n_src == 1 && !silu && !t->node->view_of) {
             silu = t;
-        } else if (t->op == YOLO_OP_SILU_BWD && t->n_src == 2 && t->src[0] == z && t->src[1] != z && n_bwd < MAX_BWD) {
+        } else if (t->node->op == YOLO_OP_SILU_BWD && t->node->n_src == 2 && t->node->src[0] == z && t->node->src[1] != z && n_bwd < MAX_BWD) {
             bwd[n_bwd++] = t;
         } else {
             return; /* another reader sees z itself */
         }
     }
-    if (!silu || silu->index < z->index) return;
+    if (!silu || silu->node->index < z->node->index) return;
     for (int k = 0; k < n_bwd; k++) {
         new_src[k] = malloc(6 * sizeof *new_src[k]);
         if (!new_src[k]) {
@@ -271,18 +271,18 @@ static void fuse_bn_silu_at(yolo_graph *g, yolo_tensor *z) {
         }
     }
     for (int k = 0; k < n_bwd; k++) {
-        memcpy(new_src[k], z->src, 5 * sizeof *z->src);
-        new_src[k][5] = bwd[k]->src[1];
-        free(bwd[k]->src);
-        bwd[k]->src = new_src[k];
-        bwd[k]->n_src = 6;
-        bwd[k]->op = YOLO_OP_BN_SILU_BWD;
-        bwd[k]->fparams[0] = z->fparams[0];
+        memcpy(new_src[k], z->node->src, 5 * sizeof *z->node->src);
+        new_src[k][5] = bwd[k]->node->src[1];
+        free(bwd[k]->node->src);
+        bwd[k]->node->src = new_src[k];
+        bwd[k]->node->n_src = 6;
+        bwd[k]->node->op = YOLO_OP_BN_SILU_BWD;
+        bwd[k]->node->fparams[0] = z->node->fparams[0];
     }
-    z->op = YOLO_OP_BN_SILU;
-    silu->op = YOLO_OP_VIEW;
-    silu->view_of = z;
-    silu->view_offset = 0;
+    z->node->op = YOLO_OP_BN_SILU;
+    silu->node->op = YOLO_OP_VIEW;
+    silu->node->view_of = z;
+    silu->node->view_offset = 0;
 }
 
 static void fuse_before_planning(yolo_graph *g) {
@@ -290,7 +290,7 @@ static void fuse_before_planning(yolo_graph *g) {
     if (off && *off && strcmp(off, "0") != 0) return;
     for (int i = 0; i < g->n_nodes; i++) {
         yolo_tensor *z = g->nodes[i];
-        if (z->op == YOLO_OP_BN_APPLY && z->dtype == YOLO_F32 && !z->is_output && z->n_src == 5)
+        if (z->node->op == YOLO_OP_BN_APPLY && z->dtype == YOLO_F32 && !z->node->is_output && z->node->n_src == 5)
             fuse_bn_silu_at(g, z);
     }
 }
@@ -306,18 +306,18 @@ yolo_status yolo_graph_plan(yolo_graph *g, yolo_graph_plan_info *info) {
     int n = g->n_nodes;
     /* Liveness: the last node reading each storage root. Inputs live from the
      * start (uploaded before the run); outputs to the end. */
-    for (int i = 0; i < n; i++) g->nodes[i]->last_use = i;
+    for (int i = 0; i < n; i++) g->nodes[i]->node->last_use = i;
     for (int i = 0; i < n; i++) {
         yolo_tensor *t = g->nodes[i];
-        for (int s = 0; s < t->n_src; s++) {
-            yolo_tensor *root = storage_root(t->src[s]);
-            if (root->graph == g && root->last_use < i) root->last_use = i;
+        for (int s = 0; s < t->node->n_src; s++) {
+            yolo_tensor *root = storage_root(t->node->src[s]);
+            if (root->graph == g && root->node->last_use < i) root->node->last_use = i;
         }
-        if (t->is_output) storage_root(t)->last_use = n;
+        if (t->node->is_output) storage_root(t)->node->last_use = n;
     }
     for (int i = 0; i < n; i++) {
         yolo_tensor *t = g->nodes[i];
-        if (t->kind == YOLO_TENSOR_INPUT) t->last_use = n; /* an input may be re-uploaded between runs */
+        if (t->kind == YOLO_TENSOR_INPUT) t->node->last_use = n; /* an input may be re-uploaded between runs */
     }
     /* frees[i]: storage roots whose last use is node i */
     int *free_head = malloc((size_t)(n + 1) * sizeof *free_head);
@@ -338,7 +338,7 @@ yolo_status yolo_graph_plan(yolo_graph *g, yolo_graph_plan_info *info) {
             size_t size = (yolo_tensor_bytes(t) + PLAN_ALIGN - 1) & ~(size_t)(PLAN_ALIGN - 1);
             naive += size;
             offsets[i] = allocator_take(&a, size);
-            int end = t->last_use;
+            int end = t->node->last_use;
             free_next[i] = free_head[end];
             free_head[end] = i;
         }
@@ -370,9 +370,9 @@ yolo_status yolo_graph_plan(yolo_graph *g, yolo_graph_plan_info *info) {
         if (needs_storage(t)) {
             t->buffer = g->arena;
             t->offset = offsets[i];
-        } else if (t->view_of) {
-            t->buffer = t->view_of->buffer; /* view_of precedes t, so it is resolved */
-            t->offset = t->view_of->offset + t->view_offset;
+        } else if (t->node->view_of) {
+            t->buffer = t->node->view_of->buffer; /* view_of precedes t, so it is resolved */
+            t->offset = t->node->view_of->offset + t->node->view_offset;
         }
     }
     free(free_head);
@@ -395,7 +395,7 @@ static yolo_status run_poisoned(yolo_graph *g, int begin, int end) {
         if (st != YOLO_OK) return st;
         for (int j = 0; j <= i; j++) {
             yolo_tensor *t = g->nodes[j];
-            if (!needs_storage(t) || t->last_use != i || t->is_output) continue;
+            if (!needs_storage(t) || t->node->last_use != i || t->node->is_output) continue;
             size_t bytes = yolo_tensor_bytes(t);
             unsigned char *nan_bytes = malloc(bytes ? bytes : 1);
             if (!nan_bytes) return yolo_error(YOLO_ERR_NOMEM, "graph poison: out of memory");

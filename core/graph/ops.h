@@ -8,12 +8,15 @@
  * as out (smaller operands are reshaped with leading 1s), so broadcasting
  * kernels only compare dimension by dimension.
  *
- * OP_INFO(name, differentiable, summary) — the table drives yolo_op_name and
- * the test that every differentiable op has a gradient check. */
+ * YOLO_OP_LIST(X) calls X(name, differentiable) once per op, its contract in
+ * the comment beside it. The list makes the enum yolo_op and drives
+ * yolo_op_name and yolo_op_differentiable. */
 #ifndef YOLO_OPS_H
 #define YOLO_OPS_H
 
 #include <stdbool.h>
+
+#include "graph/node.h"
 
 #define YOLO_OP_LIST(X) \
     X(NONE, false)            /* inputs and persistent leaves: no kernel */ \

@@ -49,27 +49,27 @@ static double graph_macs(const yolo_graph *g) {
     for (int i = 0; i < g->n_nodes; i++) {
         const yolo_tensor *t = g->nodes[i];
         double out = (double)yolo_tensor_numel(t);
-        switch (t->op) {
+        switch (t->node->op) {
         case YOLO_OP_CONV2D: {
-            const yolo_tensor *w = t->src[1];
+            const yolo_tensor *w = t->node->src[1];
             macs += out * (double)(w->shape[1] * w->shape[2] * w->shape[3]);
             break;
         }
         case YOLO_OP_CONV_TRANSPOSE2D: {
-            const yolo_tensor *x = t->src[0], *w = t->src[1];
-            int groups = t->iparams[6] > 0 ? t->iparams[6] : 1;
+            const yolo_tensor *x = t->node->src[0], *w = t->node->src[1];
+            int groups = t->node->iparams[6] > 0 ? t->node->iparams[6] : 1;
             macs += out * (double)(x->shape[1] / groups) * (double)(w->shape[2] * w->shape[3]);
             break;
         }
         case YOLO_OP_BN_APPLY: macs += 4.0 * out; break;
         case YOLO_OP_UPSAMPLE_NEAREST: macs += out; break;
         case YOLO_OP_MATMUL: {
-            const yolo_tensor *a = t->src[0];
-            macs += out * (double)(t->iparams[0] ? a->shape[0] : a->shape[1]);
+            const yolo_tensor *a = t->node->src[0];
+            macs += out * (double)(t->node->iparams[0] ? a->shape[0] : a->shape[1]);
             break;
         }
         case YOLO_OP_SUM_TO: {
-            const yolo_tensor *x = t->src[0];
+            const yolo_tensor *x = t->node->src[0];
             if (x->ndim == 4 && t->ndim == 4 && t->shape[2] == 1 && t->shape[3] == 1)
                 macs += (double)yolo_tensor_numel(x) + out; /* adaptive average pool */
             break;

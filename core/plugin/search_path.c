@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #ifndef YOLO_INSTALL_PLUGIN_DIR
-#define YOLO_INSTALL_PLUGIN_DIR "/usr/local/lib/yolo/plugins"
+#error "YOLO_INSTALL_PLUGIN_DIR (the installed plugin directory) is defined by CMakeLists.txt"
 #endif
 
 static void add_dir(yolo_plugin_dirs *dirs, const char *dir, const char *origin) {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "graph/node.h"
 
 size_t yolo_dtype_size(yolo_dtype dtype) {
     switch (dtype) {
@@ -65,7 +66,7 @@ static yolo_tensor *tensor_alloc(yolo_backend *backend, const char *name, yolo_d
         yolo_error(YOLO_ERR_ARG, "tensor '%s': invalid ndim %d or dtype %d", name ? name : "", ndim, (int)dtype);
         return NULL;
     }
-    yolo_tensor *t = calloc(1, sizeof *t);
+    yolo_tensor *t = yolo_tensor_alloc_with_node();
     if (!t) {
         yolo_error(YOLO_ERR_NOMEM, "tensor '%s': out of host memory", name ? name : "");
         return NULL;
@@ -83,7 +84,7 @@ static yolo_tensor *tensor_alloc(yolo_backend *backend, const char *name, yolo_d
     snprintf(t->name, sizeof t->name, "%s", name ? name : "");
     t->kind = YOLO_TENSOR_PERSISTENT;
     t->backend = backend;
-    t->index = -1;
+    t->node->index = -1;
     size_t bytes = yolo_tensor_bytes(t);
     if (backend->ops->buffer_alloc(backend, bytes, &t->buffer) != YOLO_OK) {
         yolo_error_context(YOLO_ERR_NOMEM, "tensor '%s' (%zu bytes)", t->name, bytes);

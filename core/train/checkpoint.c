@@ -42,7 +42,7 @@ static yolo_status fill_resume(yolo_meta *meta, const yolo_train_state *s) {
     if (!r) return YOLO_ERR_NOMEM;
     yolo_status st = yolo_meta_set_int(r, "last_opt_step", s->last_opt_step);
     if (!st) st = yolo_meta_set_int(r, "best_epoch", s->best_epoch);
-    if (!st) st = yolo_meta_set_int(r, "batch", s->session->batch);
+    if (!st) st = yolo_meta_set_int(r, "batch", s->session->set.run.batch);
     if (!st) st = yolo_meta_set_str(r, "optimizer", optimizer_name(s->opt->kind));
     if (!st) st = yolo_meta_set_float(r, "lr0", s->lr0);
     if (!st) st = yolo_meta_set_float(r, "momentum", s->momentum);
@@ -84,7 +84,7 @@ yolo_status yolo_train_save_checkpoint(const char *path, const yolo_train_state 
                            .optimizer_steps = s->opt ? s->opt->steps : 0,
                            .ema_updates = s->ema->updates,
                            .best_fitness = s->best_fitness,
-                           .seed = (int64_t)s->session->seed,
+                           .seed = s->session->set.run.seed,
                            .sampler_epoch = s->sampler_epoch,
                            .sampler_batch = s->sampler_batch};
     yolo_meta *meta = NULL;
@@ -307,7 +307,7 @@ yolo_status yolo_model_from_checkpoint(yolo_session *s, const char *path, yolo_m
     yolo_model *model = NULL;
     if (!st) {
         const yolo_task *tasks[1] = {s->task};
-        yolo_model_options opt = {.tasks = tasks, .n_tasks = 1, .nc = (int)nc, .seed = s->seed};
+        yolo_model_options opt = {.tasks = tasks, .n_tasks = 1, .nc = (int)nc, .seed = (uint64_t)s->set.run.seed};
         st = yolo_model_load(model_name, s->backend, &opt, &model);
     }
     if (!st) {

@@ -10,32 +10,22 @@
 #include "data/fsutil.h"
 #include "data/image.h"
 #include "train/run_plots.h"
-#include "train/session.h"
 
 yolo_status yolo_predict_pictures_open(yolo_predict_pictures *p, const yolo_task *task, const yolo_task_context *tctx,
-                                       const char *run_dir) {
+                                       const yolo_picture_settings *set, const char *run_dir) {
     memset(p, 0, sizeof *p);
     p->hooks = yolo_picture_hooks(task);
     if (p->hooks && !p->hooks->draw_predictions) p->hooks = NULL;
     p->tctx = tctx, p->run_dir = run_dir;
-    const yolo_config *cfg = tctx->cfg;
-    yolo_status st = YOLO_OK;
-    p->save = yolo_cfg_bool(cfg, "save", &st);
-    p->save_crop = yolo_cfg_bool(cfg, "save_crop", &st);
-    p->labels = yolo_cfg_bool(cfg, "show_labels", &st);
-    p->show_conf = yolo_cfg_bool(cfg, "show_conf", &st);
-    p->boxes = yolo_cfg_bool(cfg, "show_boxes", &st);
-    p->retina_masks = yolo_cfg_bool(cfg, "retina_masks", &st);
-    yolo_config_value lw = {0};
-    if (!st) st = yolo_config_get(cfg, "line_width", &lw);
-    if (!st && lw.kind == YOLO_VALUE_INT) p->line_width = (double)lw.i;
-    else if (!st && lw.kind == YOLO_VALUE_FLOAT) p->line_width = lw.f;
-    if (!st && lw.kind != YOLO_VALUE_NULL && p->line_width <= 0)
-        st = yolo_error(YOLO_ERR_CONFIG, "line_width=%g: must be > 0 (or null: from the image size)", p->line_width);
-    if (!st && (p->save || p->save_crop) && !p->hooks)
-        printf("WARNING: the %s plugin draws no pictures (plugin ABI < 0.3): save=%s save_crop=%s write no images\n",
+    p->save = set->save, p->save_crop = set->save_crop;
+    p->labels = set->show_labels, p->show_conf = set->show_conf, p->boxes = set->show_boxes;
+    p->retina_masks = set->retina_masks;
+    const yolo_config_value *lw = &set->line_width; /* checked > 0 by the settings */
+    p->line_width = lw->kind == YOLO_VALUE_INT ? (double)lw->i : lw->kind == YOLO_VALUE_FLOAT ? lw->f : 0;
+    if ((p->save || p->save_crop) && !p->hooks)
+        printf("WARNING: the %s plugin draws no pictures (plugin ABI < 1.1): save=%s save_crop=%s write no images\n",
                task->name, p->save ? "True" : "False", p->save_crop ? "True" : "False");
-    return st;
+    return YOLO_OK;
 }
 
 /* run_dir/name, or name_2, name_3, ... when an earlier image had that name. */

@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 
+#include "settings/settings.h"
 #include "yolo/config.h"
 #include "yolo/plugin.h"
 #include "yolo/task.h"
@@ -27,7 +28,7 @@ typedef struct yolo_predict_pictures {
 } yolo_predict_pictures;
 
 yolo_status yolo_predict_pictures_open(yolo_predict_pictures *p, const yolo_task *task, const yolo_task_context *tctx,
-                                       const char *run_dir);
+                                       const yolo_picture_settings *set, const char *run_dir);
 /* After the task's predict for image k of n (source `path`, decoded
  * `image`): draws, saves, crops per the keys and prints the image line
  * with its inference time. */

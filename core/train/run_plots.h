@@ -16,9 +16,10 @@
 
 #define YOLO_PLOTTED_BATCHES 3
 
-/* Whether a task's plugin has the picture hooks (ABI 0.3 and later). */
+/* Whether a task's plugin has the picture hooks (ABI 1.1 and later). */
 static inline const yolo_task_hooks *yolo_picture_hooks(const yolo_task *task) {
-    return task && task->hooks && (task->abi.major > 0 || task->abi.minor >= 3) ? task->hooks : NULL;
+    return task && task->hooks && (task->abi.major > 1 || (task->abi.major == 1 && task->abi.minor >= 1)) ? task->hooks
+                                                                                                           : NULL;
 }
 
 typedef struct yolo_run_plots {

@@ -9,35 +9,7 @@
 #include <sys/stat.h>
 
 #include "backend/backend.h"
-
-int64_t yolo_cfg_int(const yolo_config *cfg, const char *key, yolo_status *st) {
-    int64_t v = 0;
-    yolo_status s = yolo_config_get_int(cfg, key, &v);
-    if (s && !*st) *st = s;
-    return v;
-}
-
-double yolo_cfg_float(const yolo_config *cfg, const char *key, yolo_status *st) {
-    double v = 0;
-    yolo_status s = yolo_config_get_float(cfg, key, &v);
-    if (s && !*st) *st = s;
-    return v;
-}
-
-bool yolo_cfg_bool(const yolo_config *cfg, const char *key, yolo_status *st) {
-    bool v = false;
-    yolo_status s = yolo_config_get_bool(cfg, key, &v);
-    if (s && !*st) *st = s;
-    return v;
-}
-
-const char *yolo_cfg_string(const yolo_config *cfg, const char *key, yolo_status *st) {
-    const char *v = NULL;
-    if (yolo_config_is_null(cfg, key)) return NULL;
-    yolo_status s = yolo_config_get_string(cfg, key, &v);
-    if (s && !*st) *st = s;
-    return v;
-}
+#include "train/checkpoint.h"
 
 static bool is_file(const char *path) {
     struct stat sb;
@@ -50,16 +22,42 @@ static yolo_status open_compute(yolo_session *s);
 static yolo_status open_backend(yolo_session *s, const char *device, int threads) {
     if (device && *device) return yolo_backend_create(device, threads, &s->backend);
     if (yolo_backend_create("vulkan", threads, &s->backend) == YOLO_OK) {
-        if (strstr(yolo_backend_name(s->backend), "llvmpipe") == NULL) return YOLO_OK;
+        if (!yolo_backend_supports(s->backend, YOLO_BACKEND_CAP_EMULATED_ON_CPU)) return YOLO_OK;
         yolo_backend_free(s->backend); /* a software Vulkan device is slower than the CPU backend */
         s->backend = NULL;
     }
     return yolo_backend_create("cpu", threads, &s->backend);
 }
 
-yolo_status yolo_session_open(const yolo_mode_context *ctx, yolo_session *s, bool need_data, yolo_dist *dist) {
+/* The model yaml's keys join the configuration (a checkpoint's do not:
+ * they come with it). NULL: the task's default model. */
+static yolo_status merge_model_yaml(yolo_session *s, const char *model) {
+    if (!model) model = s->task->default_model;
+    if (!model || !is_file(model) || yolo_is_checkpoint_path(model)) return YOLO_OK;
+    return yolo_config_merge_yaml_file(s->cfg, YOLO_CONFIG_LAYER_MODEL, model, YOLO_CONFIG_KNOWN_ONLY);
+}
+
+/* The data yaml named by data= (or the task's default) joins the configuration. */
+static yolo_status load_data(const yolo_mode_context *ctx, yolo_session *s, const char *data) {
+    if (!data) data = ctx->task->default_data;
+    if (!data) return yolo_error(YOLO_ERR_CONFIG, "data: no dataset given (data=...) and task '%s' has no default",
+                                 ctx->task->name);
+    yolo_status st = yolo_data_config_load(data, s->hooks->data.needs, &s->data);
+    if (st) return yolo_error_context(st, "data=%s", data);
+    s->data_loaded = true;
+    if (s->data.yaml_path) {
+        st = yolo_config_merge_yaml_file(s->cfg, YOLO_CONFIG_LAYER_DATA, s->data.yaml_path,
+                                         YOLO_CONFIG_KNOWN_ONLY | YOLO_CONFIG_DATA_YAML);
+        if (st) return st;
+    }
+    s->tctx.nc = s->data.nc;
+    s->tctx.names = (const char *const *)s->data.names;
+    return YOLO_OK;
+}
+
+yolo_status yolo_session_open(const yolo_mode_context *ctx, yolo_session *s, const yolo_session_options *opt) {
     memset(s, 0, sizeof *s);
-    s->dist = dist;
+    s->dist = opt->dist;
     s->cfg = ctx->config;
     s->task = ctx->task;
     s->hooks = ctx->task->hooks;
@@ -75,51 +73,38 @@ yolo_status yolo_session_open(const yolo_mode_context *ctx, yolo_session *s, boo
                           "task '%s': its hooks table is incomplete (every loss, metrics and predict hook is "
                           "required; at most %d loss items and 32 metrics)",
                           ctx->task->name, YOLO_TASK_MAX_ITEMS);
-    yolo_status st = YOLO_OK;
-    const char *data = yolo_cfg_string(s->cfg, "data", &st);
+    /* which data and model yamls to merge: the keys as they stand before each merge */
+    yolo_settings given;
+    yolo_status st = yolo_settings_fill(s->cfg, YOLO_SETTINGS_RUN, &given);
     /* predict reads data only when the user names it (the task's default data is not needed) */
-    if (!need_data && (!data || yolo_config_layer_of(s->cfg, "data") <= YOLO_CONFIG_LAYER_TASK)) return open_compute(s);
-    if (!data) data = ctx->task->default_data;
-    if (!data) return yolo_error(YOLO_ERR_CONFIG, "data: no dataset given (data=...) and task '%s' has no default",
-                                 ctx->task->name);
-    st = yolo_data_config_load(data, s->hooks->data.needs, &s->data);
-    if (st) return yolo_error_context(st, "data=%s", data);
-    s->data_loaded = true;
-    if (s->data.yaml_path) {
-        st = yolo_config_merge_yaml_file(s->cfg, YOLO_CONFIG_LAYER_DATA, s->data.yaml_path,
-                                         YOLO_CONFIG_KNOWN_ONLY | YOLO_CONFIG_DATA_YAML);
-        if (st) return st;
-    }
-    s->tctx.nc = s->data.nc;
-    s->tctx.names = (const char *const *)s->data.names;
-    return open_compute(s);
+    bool data_named = given.run.data && yolo_config_layer_of(s->cfg, "data") > YOLO_CONFIG_LAYER_TASK;
+    if (!st && (opt->need_data || data_named)) st = load_data(ctx, s, given.run.data);
+    if (!st) st = yolo_settings_fill(s->cfg, YOLO_SETTINGS_RUN, &given); /* after the data yaml's keys */
+    char model[1024] = ""; /* a copy: the merge replaces the configuration's strings */
+    const char *model_key = opt->model ? opt->model : given.run.model;
+    if (model_key) snprintf(model, sizeof model, "%s", model_key);
+    if (!st) st = merge_model_yaml(s, model_key ? model : NULL);
+    if (!st) st = yolo_settings_read(s->cfg, opt->concerns | YOLO_SETTINGS_RUN, &s->set);
+    if (!st) st = open_compute(s);
+    return st;
 }
 
-/* Size, batch, seed and the backend: what every mode needs. */
+/* The backend (device, threads) and the task context: what every mode needs. */
 static yolo_status open_compute(yolo_session *s) {
-    yolo_status st = YOLO_OK;
-    s->imgsz = (int)yolo_cfg_int(s->cfg, "imgsz", &st);
-    s->batch = (int)yolo_cfg_int(s->cfg, "batch", &st);
-    s->workers = (int)yolo_cfg_int(s->cfg, "workers", &st);
-    s->seed = (uint64_t)yolo_cfg_int(s->cfg, "seed", &st);
-    int threads = (int)yolo_cfg_int(s->cfg, "threads", &st);
-    const char *device = yolo_cfg_string(s->cfg, "device", &st);
-    if (st) return st;
-    if (s->imgsz < 32 || s->imgsz % 32)
-        return yolo_error(YOLO_ERR_CONFIG, "imgsz=%d: must be a positive multiple of 32 (the model's largest stride)",
-                          s->imgsz);
-    if (s->batch < 1) return yolo_error(YOLO_ERR_CONFIG, "batch=%d: must be >= 1 (AutoBatch is not built yet)", s->batch);
+    const yolo_run_settings *run = &s->set.run;
+    int threads = run->threads;
     char rank_device[256];
     int local_world = yolo_dist_local_world(s->dist);
-    st = yolo_dist_rank_device(device, yolo_dist_local_rank(s->dist), local_world, rank_device, sizeof rank_device);
+    yolo_status st =
+        yolo_dist_rank_device(run->device, yolo_dist_local_rank(s->dist), local_world, rank_device, sizeof rank_device);
     if (!st && threads == 0 && local_world > 1) { /* the cores shared by this machine's ranks */
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         threads = cores > local_world ? (int)(cores / local_world) : 1;
     }
-    if (!st) st = open_backend(s, device ? rank_device : NULL, threads);
+    if (!st) st = open_backend(s, run->device ? rank_device : NULL, threads);
     if (st) return st;
     s->tctx.cfg = s->cfg;
-    s->tctx.imgsz = s->imgsz;
+    s->tctx.imgsz = run->imgsz;
     s->tctx.world = yolo_dist_world(s->dist);
     s->tctx.rank = yolo_dist_rank(s->dist);
     return YOLO_OK;
@@ -129,12 +114,8 @@ yolo_status yolo_session_build_model(yolo_session *s, const char *model, yolo_mo
     if (!model) model = s->task->default_model;
     if (!model) return yolo_error(YOLO_ERR_CONFIG, "model: no model given and task '%s' has no default", s->task->name);
     snprintf(s->model_name, sizeof s->model_name, "%s", model);
-    if (is_file(model)) {
-        yolo_status st = yolo_config_merge_yaml_file(s->cfg, YOLO_CONFIG_LAYER_MODEL, model, YOLO_CONFIG_KNOWN_ONLY);
-        if (st) return st;
-    }
     const yolo_task *tasks[1] = {s->task};
-    yolo_model_options opt = {.tasks = tasks, .n_tasks = 1, .nc = s->data.nc, .seed = s->seed};
+    yolo_model_options opt = {.tasks = tasks, .n_tasks = 1, .nc = s->data.nc, .seed = (uint64_t)s->set.run.seed};
     return yolo_model_load(model, s->backend, &opt, out);
 }
 

@@ -1,11 +1,13 @@
 /* What train, val and predict share: the merged configuration resolved into
- * a task, a backend, data and a model, and small typed config readers. */
+ * a task, data, the typed settings (settings/settings.h), a backend and a
+ * model. */
 #ifndef YOLO_TRAIN_SESSION_H
 #define YOLO_TRAIN_SESSION_H
 
 #include "cli/cli.h"
 #include "data/data_config.h"
 #include "dist/dist.h"
+#include "settings/settings.h"
 #include "yolo/config.h"
 #include "yolo/model.h"
 #include "yolo/plugin.h"
@@ -24,30 +26,32 @@ typedef struct yolo_session {
     int n_names;
     char model_name[1024];     /* what the model was built from */
     char run_dir[1024];
-    int imgsz;
-    int batch;
-    int workers;
-    uint64_t seed;
+    yolo_settings set;         /* read once the configuration is merged */
     yolo_dist *dist;           /* borrowed: the ranks of a DDP run, NULL alone */
 } yolo_session;
 
-/* Resolves task hooks, data (merging its yaml into the config) and backend.
- * need_data false (predict): data is read only when data= is given; class
- * names then come from the checkpoint. */
-/* dist (may be NULL): under DDP each rank takes its device from a device
- * list and, with threads=0, its share of the cores. */
-yolo_status yolo_session_open(const yolo_mode_context *ctx, yolo_session *s, bool need_data, yolo_dist *dist);
-/* Builds the model named by `model` (a yaml) for the data's nc, seeded. */
+typedef struct yolo_session_options {
+    /* false (predict): data is read only when data= is given; class names
+     * then come from the checkpoint */
+    bool need_data;
+    /* the settings the mode reads (YOLO_SETTINGS_* bits; RUN always) */
+    unsigned concerns;
+    /* the model the run builds, when not the model key (a resumed or
+     * fine-tuned checkpoint's model yaml): a yaml file is merged */
+    const char *model;
+    /* may be NULL: under DDP each rank takes its device from a device list
+     * and, with threads=0, its share of the cores */
+    yolo_dist *dist;
+} yolo_session_options;
+
+/* Resolves task hooks, data and model yamls (merged into the config: the
+ * last merges), then reads the settings and opens the backend. */
+yolo_status yolo_session_open(const yolo_mode_context *ctx, yolo_session *s, const yolo_session_options *opt);
+/* Builds the model named by `model` (a yaml; NULL: the task's default) for
+ * the data's nc, seeded. Its yaml was merged by yolo_session_open. */
 yolo_status yolo_session_build_model(yolo_session *s, const char *model, yolo_model **out);
 /* Creates the run directory and writes args.yaml into it. */
 yolo_status yolo_session_make_run_dir(yolo_session *s);
 void yolo_session_close(yolo_session *s);
-
-/* Typed config reads for keys default.yaml defines (an error names the key). */
-int64_t yolo_cfg_int(const yolo_config *cfg, const char *key, yolo_status *st);
-double yolo_cfg_float(const yolo_config *cfg, const char *key, yolo_status *st);
-bool yolo_cfg_bool(const yolo_config *cfg, const char *key, yolo_status *st);
-/* NULL when null. */
-const char *yolo_cfg_string(const yolo_config *cfg, const char *key, yolo_status *st);
 
 #endif

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "train/run_plots.h"
-#include "yolo/detection.h"
+#include "util/json_write.h"
 
 yolo_status yolo_val_json_open(yolo_val_json *j, const yolo_task *task, const char *run_dir) {
     memset(j, 0, sizeof *j);
@@ -52,7 +52,7 @@ yolo_status yolo_val_json_add(yolo_val_json *j, void *metrics, const yolo_datase
             const yolo_drawn_object *o = &r.objects[d];
             fprintf(j->f, "%s\n {\"image_id\": ", j->written++ ? "," : "");
             if (numeric) fprintf(j->f, "%lld", atoll(stem));
-            else yolo_write_json_string(j->f, stem);
+            else yolo_json_write_string(j->f, stem);
             fprintf(j->f, ", \"category_id\": %d, \"bbox\": [%.10g, %.10g, %.10g, %.10g], \"score\": %.10g}", o->cls,
                     round_to(o->box[0], 1e3), round_to(o->box[1], 1e3), round_to(o->box[2] - o->box[0], 1e3),
                     round_to(o->box[3] - o->box[1], 1e3), round_to(o->conf, 1e5));

@@ -1,6 +1,8 @@
 /* The classify task plugin: its entry point and task table (yolo/plugin.h).
  * It includes only sdk headers. Head modules live in their own files in
- * this directory (classify_modules.h) and are listed in the table below. */
+ * this directory (classify_modules.h), model yamls in models/; both are listed
+ * in the table below. */
+#include "classify_model_yamls.h" /* generated from the yamls in models/ */
 #include "classify_modules.h"
 #include "classify_task.h"
 #include "yolo/plugin.h"

@@ -47,7 +47,7 @@ static yolo_status detect_forward(const yolo_forward_ctx *f, void *state, int n_
 
 static void detect_destroy(void *state) { yolo_det_head_release(state); }
 
-const yolo_module_type detect_module_type = {
+static const yolo_module_type detect_module_type = {
     .name = "Detect",
     .summary = "YOLOv8 detection head: per level box (DFL, reg_max 16) and class branches",
     .build = detect_build,
@@ -55,3 +55,5 @@ const yolo_module_type detect_module_type = {
     .finalize = detect_finalize,
     .destroy = detect_destroy,
 };
+
+const yolo_module_type *const detect_modules[DETECT_N_MODULES] = {&detect_module_type};

@@ -1,5 +1,6 @@
 /* What the detect plugin contributes to the model builder: its head
- * modules and its embedded model yamls, for the task table in plugin.c:
+ * module (detect_head.c) and its model yamls (models/, embedded at
+ * build time as detect_model_yamls.h), for the task table in plugin.c:
  *
  *     .modules = detect_modules, .n_modules = DETECT_N_MODULES,
  *     .model_yaml_names = detect_model_yaml_names,
@@ -10,17 +11,7 @@
 
 #include "yolo/model.h"
 
-/* The Detect module type (detect_head.c), internal to the plugin. */
-#if defined(__GNUC__)
-__attribute__((visibility("hidden")))
-#endif
-extern const yolo_module_type detect_module_type;
-
 #define DETECT_N_MODULES 1
 extern const yolo_module_type *const detect_modules[DETECT_N_MODULES];
-
-#define DETECT_N_MODEL_YAMLS 1
-extern const char *const detect_model_yaml_names[DETECT_N_MODEL_YAMLS];
-extern const char *const detect_model_yaml_texts[DETECT_N_MODEL_YAMLS];
 
 #endif

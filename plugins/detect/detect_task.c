@@ -229,18 +229,11 @@ static yolo_status detect_predict(void *state, const yolo_batch *batch, int imag
     int n_det;
     st = image_detections(s, batch, &outputs[0], nc, A, image, &n_det);
     if (st) return st;
-    free(s->txt), free(s->json);
-    s->txt = s->json = NULL;
-    size_t txt_size, json_size;
-    FILE *txt = open_memstream(&s->txt, &txt_size), *json = open_memstream(&s->json, &json_size);
-    if (!txt || !json) {
-        if (txt) fclose(txt);
-        if (json) fclose(json);
-        return yolo_error(YOLO_ERR_NOMEM, "detect predict: out of memory");
-    }
+    FILE *txt, *json;
+    st = yolo_prediction_text_open("detect predict", &s->txt, &s->json, &txt, &json);
+    if (st) return st;
     float W = batch->meta ? (float)batch->meta[image].orig_width : (float)batch->width;
     float H = batch->meta ? (float)batch->meta[image].orig_height : (float)batch->height;
-    fprintf(json, "{\"detections\": [");
     for (int i = 0; i < n_det; i++) {
         const yolo_detection *d = &s->dets[i];
         /* Results.save_txt: class, xywhn of the original image, conf ("%g"). */
@@ -252,14 +245,7 @@ static yolo_status detect_predict(void *state, const yolo_batch *batch, int imag
         yolo_det_write_json(json, &s->eval, d);
         fprintf(json, "}");
     }
-    fprintf(json, "]}");
-    bool bad = ferror(txt) || ferror(json);
-    bad |= fclose(txt) != 0;
-    bad |= fclose(json) != 0;
-    if (bad || !s->txt || !s->json) return yolo_error(YOLO_ERR_NOMEM, "detect predict: out of memory");
-    out->txt = s->txt;
-    out->json = s->json;
-    return YOLO_OK;
+    return yolo_prediction_text_close("detect predict", YOLO_OK, &s->txt, &s->json, txt, json, out);
 }
 
 /* ------------------------------------------------------------------ */

@@ -1,6 +1,8 @@
 /* The detect task plugin: its entry point and task table (yolo/plugin.h).
  * It includes only sdk headers. Head modules live in their own files in
- * this directory (detect_modules.h) and are listed in the table below. */
+ * this directory (detect_modules.h), model yamls in models/; both are listed
+ * in the table below. */
+#include "detect_model_yamls.h" /* generated from the yamls in models/ */
 #include "detect_modules.h"
 #include "detect_task.h"
 #include "yolo/plugin.h"

@@ -1,6 +1,8 @@
 /* The segment task plugin: its entry point and task table (yolo/plugin.h).
  * It includes only sdk headers. Head modules live in their own files in
- * this directory (segment_modules.h) and are listed in the table below. */
+ * this directory (segment_modules.h), model yamls in models/; both are listed
+ * in the table below. */
+#include "segment_model_yamls.h" /* generated from the yamls in models/ */
 #include "segment_modules.h"
 #include "segment_task.h"
 #include "yolo/plugin.h"

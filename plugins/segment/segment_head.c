@@ -10,8 +10,6 @@
  *   eval:     t[0] = [N, 4 + nc + nm, A] (decoded boxes, class probabilities,
  *             coefficients), then t[1..nl] the maps, t[nl+1] the
  *             coefficients and t[nl+2] the prototypes. */
-#include <stdio.h>
-#include <string.h>
 
 #include <yolo/detection.h>
 
@@ -22,8 +20,7 @@ typedef struct segment_head {
     int nm, npr, c4;
     yolo_conv_block proto_cv1, proto_cv2, proto_cv3;
     yolo_conv_layer proto_upsample;
-    yolo_conv_block mc_conv[YOLO_DET_MAX_LEVELS][2];
-    yolo_conv_layer mc_pred[YOLO_DET_MAX_LEVELS];
+    yolo_det_branch coef[YOLO_DET_MAX_LEVELS]; /* cv4: mask coefficients */
 } segment_head;
 
 static yolo_status segment_build(yolo_module_ctx *ctx) {
@@ -53,18 +50,7 @@ static yolo_status segment_build(yolo_module_ctx *ctx) {
         (st = yolo_conv_block_init(ctx, &h->proto_cv3, "proto.cv3", h->npr, h->nm, 1, 1, YOLO_AUTOPAD, 1, 1,
                                    YOLO_ACT_DEFAULT)))
         return st;
-    for (int i = 0; i < nl; i++) {
-        char n0[32], n1[32], n2[32];
-        snprintf(n0, sizeof(n0), "cv4.%d.0", i);
-        snprintf(n1, sizeof(n1), "cv4.%d.1", i);
-        snprintf(n2, sizeof(n2), "cv4.%d.2", i);
-        if ((st = yolo_conv_block_init(ctx, &h->mc_conv[i][0], n0, ch[i], h->c4, 3, 1, YOLO_AUTOPAD, 1, 1,
-                                       YOLO_ACT_DEFAULT)) ||
-            (st = yolo_conv_block_init(ctx, &h->mc_conv[i][1], n1, h->c4, h->c4, 3, 1, YOLO_AUTOPAD, 1, 1,
-                                       YOLO_ACT_DEFAULT)) ||
-            (st = yolo_conv_layer_init(ctx, &h->mc_pred[i], n2, h->c4, h->nm, 1, 1, 0, 1, true, true)))
-            return st;
-    }
+    if ((st = yolo_det_branches_init(ctx, h->coef, "cv4", nl, ch, h->c4, h->nm))) return st;
     char chs[96];
     yolo_det_channels_text(nl, ch, chs, sizeof chs);
     yolo_module_set_args_text(ctx, "[%d, %d, %d, [%s]]", h->det.nc, h->nm, h->npr, chs);
@@ -85,10 +71,7 @@ static yolo_status segment_forward(const yolo_forward_ctx *f, void *state, int n
     p = yolo_conv_block_forward(f, &h->proto_cv2, yolo_conv_transpose_layer_forward(f, &h->proto_upsample, p));
     p = yolo_conv_block_forward(f, &h->proto_cv3, p);
     yolo_tensor *mcs[YOLO_DET_MAX_LEVELS];
-    for (int i = 0; i < nl; i++) {
-        yolo_tensor *t = yolo_conv_block_forward(f, &h->mc_conv[i][0], in[i]);
-        mcs[i] = yolo_conv_layer_forward(f, &h->mc_pred[i], yolo_conv_block_forward(f, &h->mc_conv[i][1], t));
-    }
+    for (int i = 0; i < nl; i++) mcs[i] = yolo_det_branch_forward(f, &h->coef[i], in[i]);
     yolo_tensor *mc = yolo_det_flatten_levels(g, nl, mcs);
     yolo_tensor *raw[YOLO_DET_MAX_LEVELS];
     yolo_status st = yolo_det_head_raw(f, &h->det, n_in, in, raw);

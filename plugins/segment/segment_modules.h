@@ -1,5 +1,6 @@
 /* What the segment plugin contributes to the model builder: its head
- * module and its embedded model yamls, for the task table in plugin.c:
+ * module (segment_head.c) and its model yamls (models/, embedded at
+ * build time as segment_model_yamls.h), for the task table in plugin.c:
  *
  *     .modules = segment_modules, .n_modules = SEGMENT_N_MODULES,
  *     .model_yaml_names = segment_model_yaml_names,
@@ -12,9 +13,5 @@
 
 #define SEGMENT_N_MODULES 1
 extern const yolo_module_type *const segment_modules[SEGMENT_N_MODULES];
-
-#define SEGMENT_N_MODEL_YAMLS 1
-extern const char *const segment_model_yaml_names[SEGMENT_N_MODEL_YAMLS];
-extern const char *const segment_model_yaml_texts[SEGMENT_N_MODEL_YAMLS];
 
 #endif

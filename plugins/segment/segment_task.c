@@ -55,12 +55,9 @@ static yolo_status mask_settings(const yolo_config *cfg, bool *overlap, int *rat
     return YOLO_OK;
 }
 
+/* Grows a buffer of the segment task (yolo_det_grow, errors naming segment). */
 static yolo_status grow(void **buf, size_t *cap, size_t need, size_t elem) {
-    if (need <= *cap && *buf) return YOLO_OK;
-    void *p = realloc(*buf, (need ? need : 1) * elem);
-    if (!p) return yolo_error(YOLO_ERR_NOMEM, "segment: out of memory for %zu values", need);
-    *buf = p, *cap = need;
-    return YOLO_OK;
+    return yolo_det_grow("segment", buf, cap, need, elem);
 }
 
 /* The target masks of one batch image at the prototype size mw x mh:
@@ -151,22 +148,6 @@ static yolo_status segment_loss_create(const yolo_task_context *ctx, void **stat
     return YOLO_OK;
 }
 
-/* Instances are sorted by image: first[b] .. first[b + 1] are image b's. */
-static yolo_status image_ranges(const yolo_batch *batch, int32_t **first, size_t *cap) {
-    yolo_status st = grow((void **)first, cap, (size_t)batch->n + 1, sizeof(int32_t));
-    if (st) return st;
-    const int32_t *idx = batch->batch_idx;
-    int n = batch->instances.n, k = 0;
-    for (int b = 0; b <= batch->n; b++) {
-        (*first)[b] = k;
-        while (b < batch->n && k < n && idx[k] == b) k++;
-    }
-    if (k != n)
-        return yolo_error(YOLO_ERR_ARG, "segment: the batch's %d instances are not sorted by image (index %d at %d)", n,
-                          (int)idx[k], k);
-    return YOLO_OK;
-}
-
 static yolo_status segment_loss_compute(void *state, const yolo_batch *batch, int n_outputs,
                                         const yolo_host_tensor *outputs, yolo_host_tensor *grads, double *loss,
                                         float *items) {
@@ -196,7 +177,8 @@ static yolo_status segment_loss_compute(void *state, const yolo_batch *batch, in
     int nm = (int)mc->shape[1], mh = (int)proto->shape[2], mw = (int)proto->shape[3];
     size_t hw = (size_t)mw * mh;
     st = grow((void **)&s->z, &s->z_cap, hw, sizeof(float));
-    if (!st) st = image_ranges(batch, &s->image_first, &s->first_cap);
+    if (!st) st = grow((void **)&s->image_first, &s->first_cap, (size_t)B + 1, sizeof(int32_t));
+    if (!st) st = yolo_det_image_ranges(who, batch, s->image_first);
     if (st) return st;
 
     const yolo_det_loss_params *p = yolo_det_criterion_params(s->crit);
@@ -246,19 +228,12 @@ static yolo_status segment_loss_compute(void *state, const yolo_batch *batch, in
 /* Metrics (and predict)                                                */
 
 typedef struct metrics_state {
-    yolo_det_eval eval;
-    yolo_ap_stats box, mask;
+    yolo_det_task_eval kit; /* first: Box and Mask statistics, NMS, the batch's gts (yolo/detection.h) */
     mask_targets targets;
-    yolo_detection *dets;
-    float *gt_boxes, *orig_boxes, *iou, *z;
-    int32_t *gt_cls, *pred_cls, *image_first;
-    uint8_t *pred_masks, *gt_masks, *correct;
-    float *conf, *contour;
-    size_t gt_cap, gtc_cap, pm_cap, gm_cap, iou_cap, z_cap, first_cap, contour_cap;
-    char *txt, *json;
-    yolo_confusion cm;        /* of the boxes, as Ultralytics' segment validator (this rank's share under DDP) */
-    yolo_drawn_object *drawn; /* draw_predictions' report */
-    uint8_t *draw_mask;       /* one mask at the drawn resolution */
+    float *z, *contour;
+    uint8_t *pred_masks, *gt_masks;
+    size_t pm_cap, gm_cap, z_cap, contour_cap;
+    uint8_t *draw_mask; /* one mask at the drawn resolution */
     size_t draw_mask_cap;
 } metrics_state;
 
@@ -269,13 +244,9 @@ static const char *const segment_metric_names[8] = {
 static void segment_metrics_destroy(void *state) {
     metrics_state *s = state;
     if (!s) return;
-    yolo_det_eval_free(&s->eval);
-    yolo_ap_stats_free(&s->box), yolo_ap_stats_free(&s->mask);
+    yolo_det_task_eval_free(&s->kit);
     targets_free(&s->targets);
-    free(s->dets), free(s->gt_boxes), free(s->orig_boxes), free(s->iou), free(s->z), free(s->gt_cls);
-    free(s->pred_cls), free(s->image_first), free(s->pred_masks), free(s->gt_masks), free(s->correct), free(s->conf);
-    free(s->contour), free(s->txt), free(s->json), free(s->drawn), free(s->draw_mask);
-    yolo_confusion_free(&s->cm);
+    free(s->z), free(s->contour), free(s->pred_masks), free(s->gt_masks), free(s->draw_mask);
     free(s);
 }
 
@@ -284,22 +255,8 @@ static yolo_status segment_metrics_create(const yolo_task_context *ctx, void **s
     *state = NULL;
     metrics_state *s = calloc(1, sizeof *s);
     if (!s) return yolo_error(YOLO_ERR_NOMEM, "segment metrics_create: out of memory");
-    yolo_ap_stats_init(&s->box, YOLO_AP_N_IOU);
-    yolo_ap_stats_init(&s->mask, YOLO_AP_N_IOU);
-    yolo_status st = yolo_det_eval_init(&s->eval, ctx, "segment metrics");
+    yolo_status st = yolo_det_task_eval_init(&s->kit, ctx, "segment", "Mask");
     if (!st) st = mask_settings(ctx ? ctx->cfg : NULL, &s->targets.overlap, &s->targets.ratio);
-    if (!st) {
-        size_t m = (size_t)s->eval.nms.max_det;
-        s->dets = malloc(m * sizeof *s->dets);
-        s->orig_boxes = malloc(m * 4 * sizeof(float));
-        s->conf = malloc(m * sizeof(float));
-        s->pred_cls = malloc(m * sizeof(int32_t));
-        s->correct = malloc(m * YOLO_AP_N_IOU);
-        s->drawn = malloc(m * sizeof *s->drawn);
-        if (s->eval.nc > 0) st = yolo_confusion_init(&s->cm, s->eval.nc, 1);
-        if (!st && (!s->dets || !s->orig_boxes || !s->conf || !s->pred_cls || !s->correct || !s->drawn))
-            st = yolo_error(YOLO_ERR_NOMEM, "segment metrics_create: out of memory for %zu detections", m);
-    }
     if (st) {
         segment_metrics_destroy(s);
         return yolo_error_context(st, "segment metrics");
@@ -310,8 +267,9 @@ static yolo_status segment_metrics_create(const yolo_task_context *ctx, void **s
 
 /* The eval outputs: t[0] [B, 4 + nc + nm, A] and the prototypes (last). */
 typedef struct eval_view {
-    const float *pred, *proto;
-    int nc, nm, A, mh, mw;
+    yolo_det_eval_view det; /* first (the kit's IoU callback gets it): n_extra = nm mask coefficients */
+    const float *proto;
+    int nm, mh, mw;
 } eval_view;
 
 static yolo_status eval_outputs(const char *who, const yolo_batch *batch, int n_outputs,
@@ -324,30 +282,40 @@ static yolo_status eval_outputs(const char *who, const yolo_batch *batch, int n_
     yolo_status st = check_tensor(who, "prototype", proto, 4, want);
     if (st) return st;
     v->nm = (int)proto->shape[1], v->mh = (int)proto->shape[2], v->mw = (int)proto->shape[3];
-    st = yolo_det_check_eval_output(who, batch, &outputs[0], v->nm, &v->nc, &v->A);
-    v->pred = outputs[0].data;
     v->proto = proto->data;
-    return st;
-}
-
-/* NMS of image i (boxes in batch pixels); single_cls maps classes to 0. */
-static yolo_status image_nms(metrics_state *s, const eval_view *v, int i, int *n_det) {
-    size_t C = 4 + (size_t)v->nc + v->nm;
-    yolo_status st = yolo_nms_detect(v->pred + (size_t)i * C * v->A, v->nc, v->A, &s->eval.nms, s->dets, n_det);
-    if (!st && s->eval.single_cls)
-        for (int d = 0; d < *n_det; d++) s->dets[d].cls = 0;
-    return st;
-}
-
-/* Detection d's mask coefficients in image i: t[0] channels 4 + nc .. */
-static const float *det_coef(const eval_view *v, int i, const yolo_detection *d) {
-    size_t C = 4 + (size_t)v->nc + v->nm;
-    return v->pred + (size_t)i * C * v->A + (4 + (size_t)v->nc) * v->A + d->anchor;
+    return yolo_det_eval_view_init(who, batch, &outputs[0], v->nm, &v->det);
 }
 
 static void box_to_mask(const yolo_batch *batch, const eval_view *v, const float *box, float *out) {
     float sx = (float)v->mw / (float)batch->width, sy = (float)v->mh / (float)batch->height;
     out[0] = box[0] * sx, out[1] = box[1] * sy, out[2] = box[2] * sx, out[3] = box[3] * sy;
+}
+
+/* Mask IoU of image img's detections against its instances at the
+ * prototype resolution of the batch image, into s->kit.iou. */
+static yolo_status image_mask_iou(void *state, const yolo_det_eval_view *view, const yolo_batch *batch,
+                                  const yolo_det_task_image *img) {
+    metrics_state *s = state;
+    const eval_view *v = (const eval_view *)view;
+    size_t hw = (size_t)v->mw * v->mh;
+    const float *proto = v->proto + (size_t)img->image * v->nm * hw;
+    const yolo_detection *dets = s->kit.dets;
+    for (int d = 0; d < img->n_det; d++) {
+        float mb[4];
+        box_to_mask(batch, v, dets[d].box, mb);
+        seg_predict_mask(v->nm, yolo_det_eval_view_extra(&v->det, img->image, &dets[d]), (size_t)v->det.n_anchors,
+                         proto, v->mh, v->mw, mb, s->pred_masks + (size_t)d * hw);
+    }
+    int n_gt = img->n_gt;
+    yolo_status st = targets_image(&s->targets, batch, img->first, img->first + n_gt, v->mw, v->mh);
+    if (!st) st = grow((void **)&s->gt_masks, &s->gm_cap, (size_t)n_gt * hw, 1);
+    if (st) return st;
+    for (int j = 0; j < n_gt; j++)
+        for (size_t p = 0; p < hw; p++)
+            s->gt_masks[(size_t)j * hw + p] = s->targets.overlap ? s->targets.masks[p] == j + 1
+                                                                  : s->targets.masks[(size_t)j * hw + p] != 0;
+    seg_mask_iou(s->gt_masks, n_gt, s->pred_masks, img->n_det, hw, s->kit.iou);
+    return YOLO_OK;
 }
 
 static yolo_status segment_metrics_update(void *state, const yolo_batch *batch, int n_outputs,
@@ -357,87 +325,12 @@ static yolo_status segment_metrics_update(void *state, const yolo_batch *batch, 
     if (!s) return yolo_error(YOLO_ERR_ARG, "%s: NULL state", who);
     eval_view v;
     yolo_status st = eval_outputs(who, batch, n_outputs, outputs, &v);
-    if (st) return st;
-    int n = batch->instances.n;
-    size_t hw = (size_t)v.mw * v.mh, max_det = (size_t)s->eval.nms.max_det;
-    st = grow((void **)&s->gt_boxes, &s->gt_cap, (size_t)(n > 0 ? n : 1) * 4, sizeof(float));
-    if (!st) st = grow((void **)&s->gt_cls, &s->gtc_cap, (size_t)(n > 0 ? n : 1), sizeof(int32_t));
-    if (!st) st = grow((void **)&s->pred_masks, &s->pm_cap, max_det * hw, 1);
-    if (!st) st = image_ranges(batch, &s->image_first, &s->first_cap);
-    if (!st) st = yolo_det_gt_from_batch(batch, s->gt_boxes, s->gt_cls);
-    if (st) return yolo_error_context(st, "%s", who);
-    float thr[YOLO_AP_N_IOU];
-    yolo_ap_iou_thresholds(thr);
-    for (int i = 0; i < batch->n; i++) {
-        int k0 = s->image_first[i], k1 = s->image_first[i + 1], n_gt = k1 - k0, n_det;
-        st = image_nms(s, &v, i, &n_det);
-        if (st) return st;
-        float *gb = s->gt_boxes + 4 * (size_t)k0;
-        int32_t *gc = s->gt_cls + k0;
-        if (s->eval.single_cls)
-            for (int j = 0; j < n_gt; j++) gc[j] = 0;
-        /* masks at the prototype resolution of the batch image */
-        const float *proto = v.proto + (size_t)i * v.nm * hw;
-        for (int d = 0; d < n_det; d++) {
-            float mb[4];
-            box_to_mask(batch, &v, s->dets[d].box, mb);
-            seg_predict_mask(v.nm, det_coef(&v, i, &s->dets[d]), (size_t)v.A, proto, v.mh, v.mw, mb,
-                             s->pred_masks + (size_t)d * hw);
-            s->conf[d] = s->dets[d].score;
-            s->pred_cls[d] = s->dets[d].cls;
-        }
-        if (n_det > 0) memset(s->correct, 0, (size_t)n_det * YOLO_AP_N_IOU);
-        if (n_gt > 0 && n_det > 0) {
-            st = targets_image(&s->targets, batch, k0, k1, v.mw, v.mh);
-            if (!st) st = grow((void **)&s->gt_masks, &s->gm_cap, (size_t)n_gt * hw, 1);
-            if (!st) st = grow((void **)&s->iou, &s->iou_cap, (size_t)n_gt * n_det, sizeof(float));
-            if (st) return st;
-            for (int j = 0; j < n_gt; j++)
-                for (size_t p = 0; p < hw; p++)
-                    s->gt_masks[(size_t)j * hw + p] = s->targets.overlap ? s->targets.masks[p] == j + 1
-                                                                          : s->targets.masks[(size_t)j * hw + p] != 0;
-            seg_mask_iou(s->gt_masks, n_gt, s->pred_masks, n_det, hw, s->iou);
-            st = yolo_ap_match_predictions(n_det, s->pred_cls, n_gt, gc, s->iou, YOLO_AP_N_IOU, thr, s->correct);
-            if (st) return st;
-        }
-        st = yolo_ap_stats_add_image(&s->mask, n_det, s->correct, s->conf, s->pred_cls, n_gt, gc);
-        /* boxes: detect's statistics in the original image */
-        for (int d = 0; d < n_det && !st; d++) st = yolo_box_to_original(batch, i, s->dets[d].box, 1);
-        if (!st) st = yolo_box_to_original(batch, i, gb, (size_t)n_gt);
-        if (!st) st = yolo_det_metrics_add_image(&s->box, s->dets, n_det, n_gt, gc, gb);
-        if (!st && s->cm.counts)
-            st = yolo_det_confusion_add_image(&s->cm, s->dets, n_det, n_gt, gc, gb, YOLO_CONFUSION_CONF,
-                                              YOLO_CONFUSION_IOU);
-        if (st) return yolo_error_context(st, "%s", who);
-    }
-    return YOLO_OK;
-}
-
-/* Box and Mask statistics, through the core's multi-kind helpers. */
-static yolo_status segment_metrics_pack(void *state, void **bytes, size_t *size) {
-    metrics_state *s = state;
-    if (!s) return yolo_error(YOLO_ERR_ARG, "segment metrics_pack: NULL state");
-    return yolo_ap_kinds_pack("segment", (yolo_ap_stats *const[]){&s->box, &s->mask}, 2, bytes, size);
-}
-
-static yolo_status segment_metrics_merge(void *state, const void *bytes, size_t size) {
-    metrics_state *s = state;
-    if (!s) return yolo_error(YOLO_ERR_ARG, "segment metrics_merge: NULL state");
-    return yolo_ap_kinds_merge("segment", (yolo_ap_stats *const[]){&s->box, &s->mask}, 2, bytes, size);
-}
-
-static yolo_status segment_metrics_summarize(void *state, double *values, double *fitness, FILE *table) {
-    metrics_state *s = state;
-    if (!s) return yolo_error(YOLO_ERR_ARG, "segment metrics_summarize: NULL state");
-    return yolo_ap_kinds_summarize("segment", &s->eval, (yolo_ap_stats *const[]){&s->box, &s->mask},
-                                   (const char *const[]){"Box", "Mask"}, 2, values, fitness, table);
+    if (!st) st = grow((void **)&s->pred_masks, &s->pm_cap, (size_t)s->kit.eval.nms.max_det * v.mw * v.mh, 1);
+    return st ? st : yolo_det_task_eval_update(s, batch, &v.det, image_mask_iou);
 }
 
 /* ------------------------------------------------------------------ */
 /* Predict                                                              */
-
-/* JSON coordinates to 5 decimals, as Ultralytics writes them. */
-static double round5(double x) { return round(x * 1e5) / 1e5; }
 
 static yolo_status segment_predict(void *state, const yolo_batch *batch, int image, int n_outputs,
                                    const yolo_host_tensor *outputs, yolo_prediction_text *out) {
@@ -447,32 +340,21 @@ static yolo_status segment_predict(void *state, const yolo_batch *batch, int ima
     eval_view v;
     yolo_status st = eval_outputs(who, batch, n_outputs, outputs, &v);
     if (st) return st;
-    if (image < 0 || image >= batch->n)
-        return yolo_error(YOLO_ERR_ARG, "%s: image %d of a batch of %d", who, image, batch->n);
     int n_det, W = batch->width, H = batch->height;
     size_t hw = (size_t)v.mw * v.mh, whole = (size_t)W * H;
-    st = image_nms(s, &v, image, &n_det);
-    if (!st) st = grow((void **)&s->z, &s->z_cap, hw, sizeof(float));
+    st = grow((void **)&s->z, &s->z_cap, hw, sizeof(float));
     if (!st) st = grow((void **)&s->pred_masks, &s->pm_cap, whole, 1);
     if (!st) st = grow((void **)&s->contour, &s->contour_cap, 2 * whole + 16, sizeof(float));
+    FILE *txt, *json;
+    if (!st) st = yolo_det_task_eval_predict_begin(&s->kit, who, batch, image, &v.det, &n_det, &txt, &json);
     if (st) return st;
-    free(s->txt), free(s->json);
-    s->txt = s->json = NULL;
-    size_t txt_size, json_size;
-    FILE *txt = open_memstream(&s->txt, &txt_size), *json = open_memstream(&s->json, &json_size);
-    if (!txt || !json) {
-        if (txt) fclose(txt);
-        if (json) fclose(json);
-        return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", who);
-    }
     const float *proto = v.proto + (size_t)image * v.nm * hw;
-    fprintf(json, "{\"detections\": [");
     for (int d = 0; d < n_det && !st; d++) {
-        yolo_detection det = s->dets[d];
+        yolo_detection det = s->kit.dets[d];
         float mb[4];
         box_to_mask(batch, &v, det.box, mb);
-        seg_predict_mask_upsampled(v.nm, det_coef(&v, image, &det), (size_t)v.A, proto, v.mh, v.mw, mb, W, H, s->z,
-                                   s->pred_masks);
+        seg_predict_mask_upsampled(v.nm, yolo_det_eval_view_extra(&v.det, image, &det), (size_t)v.det.n_anchors,
+                                   proto, v.mh, v.mw, mb, W, H, s->z, s->pred_masks);
         int np = seg_mask_contour(s->pred_masks, W, H, s->contour, (int)(s->contour_cap / 2));
         if (np < 0) st = yolo_error(YOLO_ERR_NOMEM, "%s: out of memory tracing a mask", who);
         st = st ? st : yolo_box_to_original(batch, image, det.box, 1);
@@ -484,29 +366,19 @@ static yolo_status segment_predict(void *state, const yolo_batch *batch, int ima
             fprintf(txt, "%d", (int)det.cls);
             for (int k = 0; k < np; k++)
                 fprintf(txt, " %g %g", (double)(s->contour[2 * k] / OW), (double)(s->contour[2 * k + 1] / OH));
-            if (s->eval.save_conf) fprintf(txt, " %g", (double)det.score);
+            if (s->kit.eval.save_conf) fprintf(txt, " %g", (double)det.score);
             fprintf(txt, "\n");
         }
         fprintf(json, "%s{", d ? ", " : "");
-        yolo_det_write_json(json, &s->eval, &det);
-        fprintf(json, ", \"segments\": {\"x\": [");
-        for (int k = 0; k < np; k++) fprintf(json, "%s%.10g", k ? ", " : "", round5(s->contour[2 * k]));
-        fprintf(json, "], \"y\": [");
-        for (int k = 0; k < np; k++) fprintf(json, "%s%.10g", k ? ", " : "", round5(s->contour[2 * k + 1]));
-        fprintf(json, "]}}");
+        yolo_det_write_json(json, &s->kit.eval, &det);
+        fprintf(json, ", \"segments\": {");
+        yolo_write_json_numbers(json, "x", s->contour, np, 2);
+        fprintf(json, ", ");
+        yolo_write_json_numbers(json, "y", s->contour + 1, np, 2);
+        fprintf(json, "}}");
     }
-    fprintf(json, "]}");
-    bool bad = ferror(txt) || ferror(json);
-    bad |= fclose(txt) != 0;
-    bad |= fclose(json) != 0;
-    if (st) return st;
-    if (bad || !s->txt || !s->json) return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", who);
-    out->txt = s->txt;
-    out->json = s->json;
-    return YOLO_OK;
+    return yolo_prediction_text_close(who, st, &s->kit.txt, &s->kit.json, txt, json, out);
 }
-
-/* ------------------------------------------------------------------ */
 
 /* ------------------------------------------------------------------ */
 /* Pictures                                                             */
@@ -525,13 +397,14 @@ static yolo_status draw_mask(metrics_state *s, const yolo_batch *batch, const ev
     if (st) return st;
     float mb[4];
     box_to_mask(batch, v, d->box, mb);
-    seg_predict_mask_upsampled(v->nm, det_coef(v, image, d), (size_t)v->A, v->proto + (size_t)image * v->nm * hw, v->mh,
-                               v->mw, mb, ow, oh, s->z, s->draw_mask);
+    seg_predict_mask_upsampled(v->nm, yolo_det_eval_view_extra(&v->det, image, d), (size_t)v->det.n_anchors,
+                               v->proto + (size_t)image * v->nm * hw, v->mh, v->mw, mb, ow, oh, s->z, s->draw_mask);
     float place[4] = {-px / rx, -py / ry, W / rx, H / ry};
     yolo_draw_mask(canvas, s->draw_mask, ow, oh, place, yolo_class_color(d->cls), 0.5);
     return YOLO_OK;
 }
 
+/* Masks first, then boxes and labels; the most confident drawn last, on top. */
 static yolo_status segment_draw_predictions(void *state, const yolo_batch *batch, int image, int n_outputs,
                                             const yolo_host_tensor *outputs, const yolo_draw_options *opt,
                                             yolo_canvas *canvas, yolo_drawn_result *out) {
@@ -542,38 +415,22 @@ static yolo_status segment_draw_predictions(void *state, const yolo_batch *batch
     yolo_status st = eval_outputs(who, batch, n_outputs, outputs, &v);
     if (!st && (image < 0 || image >= batch->n)) st = yolo_error(YOLO_ERR_ARG, "%s: image %d of a batch of %d", who, image, batch->n);
     int n_det = 0;
-    if (!st) st = image_nms(s, &v, image, &n_det);
+    if (!st) st = yolo_det_task_eval_nms(&s->kit, &v.det, image, &n_det);
     *out = (yolo_drawn_result){0};
-    for (int d = n_det - 1; d >= 0 && !st; d--) /* masks first, the most confident on top */
-        if (s->dets[d].score >= opt->conf && !opt->report_only) st = draw_mask(s, batch, &v, image, &s->dets[d], opt, canvas);
+    const yolo_detection *dets = s->kit.dets;
+    for (int d = n_det - 1; d >= 0 && !st; d--)
+        if (dets[d].score >= opt->conf && !opt->report_only) st = draw_mask(s, batch, &v, image, &dets[d], opt, canvas);
     for (int d = n_det - 1; d >= 0 && !st; d--) {
-        if (s->dets[d].score < opt->conf) continue;
-        yolo_detection det = s->dets[d];
+        if (dets[d].score < opt->conf) continue;
+        yolo_detection det = dets[d];
         st = yolo_box_to_original(batch, image, det.box, 1);
-        if (!st) yolo_det_draw_detection(canvas, &s->eval, &det, opt, s->drawn, &out->n);
+        if (!st) yolo_det_draw_detection(canvas, &s->kit.eval, &det, opt, s->kit.drawn, &out->n);
     }
-    out->objects = s->drawn;
+    out->objects = s->kit.drawn;
     return st;
 }
 
-static yolo_status segment_metrics_plot(void *state, const char *dir, FILE *table) {
-    metrics_state *s = state;
-    if (!s) return yolo_error(YOLO_ERR_ARG, "segment metrics_plot: NULL state");
-    if (!s->cm.counts) return YOLO_OK;
-    const char *const *names = (const char *const *)s->eval.names;
-    if (table) yolo_confusion_print(&s->cm, names, table);
-    if (!dir) return YOLO_OK;
-    yolo_status st = yolo_confusion_plot(&s->cm, names, dir);
-    yolo_ap_stats *kinds[2] = {&s->box, &s->mask};
-    const char *prefix[2] = {"Box", "Mask"};
-    for (int k = 0; k < 2 && !st; k++) {
-        yolo_ap_summary sum;
-        st = yolo_ap_summarize(kinds[k], yolo_det_eval_nc(&s->eval, kinds[k]), &sum);
-        if (!st) st = yolo_det_plot_curves(&sum, prefix[k], names, s->eval.nc, dir);
-        if (!st) yolo_ap_summary_free(&sum);
-    }
-    return st ? yolo_error_context(st, "segment plots") : YOLO_OK;
-}
+/* ------------------------------------------------------------------ */
 
 const yolo_task_hooks segment_task_hooks = {
     .data = {.needs = YOLO_NEED_BOXES | YOLO_NEED_POLYGONS, .parse_labels = NULL, .label_format = NULL},
@@ -588,10 +445,10 @@ const yolo_task_hooks segment_task_hooks = {
     .metrics_create = segment_metrics_create,
     .metrics_destroy = segment_metrics_destroy,
     .metrics_update = segment_metrics_update,
-    .metrics_pack = segment_metrics_pack,
-    .metrics_merge = segment_metrics_merge,
-    .metrics_summarize = segment_metrics_summarize,
+    .metrics_pack = yolo_det_task_eval_pack, /* metrics_state starts with the kit */
+    .metrics_merge = yolo_det_task_eval_merge,
+    .metrics_summarize = yolo_det_task_eval_summarize,
     .predict = segment_predict,
     .draw_predictions = segment_draw_predictions,
-    .metrics_plot = segment_metrics_plot,
+    .metrics_plot = yolo_det_task_eval_plot,
 };

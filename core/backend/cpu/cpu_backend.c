@@ -94,19 +94,19 @@ static yolo_status cpu_graph_run(yolo_backend *backend, yolo_graph *graph, yolo_
     static int profiling = -1;
     if (profiling < 0) profiling = getenv("YOLO_PROFILE") != NULL;
     for (int i = 0; i < n; i++) {
-        yolo_tensor *node = nodes[i];
-        if (node->op == YOLO_OP_NONE || node->op == YOLO_OP_VIEW) continue;
-        yolo_cpu_kernel kernel = yolo_cpu_kernel_for(node->op);
+        yolo_tensor *t = nodes[i];
+        if (t->node->op == YOLO_OP_NONE || t->node->op == YOLO_OP_VIEW) continue;
+        yolo_cpu_kernel kernel = yolo_cpu_kernel_for(t->node->op);
         if (!kernel)
-            return yolo_error(YOLO_ERR_UNSUPPORTED, "cpu: op %s (node '%s') has no kernel", yolo_op_name(node->op),
-                              node->name);
+            return yolo_error(YOLO_ERR_UNSUPPORTED, "cpu: op %s (t '%s') has no kernel", yolo_op_name(t->node->op),
+                              t->name);
         double t0 = profiling ? now_seconds() : 0.0;
-        yolo_status st = kernel(ctx, node);
+        yolo_status st = kernel(ctx, t);
         if (profiling) {
-            profile_seconds[node->op] += now_seconds() - t0;
-            profile_calls[node->op]++;
+            profile_seconds[t->node->op] += now_seconds() - t0;
+            profile_calls[t->node->op]++;
         }
-        if (st != YOLO_OK) return yolo_error_context(st, "cpu: op %s (node '%s')", yolo_op_name(node->op), node->name);
+        if (st != YOLO_OK) return yolo_error_context(st, "cpu: op %s (t '%s')", yolo_op_name(t->node->op), t->name);
     }
     return YOLO_OK;
 }
@@ -114,6 +114,12 @@ static yolo_status cpu_graph_run(yolo_backend *backend, yolo_graph *graph, yolo_
 static void cpu_graph_release(yolo_backend *backend, yolo_graph *graph) {
     (void)backend;
     (void)graph;
+}
+
+/* Nodes run one by one on the host: a collective node may call out mid-graph. */
+static bool cpu_supports(const yolo_backend *backend, yolo_backend_capability cap) {
+    (void)backend;
+    return cap == YOLO_BACKEND_CAP_COLLECTIVE_IN_GRAPH;
 }
 
 static const yolo_backend_ops cpu_ops = {
@@ -125,6 +131,7 @@ static const yolo_backend_ops cpu_ops = {
     .zero = cpu_zero,
     .graph_run = cpu_graph_run,
     .graph_release = cpu_graph_release,
+    .supports = cpu_supports,
 };
 
 yolo_status yolo_cpu_backend_create(int threads, yolo_backend **out) {
@@ -166,19 +173,3 @@ yolo_cpu_kernel yolo_cpu_kernel_for(int op) {
     }
     return NULL;
 }
-
-/* Until every kernels_*.c file exists, missing ones report "no kernel"
- * through these weak fallbacks rather than failing the link. */
-#define YOLO_WEAK_LOOKUP(fn) \
-    __attribute__((weak)) yolo_cpu_kernel fn(int op) { \
-        (void)op; \
-        return NULL; \
-    }
-YOLO_WEAK_LOOKUP(yolo_cpu_conv_kernel)
-YOLO_WEAK_LOOKUP(yolo_cpu_elementwise_kernel)
-YOLO_WEAK_LOOKUP(yolo_cpu_norm_kernel)
-YOLO_WEAK_LOOKUP(yolo_cpu_shape_kernel)
-YOLO_WEAK_LOOKUP(yolo_cpu_spatial_kernel)
-YOLO_WEAK_LOOKUP(yolo_cpu_linalg_kernel)
-YOLO_WEAK_LOOKUP(yolo_cpu_optim_kernel)
-YOLO_WEAK_LOOKUP(yolo_cpu_collective_kernel)

@@ -22,7 +22,7 @@ static inline void *yolo_cpu_data(const yolo_tensor *t) {
 }
 static inline float *yolo_cpu_f32(const yolo_tensor *t) { return (float *)yolo_cpu_data(t); }
 
-/* A kernel computes `out` (a node) from out->src[...]; see graph/ops.h. */
+/* A kernel computes `out` (a node) from out->node->src[...] (graph/node.h); see graph/ops.h. */
 typedef yolo_status (*yolo_cpu_kernel)(yolo_cpu_context *ctx, yolo_tensor *out);
 
 /* Kernel table, indexed by yolo_op; NULL where an op needs no kernel. Each

@@ -8,7 +8,7 @@
 
 static yolo_status no_collective(const yolo_tensor *out) {
     return yolo_error(YOLO_ERR_ARG, "%s: the graph has no collective (sync batch norm outside a DDP run)",
-                      yolo_op_name(out->op));
+                      yolo_op_name(out->node->op));
 }
 
 /* local (mean_r, var_r) -> (mean, var) over the ranks; running stats updated. */
@@ -16,7 +16,7 @@ static yolo_status sync_bn_stats_kernel(yolo_cpu_context *ctx, yolo_tensor *out)
     (void)ctx;
     const yolo_graph_collective *col = yolo_graph_collective_of(out->graph);
     if (!col) return no_collective(out);
-    const float *local = yolo_cpu_f32(out->src[0]);
+    const float *local = yolo_cpu_f32(out->node->src[0]);
     const int64_t C = out->shape[1];
     const int W = col->world;
     double *sums = malloc(sizeof(double) * 3 * (size_t)C);
@@ -34,9 +34,9 @@ static yolo_status sync_bn_stats_kernel(yolo_cpu_context *ctx, yolo_tensor *out)
         g[c] = (float)mean;
         g[C + c] = (float)(var > 0 ? var : 0);
     }
-    if (!st && out->iparams[1]) {
-        float *rm = yolo_cpu_f32(out->src[1]), *rv = yolo_cpu_f32(out->src[2]);
-        const double m = out->fparams[0], count = (double)out->iparams[0] * W;
+    if (!st && out->node->iparams[1]) {
+        float *rm = yolo_cpu_f32(out->node->src[1]), *rv = yolo_cpu_f32(out->node->src[2]);
+        const double m = out->node->fparams[0], count = (double)out->node->iparams[0] * W;
         const double unbias = count > 1 ? count / (count - 1) : 1.0;
         for (int64_t c = 0; c < C; c++) {
             rm[c] = (float)((1 - m) * rm[c] + m * g[c]);
@@ -52,8 +52,8 @@ static yolo_status sync_bn_stats_bwd_kernel(yolo_cpu_context *ctx, yolo_tensor *
     (void)ctx;
     const yolo_graph_collective *col = yolo_graph_collective_of(out->graph);
     if (!col) return no_collective(out);
-    const float *local = yolo_cpu_f32(out->src[0]), *global = yolo_cpu_f32(out->src[1]);
-    const float *dglobal = yolo_cpu_f32(out->src[2]);
+    const float *local = yolo_cpu_f32(out->node->src[0]), *global = yolo_cpu_f32(out->node->src[1]);
+    const float *dglobal = yolo_cpu_f32(out->node->src[2]);
     const int64_t C = out->shape[1];
     const int W = col->world;
     double *G = malloc(sizeof(double) * 2 * (size_t)C);

@@ -96,13 +96,13 @@ void yolo_conv_add_bias(yolo_cpu_context *ctx, float *y, const float *bias, int6
 
 static yolo_status shape_error(const yolo_tensor *out, const char *why) {
     char s[4][64] = {{0}};
-    for (int i = 0; i < out->n_src && i < 3; i++) yolo_tensor_shape_str(out->src[i], s[i], sizeof s[i]);
+    for (int i = 0; i < out->node->n_src && i < 3; i++) yolo_tensor_shape_str(out->node->src[i], s[i], sizeof s[i]);
     yolo_tensor_shape_str(out, s[3], sizeof s[3]);
     return yolo_error(YOLO_ERR_SHAPE,
                       "%s '%s': %s (src %s, %s%s%s -> out %s; stride %dx%d pad %dx%d dilation %dx%d groups %d)",
-                      yolo_op_name(out->op), out->name, why, s[0], s[1], out->n_src > 2 ? ", " : "", s[2], s[3],
-                      out->iparams[0], out->iparams[1], out->iparams[2], out->iparams[3], out->iparams[4],
-                      out->iparams[5], out->iparams[6]);
+                      yolo_op_name(out->node->op), out->name, why, s[0], s[1], out->node->n_src > 2 ? ", " : "", s[2], s[3],
+                      out->node->iparams[0], out->node->iparams[1], out->node->iparams[2], out->node->iparams[3], out->node->iparams[4],
+                      out->node->iparams[5], out->node->iparams[6]);
 }
 
 static int64_t conv_out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) {
@@ -112,11 +112,11 @@ static int64_t conv_out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_
 /* x: conv input [N,C,H,W]; y: conv output [N,O,Ho,Wo]; w: [O,C/g,kh,kw]. */
 static yolo_status geom_from(const yolo_tensor *out, const yolo_tensor *x, const yolo_tensor *w,
                              const yolo_tensor *y, yolo_conv_geom *g) {
-    const int32_t *ip = out->iparams;
+    const int32_t *ip = out->node->iparams;
     g->sh = ip[0], g->sw = ip[1], g->ph = ip[2], g->pw = ip[3], g->dh = ip[4], g->dw = ip[5], g->groups = ip[6];
     if (x->ndim != 4 || w->ndim != 4 || y->ndim != 4) return shape_error(out, "tensors must be 4-D");
-    for (int i = 0; i < out->n_src; i++)
-        if (out->src[i]->dtype != YOLO_F32) return shape_error(out, "tensors must be f32");
+    for (int i = 0; i < out->node->n_src; i++)
+        if (out->node->src[i]->dtype != YOLO_F32) return shape_error(out, "tensors must be f32");
     if (out->dtype != YOLO_F32) return shape_error(out, "tensors must be f32");
     if (g->sh < 1 || g->sw < 1 || g->ph < 0 || g->pw < 0 || g->dh < 1 || g->dw < 1 || g->groups < 1)
         return shape_error(out, "bad stride/pad/dilation/groups");
@@ -134,54 +134,54 @@ static yolo_status geom_from(const yolo_tensor *out, const yolo_tensor *x, const
 }
 
 static yolo_status bias_check(const yolo_tensor *out, int64_t channels) {
-    if (out->n_src < 3 || !out->src[2]) return YOLO_OK;
-    const yolo_tensor *b = out->src[2];
+    if (out->node->n_src < 3 || !out->node->src[2]) return YOLO_OK;
+    const yolo_tensor *b = out->node->src[2];
     if (b->dtype != YOLO_F32 || yolo_tensor_numel(b) != channels) return shape_error(out, "bias must be f32 [O]");
     return YOLO_OK;
 }
 
 static const float *bias_of(const yolo_tensor *out) {
-    return out->n_src > 2 && out->src[2] ? yolo_cpu_f32(out->src[2]) : NULL;
+    return out->node->n_src > 2 && out->node->src[2] ? yolo_cpu_f32(out->node->src[2]) : NULL;
 }
 
 static yolo_status kernel_conv2d(yolo_cpu_context *ctx, yolo_tensor *out) {
-    if (out->n_src < 2) return shape_error(out, "needs x and w");
+    if (out->node->n_src < 2) return shape_error(out, "needs x and w");
     yolo_conv_geom g;
-    yolo_status st = geom_from(out, out->src[0], out->src[1], out, &g);
+    yolo_status st = geom_from(out, out->node->src[0], out->node->src[1], out, &g);
     if (st == YOLO_OK) st = bias_check(out, g.o);
     if (st != YOLO_OK) return st;
-    return yolo_conv_run(ctx, YOLO_CONV_FWD, &g, yolo_cpu_f32(out->src[0]), yolo_cpu_f32(out->src[1]),
+    return yolo_conv_run(ctx, YOLO_CONV_FWD, &g, yolo_cpu_f32(out->node->src[0]), yolo_cpu_f32(out->node->src[1]),
                          bias_of(out), yolo_cpu_f32(out));
 }
 
 static yolo_status kernel_conv2d_bwd_data(yolo_cpu_context *ctx, yolo_tensor *out) {
-    if (out->n_src < 2) return shape_error(out, "needs dy and w");
+    if (out->node->n_src < 2) return shape_error(out, "needs dy and w");
     yolo_conv_geom g;
-    yolo_status st = geom_from(out, out, out->src[1], out->src[0], &g);
+    yolo_status st = geom_from(out, out, out->node->src[1], out->node->src[0], &g);
     if (st != YOLO_OK) return st;
-    return yolo_conv_run(ctx, YOLO_CONV_BWD_DATA, &g, yolo_cpu_f32(out->src[0]), yolo_cpu_f32(out->src[1]), NULL,
+    return yolo_conv_run(ctx, YOLO_CONV_BWD_DATA, &g, yolo_cpu_f32(out->node->src[0]), yolo_cpu_f32(out->node->src[1]), NULL,
                          yolo_cpu_f32(out));
 }
 
 static yolo_status kernel_conv2d_bwd_weight(yolo_cpu_context *ctx, yolo_tensor *out) {
-    if (out->n_src < 2) return shape_error(out, "needs x and dy");
+    if (out->node->n_src < 2) return shape_error(out, "needs x and dy");
     yolo_conv_geom g;
-    yolo_status st = geom_from(out, out->src[0], out, out->src[1], &g);
+    yolo_status st = geom_from(out, out->node->src[0], out, out->node->src[1], &g);
     if (st != YOLO_OK) return st;
-    return yolo_conv_run(ctx, YOLO_CONV_BWD_WEIGHT, &g, yolo_cpu_f32(out->src[0]), yolo_cpu_f32(out->src[1]), NULL,
+    return yolo_conv_run(ctx, YOLO_CONV_BWD_WEIGHT, &g, yolo_cpu_f32(out->node->src[0]), yolo_cpu_f32(out->node->src[1]), NULL,
                          yolo_cpu_f32(out));
 }
 
 /* The transposed conv is the data gradient of the conv whose input is `out`
  * and whose output is x: x plays dy, w [C,O/g,kh,kw] is that conv's weight. */
 static yolo_status kernel_conv_transpose2d(yolo_cpu_context *ctx, yolo_tensor *out) {
-    if (out->n_src < 2) return shape_error(out, "needs x and w");
+    if (out->node->n_src < 2) return shape_error(out, "needs x and w");
     yolo_conv_geom g;
-    yolo_status st = geom_from(out, out, out->src[1], out->src[0], &g);
+    yolo_status st = geom_from(out, out, out->node->src[1], out->node->src[0], &g);
     if (st == YOLO_OK) st = bias_check(out, g.c);
     if (st != YOLO_OK) return st;
     float *y = yolo_cpu_f32(out);
-    st = yolo_conv_run(ctx, YOLO_CONV_BWD_DATA, &g, yolo_cpu_f32(out->src[0]), yolo_cpu_f32(out->src[1]), NULL, y);
+    st = yolo_conv_run(ctx, YOLO_CONV_BWD_DATA, &g, yolo_cpu_f32(out->node->src[0]), yolo_cpu_f32(out->node->src[1]), NULL, y);
     const float *bias = bias_of(out);
     if (st == YOLO_OK && bias) yolo_conv_add_bias(ctx, y, bias, g.n, g.c, g.h * g.w);
     return st;

@@ -123,7 +123,7 @@ static inline __attribute__((always_inline)) void v16_sigmoid1(const v16f *x, co
         }                                                                                \
     }                                                                                    \
     static yolo_status name##_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {          \
-        map_job j = {yolo_cpu_f32(out->src[0]), out->n_src > 1 ? yolo_cpu_f32(out->src[1]) : NULL, \
+        map_job j = {yolo_cpu_f32(out->node->src[0]), out->node->n_src > 1 ? yolo_cpu_f32(out->node->src[1]) : NULL, \
                      yolo_cpu_f32(out), 0.0f};                                           \
         run_ranges(ctx, numel_of(out), name##_range, &j);                                \
         return YOLO_OK;                                                                  \
@@ -187,17 +187,17 @@ DEFINE_BN_VMAP(bn_silu, v16_silu)
 DEFINE_BN_VMAP(bn_silu_bwd, v16_silu_bwd)
 
 static yolo_status bn_silu_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
-    const bool backward = out->op == YOLO_OP_BN_SILU_BWD;
+    const bool backward = out->node->op == YOLO_OP_BN_SILU_BWD;
     bn_silu_job j = {0};
-    const int64_t planes = planes_of(out->src[0], &j.c, &j.s);
-    j.x = yolo_cpu_f32(out->src[0]);
-    j.mean = yolo_cpu_f32(out->src[1]);
-    j.var = yolo_cpu_f32(out->src[2]);
-    j.gamma = yolo_cpu_f32(out->src[3]);
-    j.beta = yolo_cpu_f32(out->src[4]);
-    j.dy = backward ? yolo_cpu_f32(out->src[5]) : NULL;
+    const int64_t planes = planes_of(out->node->src[0], &j.c, &j.s);
+    j.x = yolo_cpu_f32(out->node->src[0]);
+    j.mean = yolo_cpu_f32(out->node->src[1]);
+    j.var = yolo_cpu_f32(out->node->src[2]);
+    j.gamma = yolo_cpu_f32(out->node->src[3]);
+    j.beta = yolo_cpu_f32(out->node->src[4]);
+    j.dy = backward ? yolo_cpu_f32(out->node->src[5]) : NULL;
     j.out = yolo_cpu_f32(out);
-    j.eps = out->fparams[0];
+    j.eps = out->node->fparams[0];
     yolo_range_fn fn = backward ? bn_silu_bwd_range : bn_silu_range;
     if (!ctx || !ctx->pool || planes * j.s < PARALLEL_MIN_ELEMENTS)
         fn(&j, 0, planes);
@@ -219,9 +219,9 @@ static yolo_status bn_silu_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
         for (int64_t i = begin; i < end; i++) o[i] = (expr);                \
     }                                                                       \
     static yolo_status name##_kernel(yolo_cpu_context *ctx, yolo_tensor *out) { \
-        map_job j = {yolo_cpu_f32(out->src[0]),                             \
-                     out->n_src > 1 ? yolo_cpu_f32(out->src[1]) : NULL,     \
-                     yolo_cpu_f32(out), out->fparams[0]};                   \
+        map_job j = {yolo_cpu_f32(out->node->src[0]),                             \
+                     out->node->n_src > 1 ? yolo_cpu_f32(out->node->src[1]) : NULL,     \
+                     yolo_cpu_f32(out), out->node->fparams[0]};                   \
         run_ranges(ctx, numel_of(out), name##_range, &j);                   \
         return YOLO_OK;                                                     \
     }
@@ -338,9 +338,9 @@ static void binary_range(void *arg, int64_t begin, int64_t end) {
 }
 
 static yolo_status binary_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
-    const yolo_tensor *a = out->src[0], *b = out->src[1];
+    const yolo_tensor *a = out->node->src[0], *b = out->node->src[1];
     binary_job j;
-    j.op = out->op;
+    j.op = out->node->op;
     binary_plan(&j, a, b, out);
     j.a = yolo_cpu_f32(a);
     j.b = yolo_cpu_f32(b);
@@ -462,10 +462,10 @@ static void cast_range(void *arg, int64_t begin, int64_t end) {
 }
 
 static yolo_status cast_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
-    const yolo_tensor *x = out->src[0];
+    const yolo_tensor *x = out->node->src[0];
     if (x->dtype >= YOLO_DTYPE_COUNT || out->dtype >= YOLO_DTYPE_COUNT)
         return yolo_error(YOLO_ERR_ARG, "CAST: unknown dtype (%d -> %d)", (int)x->dtype, (int)out->dtype);
-    cast_job j = {yolo_cpu_data(x), yolo_cpu_data(out), x->dtype, out->dtype, (double)out->fparams[0]};
+    cast_job j = {yolo_cpu_data(x), yolo_cpu_data(out), x->dtype, out->dtype, (double)out->node->fparams[0]};
     run_ranges(ctx, numel_of(out), cast_range, &j);
     return YOLO_OK;
 }
@@ -507,7 +507,7 @@ static void fill_range(void *arg, int64_t begin, int64_t end) {
 }
 
 static yolo_status fill_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
-    fill_job j = {yolo_cpu_data(out), out->dtype, out->fparams[0]};
+    fill_job j = {yolo_cpu_data(out), out->dtype, out->node->fparams[0]};
     run_ranges(ctx, numel_of(out), fill_range, &j);
     return YOLO_OK;
 }

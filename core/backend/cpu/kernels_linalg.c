@@ -34,8 +34,8 @@ static void run_ranges(yolo_cpu_context *ctx, int64_t n, int64_t work, yolo_rang
 /* ---- MATMUL: op(a) [M,K] x op(b) [K,N] -> [M,N] ---- */
 
 static yolo_status matmul_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
-    const yolo_tensor *a = out->src[0], *b = out->src[1];
-    const int ta = out->iparams[0] != 0, tb = out->iparams[1] != 0;
+    const yolo_tensor *a = out->node->src[0], *b = out->node->src[1];
+    const int ta = out->node->iparams[0] != 0, tb = out->node->iparams[1] != 0;
     const int64_t m = ta ? a->shape[1] : a->shape[0];
     const int64_t k = ta ? a->shape[0] : a->shape[1];
     const int64_t n = tb ? b->shape[0] : b->shape[1];
@@ -129,15 +129,15 @@ static void softmax_range(void *arg, int64_t begin, int64_t end) {
 }
 
 static yolo_status softmax_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
-    int axis = out->iparams[0];
+    int axis = out->node->iparams[0];
     if (axis < 0) axis += out->ndim;
     if (axis < 0 || axis >= out->ndim)
-        return yolo_error(YOLO_ERR_ARG, "%s: axis %d out of range for a %d-d tensor", yolo_op_name(out->op),
-                          out->iparams[0], out->ndim);
-    softmax_job j = {out->op, 1, out->shape[axis], 1, 0, yolo_cpu_f32(out->src[0]), NULL, yolo_cpu_f32(out)};
+        return yolo_error(YOLO_ERR_ARG, "%s: axis %d out of range for a %d-d tensor", yolo_op_name(out->node->op),
+                          out->node->iparams[0], out->ndim);
+    softmax_job j = {out->node->op, 1, out->shape[axis], 1, 0, yolo_cpu_f32(out->node->src[0]), NULL, yolo_cpu_f32(out)};
     for (int i = 0; i < axis; i++) j.outer *= out->shape[i];
     for (int i = axis + 1; i < out->ndim; i++) j.inner *= out->shape[i];
-    if (out->op == YOLO_OP_SOFTMAX_BWD || out->op == YOLO_OP_LOG_SOFTMAX_BWD) j.dy = yolo_cpu_f32(out->src[1]);
+    if (out->node->op == YOLO_OP_SOFTMAX_BWD || out->node->op == YOLO_OP_LOG_SOFTMAX_BWD) j.dy = yolo_cpu_f32(out->node->src[1]);
     j.blocks = (j.inner + SOFTMAX_BLOCK - 1) / SOFTMAX_BLOCK;
     if (j.len == 0) return YOLO_OK;
     run_ranges(ctx, j.outer * j.blocks, numel_of(out) * 4, softmax_range, &j);
@@ -177,8 +177,8 @@ static void reduce_range(void *arg, int64_t begin, int64_t end) {
 }
 
 static yolo_status reduce_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
-    const yolo_tensor *x = out->src[0];
-    reduce_job j = {yolo_cpu_f32(x), numel_of(x), out->op == YOLO_OP_SUM_SQUARES, NULL};
+    const yolo_tensor *x = out->node->src[0];
+    reduce_job j = {yolo_cpu_f32(x), numel_of(x), out->node->op == YOLO_OP_SUM_SQUARES, NULL};
     const int64_t blocks = (j.n + REDUCE_BLOCK - 1) / REDUCE_BLOCK;
     double stack_partial[256];
     j.partial = stack_partial;
@@ -186,7 +186,7 @@ static yolo_status reduce_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
         j.partial = malloc((size_t)blocks * sizeof(double));
         if (!j.partial)
             return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory for %lld partial sums of %lld elements",
-                              yolo_op_name(out->op), (long long)blocks, (long long)j.n);
+                              yolo_op_name(out->node->op), (long long)blocks, (long long)j.n);
     }
     run_ranges(ctx, blocks, j.n, reduce_range, &j);
     double total = 0;

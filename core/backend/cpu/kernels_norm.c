@@ -168,7 +168,7 @@ static void stats_range(void *arg, int64_t begin, int64_t end) {
 }
 
 static yolo_status bn_stats_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
-    const yolo_tensor *x = out->src[0];
+    const yolo_tensor *x = out->node->src[0];
     stats_job j = {layout_of(x), yolo_cpu_f32(x), NULL, NULL};
     j.mean = yolo_cpu_f32(out);
     j.var = j.mean + j.l.c;
@@ -176,9 +176,9 @@ static yolo_status bn_stats_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
         return yolo_error(YOLO_ERR_SHAPE, "BN_STATS: no elements per channel in x of shape [%lld,%lld,...]",
                           (long long)x->shape[0], (long long)j.l.c);
     run_ranges(ctx, j.l.c, j.l.n * j.l.c * j.l.s, stats_range, &j);
-    if (out->iparams[0] && out->n_src >= 3) {
-        float *rm = yolo_cpu_f32(out->src[1]), *rv = yolo_cpu_f32(out->src[2]);
-        const double m = out->fparams[0];
+    if (out->node->iparams[0] && out->node->n_src >= 3) {
+        float *rm = yolo_cpu_f32(out->node->src[1]), *rv = yolo_cpu_f32(out->node->src[2]);
+        const double m = out->node->fparams[0];
         const double count = (double)(j.l.n * j.l.s);
         const double unbias = count > 1 ? count / (count - 1) : 1.0;
         for (int64_t c = 0; c < j.l.c; c++) {
@@ -213,16 +213,16 @@ static void apply_range(void *arg, int64_t begin, int64_t end) {
 }
 
 static yolo_status bn_apply_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
-    const yolo_tensor *x = out->src[0];
+    const yolo_tensor *x = out->node->src[0];
     plane_job j = {0};
     j.l = layout_of(x);
     j.x = yolo_cpu_f32(x);
-    j.mean = yolo_cpu_f32(out->src[1]);
-    j.var = yolo_cpu_f32(out->src[2]);
-    j.gamma = yolo_cpu_f32(out->src[3]);
-    j.beta = yolo_cpu_f32(out->src[4]);
+    j.mean = yolo_cpu_f32(out->node->src[1]);
+    j.var = yolo_cpu_f32(out->node->src[2]);
+    j.gamma = yolo_cpu_f32(out->node->src[3]);
+    j.beta = yolo_cpu_f32(out->node->src[4]);
     j.out = yolo_cpu_f32(out);
-    j.eps = out->fparams[0];
+    j.eps = out->node->fparams[0];
     run_ranges(ctx, j.l.n * j.l.c, j.l.n * j.l.c * j.l.s, apply_range, &j);
     return YOLO_OK;
 }
@@ -251,16 +251,16 @@ static void apply_bwd_params_range(void *arg, int64_t begin, int64_t end) {
 }
 
 static yolo_status bn_apply_bwd_params_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
-    const yolo_tensor *x = out->src[0];
+    const yolo_tensor *x = out->node->src[0];
     plane_job j = {0};
     j.l = layout_of(x);
     j.x = yolo_cpu_f32(x);
-    j.mean = yolo_cpu_f32(out->src[1]);
-    j.var = yolo_cpu_f32(out->src[2]);
-    j.gamma = yolo_cpu_f32(out->src[3]);
-    j.dy = yolo_cpu_f32(out->src[4]);
+    j.mean = yolo_cpu_f32(out->node->src[1]);
+    j.var = yolo_cpu_f32(out->node->src[2]);
+    j.gamma = yolo_cpu_f32(out->node->src[3]);
+    j.dy = yolo_cpu_f32(out->node->src[4]);
     j.out = yolo_cpu_f32(out);
-    j.eps = out->fparams[0];
+    j.eps = out->node->fparams[0];
     run_ranges(ctx, j.l.c, j.l.n * j.l.c * j.l.s, apply_bwd_params_range, &j);
     return YOLO_OK;
 }
@@ -282,11 +282,11 @@ static void apply_bwd_data_range(void *arg, int64_t begin, int64_t end) {
 static yolo_status bn_apply_bwd_data_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     plane_job j = {0};
     j.l = layout_of(out);
-    j.var = yolo_cpu_f32(out->src[0]);
-    j.gamma = yolo_cpu_f32(out->src[1]);
-    j.dy = yolo_cpu_f32(out->src[2]);
+    j.var = yolo_cpu_f32(out->node->src[0]);
+    j.gamma = yolo_cpu_f32(out->node->src[1]);
+    j.dy = yolo_cpu_f32(out->node->src[2]);
     j.out = yolo_cpu_f32(out);
-    j.eps = out->fparams[0];
+    j.eps = out->node->fparams[0];
     run_ranges(ctx, j.l.n * j.l.c, j.l.n * j.l.c * j.l.s, apply_bwd_data_range, &j);
     return YOLO_OK;
 }
@@ -309,12 +309,12 @@ static void stats_bwd_range(void *arg, int64_t begin, int64_t end) {
 }
 
 static yolo_status bn_stats_bwd_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
-    const yolo_tensor *x = out->src[0];
+    const yolo_tensor *x = out->node->src[0];
     plane_job j = {0};
     j.l = layout_of(x);
     j.x = yolo_cpu_f32(x);
-    j.mean = yolo_cpu_f32(out->src[1]);
-    j.dmean = yolo_cpu_f32(out->src[2]);
+    j.mean = yolo_cpu_f32(out->node->src[1]);
+    j.dmean = yolo_cpu_f32(out->node->src[2]);
     j.dvar = j.dmean + j.l.c;
     j.out = yolo_cpu_f32(out);
     run_ranges(ctx, j.l.n * j.l.c, j.l.n * j.l.c * j.l.s, stats_bwd_range, &j);
@@ -347,16 +347,16 @@ static void bwd_range(void *arg, int64_t begin, int64_t end) {
 }
 
 static yolo_status bn_bwd_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
-    const yolo_tensor *x = out->src[0];
+    const yolo_tensor *x = out->node->src[0];
     plane_job j = {0};
     j.l = layout_of(x);
     j.x = yolo_cpu_f32(x);
-    j.mean = yolo_cpu_f32(out->src[1]);
+    j.mean = yolo_cpu_f32(out->node->src[1]);
     j.var = j.mean + j.l.c;
-    j.gamma = yolo_cpu_f32(out->src[2]);
-    j.dy = yolo_cpu_f32(out->src[3]);
+    j.gamma = yolo_cpu_f32(out->node->src[2]);
+    j.dy = yolo_cpu_f32(out->node->src[3]);
     j.out = yolo_cpu_f32(out);
-    j.eps = out->fparams[0];
+    j.eps = out->node->fparams[0];
     run_ranges(ctx, j.l.c, j.l.n * j.l.c * j.l.s, bwd_range, &j);
     return YOLO_OK;
 }

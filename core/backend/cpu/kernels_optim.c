@@ -28,7 +28,7 @@ static void run_ranges(yolo_cpu_context *ctx, int64_t n, yolo_range_fn fn, void 
 
 /* The optional grad_scale source at position `index` (1 when absent). */
 static float grad_scale_of(const yolo_tensor *out, int index) {
-    if (out->n_src > index && out->src[index]) return yolo_cpu_f32(out->src[index])[0];
+    if (out->node->n_src > index && out->node->src[index]) return yolo_cpu_f32(out->node->src[index])[0];
     return 1.0f;
 }
 
@@ -54,11 +54,11 @@ static void sgd_range(void *arg, int64_t begin, int64_t end) {
 }
 
 static yolo_status sgd_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
-    const float *h = yolo_cpu_f32(out->src[3]);
-    sgd_job j = {yolo_cpu_f32(out->src[0]), yolo_cpu_f32(out->src[2]), yolo_cpu_f32(out->src[1]),
+    const float *h = yolo_cpu_f32(out->node->src[3]);
+    sgd_job j = {yolo_cpu_f32(out->node->src[0]), yolo_cpu_f32(out->node->src[2]), yolo_cpu_f32(out->node->src[1]),
                  h[YOLO_SGD_LR], h[YOLO_SGD_MOMENTUM], h[YOLO_SGD_WEIGHT_DECAY], grad_scale_of(out, 4),
                  h[YOLO_SGD_NESTEROV] != 0.0f};
-    run_ranges(ctx, numel_of(out->src[0]), sgd_range, &j);
+    run_ranges(ctx, numel_of(out->node->src[0]), sgd_range, &j);
     return YOLO_OK;
 }
 
@@ -87,17 +87,17 @@ static void adamw_range(void *arg, int64_t begin, int64_t end) {
 }
 
 static yolo_status adamw_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
-    const float *h = yolo_cpu_f32(out->src[4]);
+    const float *h = yolo_cpu_f32(out->node->src[4]);
     const double lr = h[YOLO_ADAMW_LR], b1 = h[YOLO_ADAMW_BETA1], b2 = h[YOLO_ADAMW_BETA2];
     const double t = h[YOLO_ADAMW_STEP];
     if (!(t >= 1.0))
-        return yolo_error(YOLO_ERR_ARG, "ADAMW_UPDATE of %s: step %g must be >= 1 (hyper[%d])", out->src[0]->name,
+        return yolo_error(YOLO_ERR_ARG, "ADAMW_UPDATE of %s: step %g must be >= 1 (hyper[%d])", out->node->src[0]->name,
                           t, YOLO_ADAMW_STEP);
     const double bc1 = 1.0 - pow(b1, t), bc2 = 1.0 - pow(b2, t);
-    adamw_job j = {yolo_cpu_f32(out->src[0]), yolo_cpu_f32(out->src[2]), yolo_cpu_f32(out->src[3]),
-                   yolo_cpu_f32(out->src[1]), (float)(1.0 - lr * h[YOLO_ADAMW_WEIGHT_DECAY]), (float)b1, (float)b2,
+    adamw_job j = {yolo_cpu_f32(out->node->src[0]), yolo_cpu_f32(out->node->src[2]), yolo_cpu_f32(out->node->src[3]),
+                   yolo_cpu_f32(out->node->src[1]), (float)(1.0 - lr * h[YOLO_ADAMW_WEIGHT_DECAY]), (float)b1, (float)b2,
                    h[YOLO_ADAMW_EPS], (float)(lr / bc1), (float)sqrt(bc2), grad_scale_of(out, 5)};
-    run_ranges(ctx, numel_of(out->src[0]), adamw_range, &j);
+    run_ranges(ctx, numel_of(out->node->src[0]), adamw_range, &j);
     return YOLO_OK;
 }
 
@@ -124,15 +124,15 @@ static void accumulate_range(void *arg, int64_t begin, int64_t end) {
 }
 
 static yolo_status ema_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
-    const float decay = yolo_cpu_f32(out->src[2])[0];
-    axpy_job j = {yolo_cpu_f32(out->src[0]), yolo_cpu_f32(out->src[1]), decay, 1.0f - decay};
-    run_ranges(ctx, numel_of(out->src[0]), ema_range, &j);
+    const float decay = yolo_cpu_f32(out->node->src[2])[0];
+    axpy_job j = {yolo_cpu_f32(out->node->src[0]), yolo_cpu_f32(out->node->src[1]), decay, 1.0f - decay};
+    run_ranges(ctx, numel_of(out->node->src[0]), ema_range, &j);
     return YOLO_OK;
 }
 
 static yolo_status accumulate_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
-    axpy_job j = {yolo_cpu_f32(out->src[0]), yolo_cpu_f32(out->src[1]), 1.0f, 1.0f};
-    run_ranges(ctx, numel_of(out->src[0]), accumulate_range, &j);
+    axpy_job j = {yolo_cpu_f32(out->node->src[0]), yolo_cpu_f32(out->node->src[1]), 1.0f, 1.0f};
+    run_ranges(ctx, numel_of(out->node->src[0]), accumulate_range, &j);
     return YOLO_OK;
 }
 
@@ -140,7 +140,7 @@ static yolo_status accumulate_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
 
 static yolo_status zero_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     (void)ctx;
-    const yolo_tensor *t = out->src[0];
+    const yolo_tensor *t = out->node->src[0];
     size_t size = t->dtype == YOLO_F16 ? 2 : t->dtype == YOLO_U8 ? 1 : 4;
     memset(yolo_cpu_data(t), 0, (size_t)numel_of(t) * size);
     return YOLO_OK;

@@ -41,7 +41,7 @@ static void run_ranges(yolo_cpu_context *ctx, int64_t n, int64_t work, yolo_rang
 }
 
 static int axis_of(const yolo_tensor *out) {
-    int axis = out->iparams[0];
+    int axis = out->node->iparams[0];
     return axis < 0 ? axis + out->ndim : axis;
 }
 
@@ -57,14 +57,14 @@ typedef struct concat_job {
 /* Task t copies source t % n_src's block of outer row t / n_src. */
 static void concat_range(void *arg, int64_t begin, int64_t end) {
     const concat_job *j = arg;
-    const int n = j->out->n_src;
+    const int n = j->out->node->n_src;
     const int axis = axis_of(j->out);
     for (int64_t t = begin; t < end; t++) {
         const int64_t o = t / n;
         const int k = (int)(t % n);
         int64_t offset = 0; /* position of source k along the axis */
-        for (int i = 0; i < k; i++) offset += j->out->src[i]->shape[axis];
-        const yolo_tensor *s = j->out->src[k];
+        for (int i = 0; i < k; i++) offset += j->out->node->src[i]->shape[axis];
+        const yolo_tensor *s = j->out->node->src[k];
         const int64_t bytes = s->shape[axis] * j->inner_bytes;
         memcpy(j->dst + o * j->out_row + offset * j->inner_bytes, (const char *)yolo_cpu_data(s) + o * bytes,
                (size_t)bytes);
@@ -74,14 +74,14 @@ static void concat_range(void *arg, int64_t begin, int64_t end) {
 static yolo_status concat_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     const int axis = axis_of(out);
     if (axis < 0 || axis >= out->ndim)
-        return yolo_error(YOLO_ERR_ARG, "CONCAT: axis %d out of range for a %d-d output", out->iparams[0], out->ndim);
+        return yolo_error(YOLO_ERR_ARG, "CONCAT: axis %d out of range for a %d-d output", out->node->iparams[0], out->ndim);
     concat_job j;
     j.out = out;
     j.dst = yolo_cpu_data(out);
     j.inner_bytes = dims_product(out, axis + 1, out->ndim) * (int64_t)elem_size(out->dtype);
     j.out_row = out->shape[axis] * j.inner_bytes;
     const int64_t outer = dims_product(out, 0, axis);
-    run_ranges(ctx, outer * out->n_src, numel_of(out), concat_range, &j);
+    run_ranges(ctx, outer * out->node->n_src, numel_of(out), concat_range, &j);
     return YOLO_OK;
 }
 
@@ -109,16 +109,16 @@ static void slice_range(void *arg, int64_t begin, int64_t end) {
 }
 
 static yolo_status slice_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
-    const yolo_tensor *src = out->src[0];
-    const int backward = out->op == YOLO_OP_SLICE_BWD;
+    const yolo_tensor *src = out->node->src[0];
+    const int backward = out->node->op == YOLO_OP_SLICE_BWD;
     const yolo_tensor *big = backward ? out : src, *small = backward ? src : out;
     const int axis = axis_of(out);
     if (axis < 0 || axis >= out->ndim)
-        return yolo_error(YOLO_ERR_ARG, "%s: axis %d out of range for a %d-d output", yolo_op_name(out->op),
-                          out->iparams[0], out->ndim);
-    const int64_t start = out->iparams[1];
+        return yolo_error(YOLO_ERR_ARG, "%s: axis %d out of range for a %d-d output", yolo_op_name(out->node->op),
+                          out->node->iparams[0], out->ndim);
+    const int64_t start = out->node->iparams[1];
     if (start < 0 || start + small->shape[axis] > big->shape[axis])
-        return yolo_error(YOLO_ERR_ARG, "%s: [%lld, %lld) outside axis %d of length %lld", yolo_op_name(out->op),
+        return yolo_error(YOLO_ERR_ARG, "%s: [%lld, %lld) outside axis %d of length %lld", yolo_op_name(out->node->op),
                           (long long)start, (long long)(start + small->shape[axis]), axis,
                           (long long)big->shape[axis]);
     const int64_t inner = dims_product(out, axis + 1, out->ndim) * (int64_t)elem_size(out->dtype);
@@ -212,8 +212,8 @@ static void broadcast_range(void *arg, int64_t begin, int64_t end) {
 
 static yolo_status broadcast_to_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     bcast_job j;
-    bcast_plan_make(&j.p, out, out->src[0]);
-    j.src = yolo_cpu_f32(out->src[0]);
+    bcast_plan_make(&j.p, out, out->node->src[0]);
+    j.src = yolo_cpu_f32(out->node->src[0]);
     j.dst = yolo_cpu_f32(out);
     run_ranges(ctx, numel_of(out), numel_of(out), broadcast_range, &j);
     return YOLO_OK;
@@ -269,7 +269,7 @@ static void sum_to_range(void *arg, int64_t begin, int64_t end) {
 }
 
 static yolo_status sum_to_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
-    const yolo_tensor *x = out->src[0];
+    const yolo_tensor *x = out->node->src[0];
     bcast_plan p;
     bcast_plan_make(&p, x, out);
     sum_to_job j = {0};

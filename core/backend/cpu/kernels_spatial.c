@@ -58,12 +58,12 @@ static void upsample_bwd_range(void *arg, int64_t begin, int64_t end) {
 }
 
 static yolo_status upsample_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
-    const int backward = out->op == YOLO_OP_UPSAMPLE_NEAREST_BWD;
-    const yolo_tensor *small = backward ? out : out->src[0];
-    const int64_t f = out->iparams[0];
+    const int backward = out->node->op == YOLO_OP_UPSAMPLE_NEAREST_BWD;
+    const yolo_tensor *small = backward ? out : out->node->src[0];
+    const int64_t f = out->node->iparams[0];
     if (f < 1)
-        return yolo_error(YOLO_ERR_ARG, "%s: factor %lld must be >= 1", yolo_op_name(out->op), (long long)f);
-    upsample_job j = {yolo_cpu_f32(out->src[0]), yolo_cpu_f32(out), small->shape[2], small->shape[3], f};
+        return yolo_error(YOLO_ERR_ARG, "%s: factor %lld must be >= 1", yolo_op_name(out->node->op), (long long)f);
+    upsample_job j = {yolo_cpu_f32(out->node->src[0]), yolo_cpu_f32(out), small->shape[2], small->shape[3], f};
     const int64_t rows = small->shape[0] * small->shape[1] * j.h;
     run_ranges(ctx, rows, rows * j.w * f * f, backward ? upsample_bwd_range : upsample_range, &j);
     return YOLO_OK;
@@ -228,22 +228,22 @@ static void maxpool_bwd_range(void *arg, int64_t begin, int64_t end) {
 }
 
 static yolo_status maxpool_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
-    const int backward = out->op == YOLO_OP_MAXPOOL2D_BWD;
-    const yolo_tensor *x = out->src[0];
-    const yolo_tensor *y = backward ? out->src[1] : out; /* a tensor of the pooled shape */
+    const int backward = out->node->op == YOLO_OP_MAXPOOL2D_BWD;
+    const yolo_tensor *x = out->node->src[0];
+    const yolo_tensor *y = backward ? out->node->src[1] : out; /* a tensor of the pooled shape */
     pool_job j = {0};
     j.x = yolo_cpu_f32(x);
-    j.dy = backward ? yolo_cpu_f32(out->src[1]) : NULL;
+    j.dy = backward ? yolo_cpu_f32(out->node->src[1]) : NULL;
     j.out = yolo_cpu_f32(out);
     j.h = x->shape[2];
     j.w = x->shape[3];
     j.ho = y->shape[2];
     j.wo = y->shape[3];
-    j.k = out->iparams[0];
-    j.s = out->iparams[1];
-    j.p = out->iparams[2];
+    j.k = out->node->iparams[0];
+    j.s = out->node->iparams[1];
+    j.p = out->node->iparams[2];
     if (j.k < 1 || j.s < 1 || j.p < 0)
-        return yolo_error(YOLO_ERR_ARG, "%s: kernel %d, stride %d, pad %d are invalid", yolo_op_name(out->op), j.k,
+        return yolo_error(YOLO_ERR_ARG, "%s: kernel %d, stride %d, pad %d are invalid", yolo_op_name(out->node->op), j.k,
                           j.s, j.p);
     const int64_t planes = x->shape[0] * x->shape[1];
     const int64_t work = planes * j.ho * j.wo * j.k * (backward ? j.k : 2);

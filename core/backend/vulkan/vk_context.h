@@ -46,7 +46,7 @@ typedef struct yolo_vk_context {
     uint32_t wg;                /* workgroup size of 1-D kernels */
     bool f16_storage;
     bool subgroup;              /* subgroup arithmetic in compute, not switched off */
-    bool skip_barriers;         /* YOLO_VK_TEST_SKIP_BARRIERS: proves that validation sees hazards */
+    bool skip_barriers;         /* YOLO_VK_TEST_SKIP_BARRIERS (test hooks): validation must see hazards */
 
     yolo_vulkan_stats stats;
     pthread_mutex_t lock;

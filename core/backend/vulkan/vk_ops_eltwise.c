@@ -21,20 +21,20 @@ static void dispatch_1d(yolo_vk_recorder *r, yolo_vk_dispatch *d, const char *sh
     d->n_spec = 1;
 }
 
-static yolo_status run_eltwise(yolo_vk_recorder *r, const yolo_tensor *node, uint32_t op) {
+static yolo_status run_eltwise(yolo_vk_recorder *r, const yolo_tensor *out, uint32_t op) {
     yolo_vk_dispatch d;
     dispatch_1d(r, &d, "eltwise");
     d.spec[1] = op;
     d.n_spec = 2;
     yolo_vk_arg args[8] = {{0}};
-    args[0].t = node->src[0];
-    if (node->n_src > 1) args[1].t = node->src[1];
+    args[0].t = out->node->src[0];
+    if (out->node->n_src > 1) args[1].t = out->node->src[1];
     else args[1].alias = 1;
-    args[2] = (yolo_vk_arg){.t = node, .write = true};
-    if (op == E_EMA) args[3] = (yolo_vk_arg){.t = node->src[2], .whole = true};
+    args[2] = (yolo_vk_arg){.t = out, .write = true};
+    if (op == E_EMA) args[3] = (yolo_vk_arg){.t = out->node->src[2], .whole = true};
     else args[3].alias = 1;
-    if (op == E_SCALE) d.push[9] = float_bits(node->fparams[0]);
-    return yolo_vk_run_flat(r, &d, args, yolo_vk_numel(node));
+    if (op == E_SCALE) d.push[9] = float_bits(out->node->fparams[0]);
+    return yolo_vk_run_flat(r, &d, args, yolo_vk_numel(out));
 }
 
 static yolo_status op_silu(yolo_vk_recorder *r, const yolo_tensor *n) { return run_eltwise(r, n, E_SILU); }
@@ -145,13 +145,13 @@ static yolo_status run_binary(yolo_vk_recorder *r, const yolo_tensor *out, const
     return YOLO_OK;
 }
 
-static yolo_status op_add(yolo_vk_recorder *r, const yolo_tensor *n) { return run_binary(r, n, n->src[0], n->src[1], 0); }
-static yolo_status op_sub(yolo_vk_recorder *r, const yolo_tensor *n) { return run_binary(r, n, n->src[0], n->src[1], 1); }
-static yolo_status op_mul(yolo_vk_recorder *r, const yolo_tensor *n) { return run_binary(r, n, n->src[0], n->src[1], 2); }
+static yolo_status op_add(yolo_vk_recorder *r, const yolo_tensor *n) { return run_binary(r, n, n->node->src[0], n->node->src[1], 0); }
+static yolo_status op_sub(yolo_vk_recorder *r, const yolo_tensor *n) { return run_binary(r, n, n->node->src[0], n->node->src[1], 1); }
+static yolo_status op_mul(yolo_vk_recorder *r, const yolo_tensor *n) { return run_binary(r, n, n->node->src[0], n->node->src[1], 2); }
 static yolo_status op_broadcast_to(yolo_vk_recorder *r, const yolo_tensor *n) {
     if (yolo_dtype_size(n->dtype) != 4)
         return yolo_error(YOLO_ERR_UNSUPPORTED, "vulkan: BROADCAST_TO of %s tensors", yolo_dtype_name(n->dtype));
-    return run_binary(r, n, n->src[0], NULL, 3);
+    return run_binary(r, n, n->node->src[0], NULL, 3);
 }
 
 /* ---- cast ---- */
@@ -165,13 +165,13 @@ static uint32_t dtype_code(yolo_dtype t) {
     }
 }
 
-static yolo_status op_cast(yolo_vk_recorder *r, const yolo_tensor *node) {
-    const yolo_tensor *x = node->src[0];
-    const int64_t n = yolo_vk_numel(node);
-    const size_t es_src = yolo_dtype_size(x->dtype), es_dst = yolo_dtype_size(node->dtype);
-    const bool half_pair = (x->dtype == YOLO_F32 && node->dtype == YOLO_F16) ||
-                           (x->dtype == YOLO_F16 && node->dtype == YOLO_F32);
-    const bool use16 = r->ctx->f16_storage && half_pair && x->offset % es_src == 0 && node->offset % es_dst == 0;
+static yolo_status op_cast(yolo_vk_recorder *r, const yolo_tensor *out) {
+    const yolo_tensor *x = out->node->src[0];
+    const int64_t n = yolo_vk_numel(out);
+    const size_t es_src = yolo_dtype_size(x->dtype), es_dst = yolo_dtype_size(out->dtype);
+    const bool half_pair = (x->dtype == YOLO_F32 && out->dtype == YOLO_F16) ||
+                           (x->dtype == YOLO_F16 && out->dtype == YOLO_F32);
+    const bool use16 = r->ctx->f16_storage && half_pair && x->offset % es_src == 0 && out->offset % es_dst == 0;
     const size_t es_max = es_src > es_dst ? es_src : es_dst;
     const int64_t chunk = yolo_vk_max_elems(r, es_max);
     for (int64_t e0 = 0; e0 < n; e0 += chunk) {
@@ -179,7 +179,7 @@ static yolo_status op_cast(yolo_vk_recorder *r, const yolo_tensor *node) {
         yolo_vk_dispatch d;
         yolo_status st;
         if (use16) {
-            const bool to_half = node->dtype == YOLO_F16;
+            const bool to_half = out->dtype == YOLO_F16;
             dispatch_1d(r, &d, "cast16");
             d.spec[1] = to_half;
             d.n_spec = 2;
@@ -187,23 +187,23 @@ static yolo_status op_cast(yolo_vk_recorder *r, const yolo_tensor *node) {
              * direction's slots repeat this one's */
             const int s_src = to_half ? 0 : 1, s_dst = to_half ? 3 : 2;
             st = yolo_vk_bind_tensor(r, &d, s_src, x, e0, len, false, (uint32_t)es_src);
-            if (st == YOLO_OK) st = yolo_vk_bind_tensor(r, &d, s_dst, node, e0, len, true, (uint32_t)es_dst);
+            if (st == YOLO_OK) st = yolo_vk_bind_tensor(r, &d, s_dst, out, e0, len, true, (uint32_t)es_dst);
             if (st != YOLO_OK) return st;
             yolo_vk_alias(&d, to_half ? 1 : 0, s_src);
             yolo_vk_alias(&d, to_half ? 2 : 3, s_dst);
             d.push[8] = (uint32_t)len;
-            d.push[9] = float_bits(node->fparams[0]);
+            d.push[9] = float_bits(out->node->fparams[0]);
             yolo_vk_grid_1d(&d, ((uint64_t)len + r->ctx->wg - 1) / r->ctx->wg);
         } else {
             dispatch_1d(r, &d, "cast");
             d.spec[1] = dtype_code(x->dtype);
-            d.spec[2] = dtype_code(node->dtype);
+            d.spec[2] = dtype_code(out->dtype);
             d.n_spec = 3;
             st = yolo_vk_bind_tensor(r, &d, 0, x, e0, len, false, 1);
-            if (st == YOLO_OK) st = yolo_vk_bind_tensor(r, &d, 1, node, e0, len, true, 1);
+            if (st == YOLO_OK) st = yolo_vk_bind_tensor(r, &d, 1, out, e0, len, true, 1);
             if (st != YOLO_OK) return st;
             d.push[8] = (uint32_t)len;
-            d.push[9] = float_bits(node->fparams[0]);
+            d.push[9] = float_bits(out->node->fparams[0]);
             const uint64_t first = d.push[1], end = first + (uint64_t)len * es_dst;
             const uint64_t words = (end + 3) / 4 - first / 4;
             yolo_vk_grid_1d(&d, (words + r->ctx->wg - 1) / r->ctx->wg);
@@ -254,9 +254,9 @@ static yolo_status run_fill(yolo_vk_recorder *r, const yolo_tensor *t, uint32_t 
 }
 
 static yolo_status op_fill(yolo_vk_recorder *r, const yolo_tensor *n) {
-    return run_fill(r, n, fill_pattern(n->dtype, n->fparams[0]));
+    return run_fill(r, n, fill_pattern(n->dtype, n->node->fparams[0]));
 }
-static yolo_status op_zero(yolo_vk_recorder *r, const yolo_tensor *n) { return run_fill(r, n->src[0], 0); }
+static yolo_status op_zero(yolo_vk_recorder *r, const yolo_tensor *n) { return run_fill(r, n->node->src[0], 0); }
 
 yolo_vk_op_fn yolo_vk_eltwise_op(int op) {
     switch (op) {

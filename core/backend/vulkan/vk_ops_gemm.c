@@ -122,8 +122,8 @@ static yolo_status run_gemm(yolo_vk_recorder *r, const gemm_job *j) {
 /* ---- MATMUL ---- */
 
 static yolo_status op_matmul(yolo_vk_recorder *r, const yolo_tensor *out) {
-    const yolo_tensor *a = out->src[0], *b = out->src[1];
-    const bool ta = out->iparams[0] != 0, tb = out->iparams[1] != 0;
+    const yolo_tensor *a = out->node->src[0], *b = out->node->src[1];
+    const bool ta = out->node->iparams[0] != 0, tb = out->node->iparams[1] != 0;
     gemm_job j = {.shader = "matmul", .a = a, .b = b, .c = out};
     j.m = out->shape[0];
     j.n = out->shape[1];
@@ -147,8 +147,8 @@ typedef struct conv_geom {
 } conv_geom;
 
 /* x: conv input [N,C,H,W]; y: conv output [N,O,Ho,Wo]; w: [O, C/g, kh, kw]. */
-static conv_geom geom_of(const yolo_tensor *node, const yolo_tensor *x, const yolo_tensor *w, const yolo_tensor *y) {
-    const int32_t *ip = node->iparams;
+static conv_geom geom_of(const yolo_tensor *out, const yolo_tensor *x, const yolo_tensor *w, const yolo_tensor *y) {
+    const int32_t *ip = out->node->iparams;
     conv_geom g = {x->shape[0], x->shape[1], x->shape[2], x->shape[3], y->shape[1], y->shape[2], y->shape[3],
                    w->shape[2], w->shape[3], ip[6] > 0 ? ip[6] : 1, 0, 0, 0};
     g.stride = (uint32_t)ip[0] | (uint32_t)ip[1] << 16;
@@ -167,8 +167,8 @@ static int64_t images_per_chunk(const yolo_vk_recorder *r, int64_t n, int64_t pe
 }
 
 static yolo_status op_conv2d(yolo_vk_recorder *r, const yolo_tensor *out) {
-    const yolo_tensor *x = out->src[0], *w = out->src[1];
-    const yolo_tensor *bias = out->n_src > 2 ? out->src[2] : NULL;
+    const yolo_tensor *x = out->node->src[0], *w = out->node->src[1];
+    const yolo_tensor *bias = out->node->n_src > 2 ? out->node->src[2] : NULL;
     const conv_geom g = geom_of(out, x, w, out);
     const int64_t x_img = g.c * g.h * g.w, y_img = g.o * g.ho * g.wo;
     const int64_t step = images_per_chunk(r, g.n, x_img, y_img);
@@ -195,9 +195,9 @@ static yolo_status op_conv2d(yolo_vk_recorder *r, const yolo_tensor *out) {
 }
 
 /* dx of the conv with input `dx` [N,C,H,W] and output `dy` [N,O,Ho,Wo]. */
-static yolo_status conv_data_grad(yolo_vk_recorder *r, const yolo_tensor *node, const yolo_tensor *dy,
+static yolo_status conv_data_grad(yolo_vk_recorder *r, const yolo_tensor *out, const yolo_tensor *dy,
                                   const yolo_tensor *w, const yolo_tensor *dx, const yolo_tensor *bias) {
-    const conv_geom g = geom_of(node, dx, w, dy);
+    const conv_geom g = geom_of(out, dx, w, dy);
     const int64_t x_img = g.c * g.h * g.w, y_img = g.o * g.ho * g.wo;
     const int64_t step = images_per_chunk(r, g.n, x_img, y_img);
     for (int64_t n0 = 0; n0 < g.n; n0 += step) {
@@ -223,18 +223,18 @@ static yolo_status conv_data_grad(yolo_vk_recorder *r, const yolo_tensor *node, 
 }
 
 static yolo_status op_conv2d_bwd_data(yolo_vk_recorder *r, const yolo_tensor *out) {
-    return conv_data_grad(r, out, out->src[0], out->src[1], out, NULL);
+    return conv_data_grad(r, out, out->node->src[0], out->node->src[1], out, NULL);
 }
 
 /* The transposed conv is the data gradient of the conv whose input is `out`
  * and whose output is x (w [C,O/g,kh,kw] is that conv's weight). */
 static yolo_status op_conv_transpose2d(yolo_vk_recorder *r, const yolo_tensor *out) {
-    const yolo_tensor *bias = out->n_src > 2 ? out->src[2] : NULL;
-    return conv_data_grad(r, out, out->src[0], out->src[1], out, bias);
+    const yolo_tensor *bias = out->node->n_src > 2 ? out->node->src[2] : NULL;
+    return conv_data_grad(r, out, out->node->src[0], out->node->src[1], out, bias);
 }
 
 static yolo_status op_conv2d_bwd_weight(yolo_vk_recorder *r, const yolo_tensor *out) {
-    const yolo_tensor *x = out->src[0], *dy = out->src[1];
+    const yolo_tensor *x = out->node->src[0], *dy = out->node->src[1];
     const conv_geom g = geom_of(out, x, out, dy);
     const int64_t x_img = g.c * g.h * g.w, y_img = g.o * g.ho * g.wo, p = g.ho * g.wo;
     const int64_t step = images_per_chunk(r, g.n, x_img, y_img);

@@ -60,7 +60,7 @@ static yolo_status per_channel(yolo_vk_recorder *r, const char *shader, int64_t 
 }
 
 static yolo_status op_bn_stats(yolo_vk_recorder *r, const yolo_tensor *out) {
-    const yolo_tensor *x = out->src[0];
+    const yolo_tensor *x = out->node->src[0];
     const bn_layout l = layout_of(x);
     const int64_t m = l.n * l.s;
     if (m == 0) return yolo_error(YOLO_ERR_SHAPE, "BN_STATS: no elements per channel");
@@ -72,22 +72,22 @@ static yolo_status op_bn_stats(yolo_vk_recorder *r, const yolo_tensor *out) {
     mean.ndim = 1;
     mean.shape[0] = l.c;
     if ((st = channel_reduce(r, l, x, NULL, &mean, out, 1, 2, inv_m)) != YOLO_OK) return st;
-    if (!out->iparams[0] || out->n_src < 3) return YOLO_OK;
-    const yolo_tensor *t[3] = {out, out->src[1], out->src[2]};
+    if (!out->node->iparams[0] || out->node->n_src < 3) return YOLO_OK;
+    const yolo_tensor *t[3] = {out, out->node->src[1], out->node->src[2]};
     const bool write[3] = {false, true, true};
-    const float f[3] = {out->fparams[0], m > 1 ? (float)((double)m / (double)(m - 1)) : 1.0f, 0.0f};
+    const float f[3] = {out->node->fparams[0], m > 1 ? (float)((double)m / (double)(m - 1)) : 1.0f, 0.0f};
     return per_channel(r, "bn_running", l.c, t, write, f);
 }
 
 static yolo_status op_bn_apply_bwd_params(yolo_vk_recorder *r, const yolo_tensor *out) {
-    const yolo_tensor *x = out->src[0], *mean = out->src[1], *dy = out->src[4];
+    const yolo_tensor *x = out->node->src[0], *mean = out->node->src[1], *dy = out->node->src[4];
     const bn_layout l = layout_of(x);
     yolo_status st = channel_reduce(r, l, x, dy, mean, out, 0, 3, 1.0f); /* sum dy*(x-mean) */
     if (st == YOLO_OK) st = channel_reduce(r, l, dy, NULL, NULL, out, 1, 0, 1.0f); /* sum dy */
     if (st != YOLO_OK) return st;
-    const yolo_tensor *t[3] = {out, out->src[2], out->src[3]};
+    const yolo_tensor *t[3] = {out, out->node->src[2], out->node->src[3]};
     const bool write[3] = {true, false, false};
-    const float f[3] = {out->fparams[0], 0.0f, 0.0f};
+    const float f[3] = {out->node->fparams[0], 0.0f, 0.0f};
     return per_channel(r, "bn_bwd_params", l.c, t, write, f);
 }
 
@@ -112,31 +112,31 @@ static yolo_status run_bn_eltwise(yolo_vk_recorder *r, const yolo_tensor *out, u
     args[7] = (yolo_vk_arg){.t = out, .write = true};
     d.push[9] = (uint32_t)l.c;
     d.push[10] = (uint32_t)l.s;
-    d.push[11] = float_bits(out->fparams[0]);
+    d.push[11] = float_bits(out->node->fparams[0]);
     d.push[12] = float_bits((float)(1.0 / (double)(l.n * l.s)));
     return yolo_vk_run_flat(r, &d, args, yolo_vk_numel(out));
 }
 
 static yolo_status op_bn_apply(yolo_vk_recorder *r, const yolo_tensor *out) {
-    const yolo_tensor *const pc[6] = {NULL, out->src[1], out->src[2], out->src[3], out->src[4], NULL};
-    return run_bn_eltwise(r, out, 0, out->src[0], pc, NULL);
+    const yolo_tensor *const pc[6] = {NULL, out->node->src[1], out->node->src[2], out->node->src[3], out->node->src[4], NULL};
+    return run_bn_eltwise(r, out, 0, out->node->src[0], pc, NULL);
 }
 
 static yolo_status op_bn_apply_bwd_data(yolo_vk_recorder *r, const yolo_tensor *out) {
-    const yolo_tensor *const pc[6] = {NULL, NULL, out->src[0], out->src[1], NULL, NULL};
-    return run_bn_eltwise(r, out, 1, out->src[2], pc, NULL);
+    const yolo_tensor *const pc[6] = {NULL, NULL, out->node->src[0], out->node->src[1], NULL, NULL};
+    return run_bn_eltwise(r, out, 1, out->node->src[2], pc, NULL);
 }
 
 static yolo_status op_bn_stats_bwd(yolo_vk_recorder *r, const yolo_tensor *out) {
-    const yolo_tensor *const pc[6] = {NULL, out->src[1], NULL, NULL, NULL, out->src[2]};
-    return run_bn_eltwise(r, out, 2, out->src[0], pc, NULL);
+    const yolo_tensor *const pc[6] = {NULL, out->node->src[1], NULL, NULL, NULL, out->node->src[2]};
+    return run_bn_eltwise(r, out, 2, out->node->src[0], pc, NULL);
 }
 
 /* BN_BWD: src x, stats, gamma, dy -> [dx..., 4 rows]: the rows as BN_APPLY_BWD_PARAMS computes them (into
  * the tail of out), then dx through bn_eltwise.comp mode 3 reading the rows dmean, dvar. The pieces of out
  * and stats are described by tensor copies with their own shapes and byte offsets. */
 static yolo_status op_bn_bwd(yolo_vk_recorder *r, const yolo_tensor *out) {
-    const yolo_tensor *x = out->src[0], *stats = out->src[1], *gamma = out->src[2], *dy = out->src[3];
+    const yolo_tensor *x = out->node->src[0], *stats = out->node->src[1], *gamma = out->node->src[2], *dy = out->node->src[3];
     const bn_layout l = layout_of(x);
     const size_t numel_bytes = (size_t)(l.n * l.c * l.s) * sizeof(float);
     yolo_tensor rows = *out, mean = *stats, var = *stats, dstats, dx = *out;
@@ -157,7 +157,7 @@ static yolo_status op_bn_bwd(yolo_vk_recorder *r, const yolo_tensor *out) {
     if (st != YOLO_OK) return st;
     const yolo_tensor *t[3] = {&rows, &var, gamma};
     const bool write[3] = {true, false, false};
-    const float f[3] = {out->fparams[0], 0.0f, 0.0f};
+    const float f[3] = {out->node->fparams[0], 0.0f, 0.0f};
     if ((st = per_channel(r, "bn_bwd_params", l.c, t, write, f)) != YOLO_OK) return st;
     const yolo_tensor *const pc[6] = {NULL, stats, stats, gamma, NULL, &dstats};
     return run_bn_eltwise(r, &dx, 3, x, pc, dy);
@@ -165,9 +165,9 @@ static yolo_status op_bn_bwd(yolo_vk_recorder *r, const yolo_tensor *out) {
 
 /* BN_SILU: src x, mean, var, gamma, beta; BN_SILU_BWD: the same, then dy. */
 static yolo_status op_bn_silu(yolo_vk_recorder *r, const yolo_tensor *out) {
-    const yolo_tensor *const pc[6] = {NULL, out->src[1], out->src[2], out->src[3], out->src[4], NULL};
-    const bool backward = out->op == YOLO_OP_BN_SILU_BWD;
-    return run_bn_eltwise(r, out, backward ? 5 : 4, out->src[0], pc, backward ? out->src[5] : NULL);
+    const yolo_tensor *const pc[6] = {NULL, out->node->src[1], out->node->src[2], out->node->src[3], out->node->src[4], NULL};
+    const bool backward = out->node->op == YOLO_OP_BN_SILU_BWD;
+    return run_bn_eltwise(r, out, backward ? 5 : 4, out->node->src[0], pc, backward ? out->node->src[5] : NULL);
 }
 
 yolo_vk_op_fn yolo_vk_norm_op(int op) {

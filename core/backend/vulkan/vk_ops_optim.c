@@ -4,10 +4,10 @@
 #include "backend/vulkan/vk_ops.h"
 
 /* optim.comp slots: 0 param, 1 grad, 2 state 1, 3 state 2, 4 hyper, 5 scale. */
-static yolo_status run_optim(yolo_vk_recorder *r, const yolo_tensor *node, uint32_t op) {
+static yolo_status run_optim(yolo_vk_recorder *r, const yolo_tensor *out, uint32_t op) {
     const bool adamw = op == 1;
     const int hyper = adamw ? 4 : 3;
-    const bool has_scale = node->n_src > hyper + 1 && node->src[hyper + 1];
+    const bool has_scale = out->node->n_src > hyper + 1 && out->node->src[hyper + 1];
     yolo_vk_dispatch d;
     yolo_vk_dispatch_init(&d, "optim");
     d.spec[0] = r->ctx->wg;
@@ -15,15 +15,15 @@ static yolo_status run_optim(yolo_vk_recorder *r, const yolo_tensor *node, uint3
     d.spec[2] = has_scale;
     d.n_spec = 3;
     yolo_vk_arg args[8] = {{0}};
-    args[0] = (yolo_vk_arg){.t = node->src[0], .write = true};
-    args[1] = (yolo_vk_arg){.t = node->src[1]};
-    args[2] = (yolo_vk_arg){.t = node->src[2], .write = true};
-    if (adamw) args[3] = (yolo_vk_arg){.t = node->src[3], .write = true};
+    args[0] = (yolo_vk_arg){.t = out->node->src[0], .write = true};
+    args[1] = (yolo_vk_arg){.t = out->node->src[1]};
+    args[2] = (yolo_vk_arg){.t = out->node->src[2], .write = true};
+    if (adamw) args[3] = (yolo_vk_arg){.t = out->node->src[3], .write = true};
     else args[3].alias = 3; /* writable: repeats the momentum buffer */
-    args[4] = (yolo_vk_arg){.t = node->src[hyper], .whole = true};
-    if (has_scale) args[5] = (yolo_vk_arg){.t = node->src[hyper + 1], .whole = true};
+    args[4] = (yolo_vk_arg){.t = out->node->src[hyper], .whole = true};
+    if (has_scale) args[5] = (yolo_vk_arg){.t = out->node->src[hyper + 1], .whole = true};
     else args[5].alias = 5;
-    return yolo_vk_run_flat(r, &d, args, yolo_vk_numel(node->src[0]));
+    return yolo_vk_run_flat(r, &d, args, yolo_vk_numel(out->node->src[0]));
 }
 
 static yolo_status op_sgd(yolo_vk_recorder *r, const yolo_tensor *n) { return run_optim(r, n, 0); }

@@ -146,7 +146,7 @@ yolo_status yolo_vk_reduce(yolo_vk_recorder *r, const yolo_vk_reduce_args *a) {
 /* ---- SUM, SUM_SQUARES, SUM_TO ---- */
 
 static yolo_status op_sum(yolo_vk_recorder *r, const yolo_tensor *out) {
-    const yolo_tensor *x = out->src[0];
+    const yolo_tensor *x = out->node->src[0];
     yolo_vk_reduce_args a = {.x_buf = x->buffer,
                              .x_offset = x->offset,
                              .out_buf = out->buffer,
@@ -154,13 +154,13 @@ static yolo_status op_sum(yolo_vk_recorder *r, const yolo_tensor *out) {
                              .kept = {1, 1, 1, 1},
                              .reduced = {1, 1, 1, yolo_vk_numel(x)},
                              .stride = {0, 0, 0, 1},
-                             .mode = out->op == YOLO_OP_SUM_SQUARES ? 1 : 0,
+                             .mode = out->node->op == YOLO_OP_SUM_SQUARES ? 1 : 0,
                              .scale = 1.0f};
     return yolo_vk_reduce(r, &a);
 }
 
 static yolo_status op_sum_to(yolo_vk_recorder *r, const yolo_tensor *out) {
-    const yolo_tensor *x = out->src[0];
+    const yolo_tensor *x = out->node->src[0];
     int64_t dims[4];
     bool bc[4];
     const int nd = yolo_vk_broadcast_groups(x, out, dims, bc);
@@ -186,17 +186,17 @@ static yolo_status op_sum_to(yolo_vk_recorder *r, const yolo_tensor *out) {
 /* ---- softmax family ---- */
 
 static yolo_status op_softmax(yolo_vk_recorder *r, const yolo_tensor *out) {
-    int axis = out->iparams[0];
+    int axis = out->node->iparams[0];
     if (axis < 0) axis += out->ndim;
     if (axis < 0 || axis >= out->ndim)
-        return yolo_error(YOLO_ERR_ARG, "%s: axis %d out of range for a %d-d tensor", yolo_op_name(out->op),
-                          out->iparams[0], out->ndim);
+        return yolo_error(YOLO_ERR_ARG, "%s: axis %d out of range for a %d-d tensor", yolo_op_name(out->node->op),
+                          out->node->iparams[0], out->ndim);
     int64_t outer = 1, inner = 1;
     const int64_t len = out->shape[axis];
     for (int i = 0; i < axis; i++) outer *= out->shape[i];
     for (int i = axis + 1; i < out->ndim; i++) inner *= out->shape[i];
-    const uint32_t code = out->op == YOLO_OP_SOFTMAX ? 0 : out->op == YOLO_OP_LOG_SOFTMAX ? 1
-                          : out->op == YOLO_OP_SOFTMAX_BWD ? 2 : 3;
+    const uint32_t code = out->node->op == YOLO_OP_SOFTMAX ? 0 : out->node->op == YOLO_OP_LOG_SOFTMAX ? 1
+                          : out->node->op == YOLO_OP_SOFTMAX_BWD ? 2 : 3;
     const bool backward = code >= 2;
     /* one invocation per row while three passes over the row stay short */
     const bool row_wg = (uint64_t)len * 4 > r->ctx->loop_budget / 4 || len > 2048;
@@ -211,9 +211,9 @@ static yolo_status op_softmax(yolo_vk_recorder *r, const yolo_tensor *out) {
         d.spec[1] = code;
         d.spec[2] = row_wg;
         d.n_spec = 3;
-        yolo_status st = yolo_vk_bind_tensor(r, &d, 0, out->src[0], o0 * row_elems, no * row_elems, false, 4);
+        yolo_status st = yolo_vk_bind_tensor(r, &d, 0, out->node->src[0], o0 * row_elems, no * row_elems, false, 4);
         if (st == YOLO_OK && backward)
-            st = yolo_vk_bind_tensor(r, &d, 1, out->src[1], o0 * row_elems, no * row_elems, false, 4);
+            st = yolo_vk_bind_tensor(r, &d, 1, out->node->src[1], o0 * row_elems, no * row_elems, false, 4);
         if (st == YOLO_OK) st = yolo_vk_bind_tensor(r, &d, 2, out, o0 * row_elems, no * row_elems, true, 4);
         if (st != YOLO_OK) return st;
         if (!backward) yolo_vk_alias(&d, 1, 0);

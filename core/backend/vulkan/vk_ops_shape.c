@@ -57,13 +57,13 @@ static yolo_status copy_rows(yolo_vk_recorder *r, const yolo_tensor *src, int64_
 }
 
 static yolo_status op_concat(yolo_vk_recorder *r, const yolo_tensor *out) {
-    const int axis = axis_of(out, out->iparams[0]);
+    const int axis = axis_of(out, out->node->iparams[0]);
     if (axis < 0 || axis >= out->ndim)
-        return yolo_error(YOLO_ERR_ARG, "CONCAT: axis %d out of range for a %d-d output", out->iparams[0], out->ndim);
+        return yolo_error(YOLO_ERR_ARG, "CONCAT: axis %d out of range for a %d-d output", out->node->iparams[0], out->ndim);
     const int64_t inner = dims_product(out, axis + 1, out->ndim), outer = dims_product(out, 0, axis);
     int64_t at = 0;
-    for (int k = 0; k < out->n_src; k++) {
-        const yolo_tensor *s = out->src[k];
+    for (int k = 0; k < out->node->n_src; k++) {
+        const yolo_tensor *s = out->node->src[k];
         const int64_t len = s->shape[axis] * inner;
         yolo_status st = copy_rows(r, s, 0, len, out, at * inner, out->shape[axis] * inner, outer, len);
         if (st != YOLO_OK) return st;
@@ -74,25 +74,22 @@ static yolo_status op_concat(yolo_vk_recorder *r, const yolo_tensor *out) {
 
 static yolo_status fill_zero(yolo_vk_recorder *r, const yolo_tensor *t) {
     /* ZERO's kernel, reached through the op table */
-    yolo_tensor z;
-    memset(&z, 0, sizeof z);
     yolo_tensor *src[1] = {(yolo_tensor *)t};
-    z.op = YOLO_OP_ZERO;
-    z.n_src = 1;
-    z.src = src;
+    struct yolo_node node = {.op = YOLO_OP_ZERO, .n_src = 1, .src = src};
+    yolo_tensor z = {.node = &node};
     return yolo_vk_op_for(YOLO_OP_ZERO)(r, &z);
 }
 
 static yolo_status op_slice(yolo_vk_recorder *r, const yolo_tensor *out) {
-    const int backward = out->op == YOLO_OP_SLICE_BWD;
-    const yolo_tensor *src = out->src[0];
+    const int backward = out->node->op == YOLO_OP_SLICE_BWD;
+    const yolo_tensor *src = out->node->src[0];
     const yolo_tensor *big = backward ? out : src, *small = backward ? src : out;
-    const int axis = axis_of(out, out->iparams[0]);
+    const int axis = axis_of(out, out->node->iparams[0]);
     if (axis < 0 || axis >= out->ndim)
-        return yolo_error(YOLO_ERR_ARG, "%s: axis %d out of range", yolo_op_name(out->op), out->iparams[0]);
-    const int64_t start = out->iparams[1];
+        return yolo_error(YOLO_ERR_ARG, "%s: axis %d out of range", yolo_op_name(out->node->op), out->node->iparams[0]);
+    const int64_t start = out->node->iparams[1];
     if (start < 0 || start + small->shape[axis] > big->shape[axis])
-        return yolo_error(YOLO_ERR_ARG, "%s: [%lld, %lld) outside axis %d of length %lld", yolo_op_name(out->op),
+        return yolo_error(YOLO_ERR_ARG, "%s: [%lld, %lld) outside axis %d of length %lld", yolo_op_name(out->node->op),
                           (long long)start, (long long)(start + small->shape[axis]), axis,
                           (long long)big->shape[axis]);
     const int64_t inner = dims_product(out, axis + 1, out->ndim), outer = dims_product(out, 0, axis);
@@ -113,14 +110,14 @@ static int64_t planes_per_chunk(const yolo_vk_recorder *r, int64_t planes, int64
 }
 
 static yolo_status op_upsample(yolo_vk_recorder *r, const yolo_tensor *out) {
-    const int backward = out->op == YOLO_OP_UPSAMPLE_NEAREST_BWD;
-    const yolo_tensor *src = out->src[0];
+    const int backward = out->node->op == YOLO_OP_UPSAMPLE_NEAREST_BWD;
+    const yolo_tensor *src = out->node->src[0];
     const yolo_tensor *small = backward ? out : src;
-    const int64_t f = out->iparams[0];
-    if (f < 1) return yolo_error(YOLO_ERR_ARG, "%s: factor %lld must be >= 1", yolo_op_name(out->op), (long long)f);
+    const int64_t f = out->node->iparams[0];
+    if (f < 1) return yolo_error(YOLO_ERR_ARG, "%s: factor %lld must be >= 1", yolo_op_name(out->node->op), (long long)f);
     if ((uint64_t)(f * f) > r->ctx->loop_budget)
         return yolo_error(YOLO_ERR_UNSUPPORTED, "%s: factor %lld loops past this device's budget",
-                          yolo_op_name(out->op), (long long)f);
+                          yolo_op_name(out->node->op), (long long)f);
     const int64_t h = small->shape[2], w = small->shape[3];
     const int64_t planes = small->shape[0] * small->shape[1];
     const int64_t small_plane = h * w, big_plane = h * w * f * f;
@@ -148,18 +145,18 @@ static yolo_status op_upsample(yolo_vk_recorder *r, const yolo_tensor *out) {
 }
 
 static yolo_status op_maxpool(yolo_vk_recorder *r, const yolo_tensor *out) {
-    const int backward = out->op == YOLO_OP_MAXPOOL2D_BWD;
-    const yolo_tensor *x = out->src[0];
-    const yolo_tensor *pooled = backward ? out->src[1] : out;
-    const int k = out->iparams[0], s = out->iparams[1], p = out->iparams[2];
+    const int backward = out->node->op == YOLO_OP_MAXPOOL2D_BWD;
+    const yolo_tensor *x = out->node->src[0];
+    const yolo_tensor *pooled = backward ? out->node->src[1] : out;
+    const int k = out->node->iparams[0], s = out->node->iparams[1], p = out->node->iparams[2];
     if (k < 1 || s < 1 || p < 0)
-        return yolo_error(YOLO_ERR_ARG, "%s: kernel %d, stride %d, pad %d are invalid", yolo_op_name(out->op), k, s,
+        return yolo_error(YOLO_ERR_ARG, "%s: kernel %d, stride %d, pad %d are invalid", yolo_op_name(out->node->op), k, s,
                           p);
     const uint64_t per_window = (uint64_t)k * (uint64_t)k;
     const uint64_t windows = backward ? (uint64_t)((k + s - 1) / s) * (uint64_t)((k + s - 1) / s) : 1;
     if (per_window * windows > r->ctx->loop_budget)
         return yolo_error(YOLO_ERR_UNSUPPORTED, "%s: a %dx%d window with stride %d loops past this device's budget",
-                          yolo_op_name(out->op), k, k, s);
+                          yolo_op_name(out->node->op), k, k, s);
     const int64_t h = x->shape[2], w = x->shape[3], ho = pooled->shape[2], wo = pooled->shape[3];
     const int64_t planes = x->shape[0] * x->shape[1];
     const int64_t step = planes_per_chunk(r, planes, h * w, ho * wo);
@@ -173,7 +170,7 @@ static yolo_status op_maxpool(yolo_vk_recorder *r, const yolo_tensor *out) {
         d.n_spec = 2;
         yolo_status st = yolo_vk_bind_tensor(r, &d, 0, x, p0 * h * w, np * h * w, false, 4);
         if (st == YOLO_OK && backward)
-            st = yolo_vk_bind_tensor(r, &d, 1, out->src[1], p0 * ho * wo, np * ho * wo, false, 4);
+            st = yolo_vk_bind_tensor(r, &d, 1, out->node->src[1], p0 * ho * wo, np * ho * wo, false, 4);
         if (st == YOLO_OK) st = yolo_vk_bind_tensor(r, &d, 2, out, p0 * out_plane, np * out_plane, true, 4);
         if (st != YOLO_OK) return st;
         if (!backward) yolo_vk_alias(&d, 1, 0);

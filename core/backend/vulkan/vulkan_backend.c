@@ -94,12 +94,12 @@ static uint64_t signature(yolo_tensor *const *nodes, int n) {
     uint64_t h = 0xcbf29ce484222325ull;
     for (int i = 0; i < n; i++) {
         const yolo_tensor *t = nodes[i];
-        h = mix(tensor_sig(h, t), (uint64_t)t->op);
-        for (int s = 0; s < t->n_src; s++) h = t->src[s] ? tensor_sig(h, t->src[s]) : mix(h, 0);
-        for (int k = 0; k < 12; k++) h = mix(h, (uint32_t)t->iparams[k]);
+        h = mix(tensor_sig(h, t), (uint64_t)t->node->op);
+        for (int s = 0; s < t->node->n_src; s++) h = t->node->src[s] ? tensor_sig(h, t->node->src[s]) : mix(h, 0);
+        for (int k = 0; k < 12; k++) h = mix(h, (uint32_t)t->node->iparams[k]);
         for (int k = 0; k < 4; k++) {
             uint32_t f;
-            memcpy(&f, &t->fparams[k], 4);
+            memcpy(&f, &t->node->fparams[k], 4);
             h = mix(h, f);
         }
     }
@@ -112,16 +112,16 @@ static yolo_status record_graph(yolo_vk_context *ctx, yolo_vk_recording *rec, yo
     if (st == YOLO_OK) ctx->stats.graph_recordings++;
     char what[YOLO_NAME_MAX + 64];
     for (int i = 0; i < n && st == YOLO_OK; i++) {
-        const yolo_tensor *node = nodes[i];
-        if (node->op == YOLO_OP_NONE || node->op == YOLO_OP_VIEW) continue;
-        yolo_vk_op_fn fn = yolo_vk_op_for(node->op);
-        snprintf(what, sizeof what, "op %s (node '%s')", yolo_op_name(node->op), node->name);
+        const yolo_tensor *t = nodes[i];
+        if (t->node->op == YOLO_OP_NONE || t->node->op == YOLO_OP_VIEW) continue;
+        yolo_vk_op_fn fn = yolo_vk_op_for(t->node->op);
+        snprintf(what, sizeof what, "op %s (t '%s')", yolo_op_name(t->node->op), t->name);
         if (!fn) {
             st = yolo_error(YOLO_ERR_UNSUPPORTED, "%s: %s has no Vulkan kernel", ctx->label, what);
             break;
         }
         r.op_name = what;
-        st = fn(&r, node);
+        st = fn(&r, t);
         if (st != YOLO_OK) yolo_error_context(st, "%s", what);
     }
     if (st == YOLO_OK) st = yolo_vk_recording_end(&r);
@@ -235,6 +235,11 @@ static uint64_t env_u64(const char *name, uint64_t fallback) {
     return end && *end == '\0' && x > 0 ? (uint64_t)x : fallback;
 }
 
+/* llvmpipe (lavapipe) or another CPU device. */
+static bool emulated_on_cpu(const yolo_vk_caps *c) {
+    return c->driver_id == VK_DRIVER_ID_MESA_LLVMPIPE || c->type == VK_PHYSICAL_DEVICE_TYPE_CPU;
+}
+
 /* Workgroup and tile sizes for this device, and the limits kernels obey. */
 static void choose_tunables(yolo_vk_context *ctx) {
     const yolo_vk_caps *c = &ctx->caps;
@@ -244,8 +249,7 @@ static void choose_tunables(yolo_vk_context *ctx) {
     if (ctx->max_binding < 4096) ctx->max_binding = 4096;
     /* llvmpipe (lavapipe) ends any shader invocation after 65,535 loop
      * iterations in total, silently; keep every kernel well below. */
-    const bool llvmpipe = c->driver_id == VK_DRIVER_ID_MESA_LLVMPIPE || c->type == VK_PHYSICAL_DEVICE_TYPE_CPU;
-    ctx->loop_budget = (uint32_t)env_u64("YOLO_VK_LOOP_BUDGET", llvmpipe ? 32768 : 1u << 30);
+    ctx->loop_budget = (uint32_t)env_u64("YOLO_VK_LOOP_BUDGET", emulated_on_cpu(c) ? 32768 : 1u << 30);
     ctx->scratch_cap = (VkDeviceSize)64 << 20;
     const uint32_t inv = c->limits.maxComputeWorkGroupInvocations;
     ctx->wg = inv >= 256 ? 256 : 128; /* 128 is the Vulkan minimum */
@@ -256,7 +260,9 @@ static void choose_tunables(yolo_vk_context *ctx) {
     if (inv < 256 || shared < 16u * (64 + 64) * 4) ctx->gemm_large = ctx->gemm_thin = ctx->gemm_small;
     ctx->f16_storage = ctx->dev.f16_storage;
     ctx->subgroup = c->subgroup_arithmetic && !yolo_vk_env_flag("YOLO_VK_DISABLE_SUBGROUP");
+#ifdef YOLO_TEST_HOOKS
     ctx->skip_barriers = yolo_vk_env_flag("YOLO_VK_TEST_SKIP_BARRIERS");
+#endif
 }
 
 yolo_status yolo_vulkan_backend_create(int device_index, yolo_backend **out) {
@@ -328,6 +334,11 @@ yolo_status yolo_vulkan_backend_create(int device_index, yolo_backend **out) {
     return YOLO_OK;
 }
 
+/* A graph is one recorded command buffer: nothing can call out to the host mid-graph. */
+static bool vk_supports(const yolo_backend *backend, yolo_backend_capability cap) {
+    return cap == YOLO_BACKEND_CAP_EMULATED_ON_CPU && emulated_on_cpu(&ctx_of(backend)->caps);
+}
+
 static const yolo_backend_ops vulkan_ops = {
     .destroy = vk_destroy,
     .buffer_alloc = vk_buffer_alloc,
@@ -337,6 +348,7 @@ static const yolo_backend_ops vulkan_ops = {
     .zero = vk_zero,
     .graph_run = vk_graph_run,
     .graph_release = vk_graph_release,
+    .supports = vk_supports,
 };
 
 /* ---- counters for tests (vulkan_stats.h) ---- */

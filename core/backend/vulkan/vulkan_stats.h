@@ -45,6 +45,7 @@ yolo_status yolo_vulkan_loop_canary(yolo_backend *backend, uint32_t iterations, 
  *   YOLO_VK_VALIDATE           enable the Khronos validation layer;
  *   YOLO_VK_TEST_SKIP_BARRIERS records no compute-to-compute barriers (wrong on
  *                              purpose: shows that synchronization validation
- *                              catches the hazards the barriers prevent). */
+ *                              catches the hazards the barriers prevent); read
+ *                              only in builds with -DYOLO_TEST_HOOKS=ON. */
 
 #endif

@@ -20,8 +20,6 @@
  *             then t[1..nl] the maps and t[nl+1] the raw keypoints. */
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include <yolo/detection.h>
 #include <yolo/error.h>
@@ -30,25 +28,15 @@
 #include <yolo/plugin.h>
 #include <yolo/tensor.h>
 
+#include "pose_model_yamls.h" /* generated from the yamls in models/ (CMakeLists.txt) */
 #include "pose_task.h"
 
 #define POSE_VERSION "0.1.0"
 
-/* Cell coordinates (anchor - 0.5) and strides for one set of level sizes. */
-typedef struct pose_grid {
-    int64_t hw[YOLO_DET_MAX_LEVELS][2];
-    yolo_backend *backend;
-    yolo_tensor *cells;   /* [2, A]: x then y, grid units */
-    yolo_tensor *strides; /* [1, A] */
-} pose_grid;
-
 typedef struct pose_head {
     yolo_det_head det;
     int kpt_count, kpt_dims, nk, c4;
-    yolo_conv_block kpt_conv[YOLO_DET_MAX_LEVELS][2];
-    yolo_conv_layer kpt_pred[YOLO_DET_MAX_LEVELS];
-    pose_grid *grids;
-    int n_grids;
+    yolo_det_branch kpt[YOLO_DET_MAX_LEVELS]; /* cv4: raw keypoints */
 } pose_head;
 
 /* kpt_shape: argument 1, a list [K, D] with D 2 or 3 (default [17, 3]). */
@@ -82,18 +70,7 @@ static yolo_status pose_build(yolo_module_ctx *ctx) {
     h->kpt_count = kc, h->kpt_dims = kd, h->nk = kc * kd;
     h->c4 = ch[0] / 4 > h->nk ? ch[0] / 4 : h->nk;
     if ((st = yolo_det_head_init(ctx, &h->det, (int)nc, nl, ch))) return st;
-    for (int i = 0; i < nl; i++) {
-        char n0[32], n1[32], n2[32];
-        snprintf(n0, sizeof n0, "cv4.%d.0", i);
-        snprintf(n1, sizeof n1, "cv4.%d.1", i);
-        snprintf(n2, sizeof n2, "cv4.%d.2", i);
-        if ((st = yolo_conv_block_init(ctx, &h->kpt_conv[i][0], n0, ch[i], h->c4, 3, 1, YOLO_AUTOPAD, 1, 1,
-                                       YOLO_ACT_DEFAULT)) ||
-            (st = yolo_conv_block_init(ctx, &h->kpt_conv[i][1], n1, h->c4, h->c4, 3, 1, YOLO_AUTOPAD, 1, 1,
-                                       YOLO_ACT_DEFAULT)) ||
-            (st = yolo_conv_layer_init(ctx, &h->kpt_pred[i], n2, h->c4, h->nk, 1, 1, 0, 1, true, true)))
-            return st;
-    }
+    if ((st = yolo_det_branches_init(ctx, h->kpt, "cv4", nl, ch, h->c4, h->nk))) return st;
     char chs[96];
     yolo_det_channels_text(nl, ch, chs, sizeof chs);
     yolo_module_set_args_text(ctx, "[%d, [%d, %d], [%s]]", h->det.nc, kc, kd, chs);
@@ -104,60 +81,16 @@ static yolo_status pose_finalize(yolo_module_ctx *ctx, void *state) {
     return yolo_det_head_finalize(ctx, &((pose_head *)state)->det);
 }
 
-/* The cell/stride tensors for the level sizes of raw (cached per size and backend). */
-static pose_grid *grid_for(yolo_graph *g, pose_head *h, yolo_tensor *const *raw) {
-    yolo_backend *be = yolo_graph_backend(g);
-    int nl = h->det.nl;
-    for (int c = 0; c < h->n_grids; c++) {
-        pose_grid *e = &h->grids[c];
-        bool same = e->backend == be;
-        for (int i = 0; i < nl && same; i++) same = e->hw[i][0] == raw[i]->shape[2] && e->hw[i][1] == raw[i]->shape[3];
-        if (same) return e;
-    }
-    pose_grid *grown = realloc(h->grids, sizeof *grown * (size_t)(h->n_grids + 1));
-    if (!grown) return NULL;
-    h->grids = grown;
-    pose_grid *e = &h->grids[h->n_grids];
-    memset(e, 0, sizeof *e);
-    int hh[YOLO_DET_MAX_LEVELS], ww[YOLO_DET_MAX_LEVELS];
-    float strides[YOLO_DET_MAX_LEVELS];
-    for (int i = 0; i < nl; i++) {
-        e->hw[i][0] = raw[i]->shape[2], e->hw[i][1] = raw[i]->shape[3];
-        hh[i] = (int)e->hw[i][0], ww[i] = (int)e->hw[i][1], strides[i] = (float)h->det.stride[i];
-    }
-    int total = yolo_det_anchor_count(nl, hh, ww);
-    float *xy = malloc(sizeof(float) * 3 * (size_t)total), *planar = malloc(sizeof(float) * 2 * (size_t)total);
-    int64_t cshape[2] = {2, total}, sshape[2] = {1, total};
-    e->backend = be;
-    e->cells = yolo_tensor_new(be, "pose.cells", YOLO_F32, 2, cshape, false);
-    e->strides = yolo_tensor_new(be, "pose.strides", YOLO_F32, 2, sshape, false);
-    bool ok = xy && planar && e->cells && e->strides &&
-              yolo_det_make_anchors(nl, hh, ww, strides, 0.0f, xy, xy + 2 * total) == YOLO_OK;
-    if (ok) {
-        for (int a = 0; a < total; a++) planar[a] = xy[2 * a], planar[total + a] = xy[2 * a + 1];
-        ok = yolo_tensor_upload_f32(e->cells, planar, 2 * (int64_t)total) == YOLO_OK &&
-             yolo_tensor_upload_f32(e->strides, xy + 2 * total, total) == YOLO_OK;
-    }
-    free(xy);
-    free(planar);
-    if (!ok) {
-        yolo_tensor_free(e->cells);
-        yolo_tensor_free(e->strides);
-        return NULL;
-    }
-    h->n_grids++;
-    return e;
-}
-
-/* kpts_decode on the graph: kpt [N, nk, A] -> [N, nk, A] in pixels. */
-static yolo_tensor *pose_decode(yolo_graph *g, pose_head *h, pose_grid *e, yolo_tensor *kpt) {
+/* kpts_decode on the graph: kpt [N, nk, A] -> [N, nk, A] in pixels; e holds
+ * the cells (Ultralytics' anchors - 0.5) and strides. */
+static yolo_tensor *pose_decode(yolo_graph *g, pose_head *h, const yolo_det_anchor_cache *e, yolo_tensor *kpt) {
     int64_t n = kpt->shape[0], a = kpt->shape[2];
     int64_t split[4] = {n, h->kpt_count, h->kpt_dims, a}, flat[3] = {n, h->nk, a};
     yolo_tensor *k = yolo_reshape(g, kpt, 4, split);
     yolo_tensor *parts[3];
     for (int d = 0; d < 2; d++) {
         yolo_tensor *v = yolo_slice(g, k, 2, d, 1);               /* [N, K, 1, A] */
-        yolo_tensor *cell = yolo_slice(g, e->cells, 0, d, 1);     /* [1, A] */
+        yolo_tensor *cell = yolo_slice(g, e->anchors, 0, d, 1);   /* [1, A] */
         parts[d] = yolo_mul(g, yolo_add(g, yolo_scale(g, v, 2.0f), cell), e->strides);
     }
     if (h->kpt_dims == 3) parts[2] = yolo_sigmoid(g, yolo_slice(g, k, 2, 2, 1));
@@ -173,10 +106,7 @@ static yolo_status pose_forward(const yolo_forward_ctx *f, void *state, int n_in
     if (n_in != nl) return yolo_error(YOLO_ERR_ARG, "Pose: %d inputs, built for %d", n_in, nl);
     if (nl + 2 > YOLO_MODULE_MAX_OUTPUTS) return yolo_error(YOLO_ERR_ARG, "Pose: %d levels is too many", nl);
     yolo_tensor *ks[YOLO_DET_MAX_LEVELS];
-    for (int i = 0; i < nl; i++) {
-        yolo_tensor *t = yolo_conv_block_forward(f, &h->kpt_conv[i][0], in[i]);
-        ks[i] = yolo_conv_layer_forward(f, &h->kpt_pred[i], yolo_conv_block_forward(f, &h->kpt_conv[i][1], t));
-    }
+    for (int i = 0; i < nl; i++) ks[i] = yolo_det_branch_forward(f, &h->kpt[i], in[i]);
     yolo_tensor *kpt = yolo_det_flatten_levels(g, nl, ks);
     yolo_tensor *raw[YOLO_DET_MAX_LEVELS];
     yolo_status st = yolo_det_head_raw(f, &h->det, n_in, in, raw);
@@ -184,8 +114,8 @@ static yolo_status pose_forward(const yolo_forward_ctx *f, void *state, int n_in
     if (!kpt) return yolo_graph_status(g) ? yolo_graph_status(g) : YOLO_ERR_SHAPE;
     int k = 0;
     if (!f->training) {
-        pose_grid *e = grid_for(g, h, raw);
-        if (!e) return yolo_error(YOLO_ERR_NOMEM, "Pose: cannot create the keypoint grid tensors");
+        const yolo_det_anchor_cache *e = yolo_det_head_anchors(&h->det, g, raw, 0.0f);
+        if (!e) return yolo_error_context(YOLO_ERR_NOMEM, "Pose");
         yolo_tensor *parts[2] = {yolo_det_head_decode(f, &h->det, raw), pose_decode(g, h, e, kpt)};
         out->t[k++] = parts[0] && parts[1] ? yolo_concat(g, 2, parts, 1) : NULL;
         if (!out->t[0]) return yolo_graph_status(g) ? yolo_graph_status(g) : YOLO_ERR_NOMEM;
@@ -196,17 +126,7 @@ static yolo_status pose_forward(const yolo_forward_ctx *f, void *state, int n_in
     return YOLO_OK;
 }
 
-static void pose_destroy(void *state) {
-    pose_head *h = state;
-    for (int c = 0; c < h->n_grids; c++) {
-        yolo_tensor_free(h->grids[c].cells);
-        yolo_tensor_free(h->grids[c].strides);
-    }
-    free(h->grids);
-    h->grids = NULL;
-    h->n_grids = 0;
-    yolo_det_head_release(&h->det);
-}
+static void pose_destroy(void *state) { yolo_det_head_release(&((pose_head *)state)->det); }
 
 static const yolo_module_type pose_module = {
     .name = "Pose",
@@ -218,52 +138,6 @@ static const yolo_module_type pose_module = {
 };
 static const yolo_module_type *const pose_modules[] = {&pose_module};
 
-/* Ultralytics' ultralytics/cfg/models/v8/yolov8-pose.yaml, with kpt_shape
- * also written into the Pose args (see read_kpt_shape). */
-static const char pose_yaml[] =
-    "# YOLOv8-pose keypoints/pose estimation model\n"
-    "nc: 1 # number of classes\n"
-    "kpt_shape: [17, 3] # number of keypoints, number of dims (2 for x,y or 3 for x,y,visible)\n"
-    "scales: # [depth, width, max_channels]\n"
-    "  n: [0.33, 0.25, 1024]\n"
-    "  s: [0.33, 0.50, 1024]\n"
-    "  m: [0.67, 0.75, 768]\n"
-    "  l: [1.00, 1.00, 512]\n"
-    "  x: [1.00, 1.25, 512]\n"
-    "\n"
-    "backbone:\n"
-    "  - [-1, 1, Conv, [64, 3, 2]] # 0-P1/2\n"
-    "  - [-1, 1, Conv, [128, 3, 2]] # 1-P2/4\n"
-    "  - [-1, 3, C2f, [128, True]]\n"
-    "  - [-1, 1, Conv, [256, 3, 2]] # 3-P3/8\n"
-    "  - [-1, 6, C2f, [256, True]]\n"
-    "  - [-1, 1, Conv, [512, 3, 2]] # 5-P4/16\n"
-    "  - [-1, 6, C2f, [512, True]]\n"
-    "  - [-1, 1, Conv, [1024, 3, 2]] # 7-P5/32\n"
-    "  - [-1, 3, C2f, [1024, True]]\n"
-    "  - [-1, 1, SPPF, [1024, 5]] # 9\n"
-    "\n"
-    "head:\n"
-    "  - [-1, 1, nn.Upsample, [None, 2, \"nearest\"]]\n"
-    "  - [[-1, 6], 1, Concat, [1]] # cat backbone P4\n"
-    "  - [-1, 3, C2f, [512]] # 12\n"
-    "\n"
-    "  - [-1, 1, nn.Upsample, [None, 2, \"nearest\"]]\n"
-    "  - [[-1, 4], 1, Concat, [1]] # cat backbone P3\n"
-    "  - [-1, 3, C2f, [256]] # 15 (P3/8-small)\n"
-    "\n"
-    "  - [-1, 1, Conv, [256, 3, 2]]\n"
-    "  - [[-1, 12], 1, Concat, [1]] # cat head P4\n"
-    "  - [-1, 3, C2f, [512]] # 18 (P4/16-medium)\n"
-    "\n"
-    "  - [-1, 1, Conv, [512, 3, 2]]\n"
-    "  - [[-1, 9], 1, Concat, [1]] # cat head P5\n"
-    "  - [-1, 3, C2f, [1024]] # 21 (P5/32-large)\n"
-    "\n"
-    "  - [[15, 18, 21], 1, Pose, [nc, [17, 3]]] # Pose(P3, P4, P5)\n";
-static const char *const pose_yaml_names[] = {"yolov8-pose.yaml"};
-static const char *const pose_yaml_texts[] = {pose_yaml};
-
 static const yolo_task pose_task = {
     .abi = {YOLO_PLUGIN_ABI_MAJOR, YOLO_PLUGIN_ABI_MINOR},
     .name = "pose",
@@ -273,9 +147,9 @@ static const yolo_task pose_task = {
     .default_data = NULL, /* the shapes-with-keypoints variant is not built yet */
     .modules = pose_modules,
     .n_modules = 1,
-    .model_yaml_names = pose_yaml_names,
-    .model_yaml_texts = pose_yaml_texts,
-    .n_model_yamls = 1,
+    .model_yaml_names = pose_model_yaml_names, /* the yamls in models/, embedded by CMakeLists.txt */
+    .model_yaml_texts = pose_model_yaml_texts,
+    .n_model_yamls = POSE_N_MODEL_YAMLS,
     .config_keys = pose_config_keys, /* pose, kobj: the keypoint loss gains */
     .n_config_keys = 2,
     .hooks = &pose_task_hooks, /* pose_task.c */

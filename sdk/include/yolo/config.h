@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "yolo/export.h"
 #include "yolo/error.h"
 
 #ifdef __cplusplus
@@ -99,19 +100,19 @@ typedef struct yolo_config_value {
 typedef struct yolo_config yolo_config;
 
 /* A configuration holding the core keys at their default.yaml values. */
-yolo_status yolo_config_new(yolo_config **out);
-void yolo_config_free(yolo_config *cfg);
+YOLO_API yolo_status yolo_config_new(yolo_config **out);
+YOLO_API void yolo_config_free(yolo_config *cfg);
 /* An independent copy (e.g. a validator's config derived from a trainer's). */
-yolo_status yolo_config_copy(const yolo_config *cfg, yolo_config **out);
+YOLO_API yolo_status yolo_config_copy(const yolo_config *cfg, yolo_config **out);
 
 /* Adds keys at their defaults (layer TASK). A name already defined, an
  * invalid definition or a default that does not validate is an error
  * naming `owner` (e.g. the plugin's file) and the key. */
-yolo_status yolo_config_add_keys(yolo_config *cfg, const yolo_config_key *keys, int n, const char *owner);
+YOLO_API yolo_status yolo_config_add_keys(yolo_config *cfg, const yolo_config_key *keys, int n, const char *owner);
 
 /* Sets one key from text as written on the command line ("3", "true",
  * "[0,2]", "None"). `source` names where it came from in messages. */
-yolo_status yolo_config_set(yolo_config *cfg, yolo_config_layer layer, const char *key, const char *value,
+YOLO_API yolo_status yolo_config_set(yolo_config *cfg, yolo_config_layer layer, const char *key, const char *value,
                             const char *source);
 
 /* Flags of the yaml merges. */
@@ -132,44 +133,44 @@ enum {
 
 /* Merges a yaml mapping of key: value pairs (`source` names it in messages,
  * e.g. the file name; lines are added). */
-yolo_status yolo_config_merge_yaml(yolo_config *cfg, yolo_config_layer layer, const char *text, size_t size,
+YOLO_API yolo_status yolo_config_merge_yaml(yolo_config *cfg, yolo_config_layer layer, const char *text, size_t size,
                                    const char *source, unsigned flags);
-yolo_status yolo_config_merge_yaml_file(yolo_config *cfg, yolo_config_layer layer, const char *path, unsigned flags);
+YOLO_API yolo_status yolo_config_merge_yaml_file(yolo_config *cfg, yolo_config_layer layer, const char *path, unsigned flags);
 
 /* ---- reading values ----
  * Each getter fails with YOLO_ERR_CONFIG (naming the key) if the key is
  * unknown or its value is not of the asked kind (null included).
  * yolo_config_get_float accepts an int; yolo_config_get_string accepts the
  * text of a BOOL_OR_STRING key and gives NULL for null. */
-yolo_status yolo_config_get(const yolo_config *cfg, const char *key, yolo_config_value *out);
-yolo_status yolo_config_get_bool(const yolo_config *cfg, const char *key, bool *out);
-yolo_status yolo_config_get_int(const yolo_config *cfg, const char *key, int64_t *out);
-yolo_status yolo_config_get_float(const yolo_config *cfg, const char *key, double *out);
-yolo_status yolo_config_get_string(const yolo_config *cfg, const char *key, const char **out);
-yolo_status yolo_config_get_int_list(const yolo_config *cfg, const char *key, const int64_t **items, int *n);
+YOLO_API yolo_status yolo_config_get(const yolo_config *cfg, const char *key, yolo_config_value *out);
+YOLO_API yolo_status yolo_config_get_bool(const yolo_config *cfg, const char *key, bool *out);
+YOLO_API yolo_status yolo_config_get_int(const yolo_config *cfg, const char *key, int64_t *out);
+YOLO_API yolo_status yolo_config_get_float(const yolo_config *cfg, const char *key, double *out);
+YOLO_API yolo_status yolo_config_get_string(const yolo_config *cfg, const char *key, const char **out);
+YOLO_API yolo_status yolo_config_get_int_list(const yolo_config *cfg, const char *key, const int64_t **items, int *n);
 /* True if the key holds null (false for an unknown key). */
-bool yolo_config_is_null(const yolo_config *cfg, const char *key);
+YOLO_API bool yolo_config_is_null(const yolo_config *cfg, const char *key);
 /* Where the value came from: "default.yaml:21", "command line", ... (NULL if unknown key). */
-const char *yolo_config_source(const yolo_config *cfg, const char *key);
+YOLO_API const char *yolo_config_source(const yolo_config *cfg, const char *key);
 /* The layer the value came from (-1 if unknown key). */
-int yolo_config_layer_of(const yolo_config *cfg, const char *key);
+YOLO_API int yolo_config_layer_of(const yolo_config *cfg, const char *key);
 /* The value as args.yaml writes it ("0.01", "true", "null", "[0, 2]"). */
-yolo_status yolo_config_format(const yolo_config *cfg, const char *key, char *buf, size_t size);
+YOLO_API yolo_status yolo_config_format(const yolo_config *cfg, const char *key, char *buf, size_t size);
 
 /* The keys, in definition order (core keys first). */
-int yolo_config_key_count(const yolo_config *cfg);
-const yolo_config_key *yolo_config_key_at(const yolo_config *cfg, int index);
-const yolo_config_key *yolo_config_find_key(const yolo_config *cfg, const char *name);
+YOLO_API int yolo_config_key_count(const yolo_config *cfg);
+YOLO_API const yolo_config_key *yolo_config_key_at(const yolo_config *cfg, int index);
+YOLO_API const yolo_config_key *yolo_config_find_key(const yolo_config *cfg, const char *name);
 
 /* ---- output ---- */
 /* The whole configuration as a yaml text (malloc'd, NUL-terminated; free()). */
-yolo_status yolo_config_to_yaml(const yolo_config *cfg, char **text, size_t *size);
+YOLO_API yolo_status yolo_config_to_yaml(const yolo_config *cfg, char **text, size_t *size);
 /* Creates the run directory <project>/<name> (project: runs/<task> if null;
  * name: the mode if null), trying name2, name3, ... while it exists unless
  * exist_ok, and records the name used in the config. dir gets its path. */
-yolo_status yolo_config_make_run_dir(yolo_config *cfg, char *dir, size_t size);
+YOLO_API yolo_status yolo_config_make_run_dir(yolo_config *cfg, char *dir, size_t size);
 /* Writes the configuration to <dir>/args.yaml (atomically). */
-yolo_status yolo_config_save_args(const yolo_config *cfg, const char *dir);
+YOLO_API yolo_status yolo_config_save_args(const yolo_config *cfg, const char *dir);
 
 #ifdef __cplusplus
 }

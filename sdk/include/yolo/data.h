@@ -1,9 +1,10 @@
 /* yolo/data.h — images, instances, batches and the label-parsing hook.
  *
  * The core indexes datasets, decodes images and augments images together
- * with their instances; a task plugin only (1) says which instance kinds
- * it needs, (2) optionally parses its own label files into instances, and
- * (3) turns a collated yolo_batch into its targets.
+ * with their instances and collates them into a yolo_batch; a task plugin
+ * only says which instance kinds it needs (yolo_data_spec) and optionally
+ * parses its own label files into instances. Its loss, metrics and predict
+ * hooks (yolo/task.h) read the batch as it is.
  *
  * Coordinates are normalized to [0,1] by the width and height of the image
  * they belong to: label files, parsed instances and batches alike. */
@@ -13,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "yolo/export.h"
 #include "yolo/error.h"
 
 #ifdef __cplusplus
@@ -29,7 +31,7 @@ typedef struct yolo_image {
     uint8_t *data; /* width * height * 3 bytes, malloc'd; free with yolo_image_free */
 } yolo_image;
 
-void yolo_image_free(yolo_image *image);
+YOLO_API void yolo_image_free(yolo_image *image);
 
 /* ---- instances ---------------------------------------------------------- */
 
@@ -62,21 +64,21 @@ typedef struct yolo_instances {
 } yolo_instances;
 
 /* Starts empty; kpt_count/kpt_dims fix the keypoint layout (0, 0: none). */
-void yolo_instances_init(yolo_instances *ins, int kpt_count, int kpt_dims);
-void yolo_instances_free(yolo_instances *ins);
+YOLO_API void yolo_instances_init(yolo_instances *ins, int kpt_count, int kpt_dims);
+YOLO_API void yolo_instances_free(yolo_instances *ins);
 /* Empties without freeing (keeps the keypoint layout). */
-void yolo_instances_clear(yolo_instances *ins);
+YOLO_API void yolo_instances_clear(yolo_instances *ins);
 /* Total polygon points of all instances (0 without polygons). */
-int yolo_instances_poly_points(const yolo_instances *ins);
+YOLO_API int yolo_instances_poly_points(const yolo_instances *ins);
 
 /* Appends one instance. box (cx, cy, w, h) may be NULL when n_points >= 3:
  * the box is then the polygon's extent. poly_xy (2*n_points floats) may be
  * NULL with n_points 0. kpts (kpt_count*kpt_dims floats) is required iff
  * the layout has keypoints. Copies everything. */
-yolo_status yolo_instances_add(yolo_instances *ins, int32_t cls, const float box[4],
+YOLO_API yolo_status yolo_instances_add(yolo_instances *ins, int32_t cls, const float box[4],
                                const float *poly_xy, int n_points, const float *kpts);
 /* Appends all of src's instances (same keypoint layout). */
-yolo_status yolo_instances_append(yolo_instances *dst, const yolo_instances *src);
+YOLO_API yolo_status yolo_instances_append(yolo_instances *dst, const yolo_instances *src);
 
 /* ---- label parsing hook --------------------------------------------------- */
 
@@ -111,7 +113,7 @@ typedef yolo_status (*yolo_label_parse_fn)(const yolo_label_context *ctx, const 
  * `cls cx cy w h` + kpt_count * kpt_dims values. Duplicate rows are
  * removed (a repair). Polygons are kept only when ctx->needs has
  * YOLO_NEED_POLYGONS; a box row in a polygon task gets the box's corners. */
-yolo_status yolo_label_parse_yolo(const yolo_label_context *ctx, const char *text, size_t len,
+YOLO_API yolo_status yolo_label_parse_yolo(const yolo_label_context *ctx, const char *text, size_t len,
                                   yolo_instances *out, yolo_label_repairs *repairs);
 
 /* What a task tells the core about its data. */
@@ -171,13 +173,13 @@ typedef struct yolo_batch {
 
 /* out[n*3*h*w] = (pixel/255 - mean[c]) / std[c]; mean/std NULL: 0 and 1
  * (the Ultralytics convention for every task). */
-void yolo_batch_images_to_float(const yolo_batch *batch, float *out, const float mean[3],
+YOLO_API void yolo_batch_images_to_float(const yolo_batch *batch, float *out, const float mean[3],
                                 const float std[3]);
 
 /* Fills polygon xy (n points, coordinates in mask pixels, pixel centres at
  * +0.5) into an 8-bit width x height mask with `value`, even-odd rule;
  * e.g. for segmentation targets: scale normalized points by the mask size. */
-void yolo_polygon_fill(const float *xy, int n, uint8_t *mask, int width, int height,
+YOLO_API void yolo_polygon_fill(const float *xy, int n, uint8_t *mask, int width, int height,
                        uint8_t value);
 
 #ifdef __cplusplus

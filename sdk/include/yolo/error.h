@@ -6,6 +6,8 @@
 #ifndef YOLO_ERROR_H
 #define YOLO_ERROR_H
 
+#include "yolo/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -28,23 +30,23 @@ typedef enum yolo_status {
 
 /* The message of the most recent failure on this thread ("" if none).
  * Owned by the library; valid until the next failing call on this thread. */
-const char *yolo_last_error(void);
+YOLO_API const char *yolo_last_error(void);
 
 /* A short name for a status code ("shape error", ...). Static storage. */
-const char *yolo_status_name(yolo_status status);
+YOLO_API const char *yolo_status_name(yolo_status status);
 
 /* Sets this thread's message (printf-style) and returns `status`, so that
  * `return yolo_error(YOLO_ERR_ARG, "...", ...)` reads naturally. */
-yolo_status yolo_error(yolo_status status, const char *fmt, ...)
+YOLO_API yolo_status yolo_error(yolo_status status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* Prefixes the current message with more context ("loading x.ckpt: ...")
  * and returns `status` unchanged. */
-yolo_status yolo_error_context(yolo_status status, const char *fmt, ...)
+YOLO_API yolo_status yolo_error_context(yolo_status status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* Clears this thread's message. */
-void yolo_error_clear(void);
+YOLO_API void yolo_error_clear(void);
 
 #ifdef __cplusplus
 }

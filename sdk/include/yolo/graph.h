@@ -22,27 +22,28 @@
 #ifndef YOLO_GRAPH_H
 #define YOLO_GRAPH_H
 
+#include "yolo/export.h"
 #include "yolo/tensor.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-yolo_graph *yolo_graph_new(yolo_backend *backend);
-void yolo_graph_free(yolo_graph *g);
+YOLO_API yolo_graph *yolo_graph_new(yolo_backend *backend);
+YOLO_API void yolo_graph_free(yolo_graph *g);
 /* YOLO_OK, or the first error a builder met (message in yolo_last_error at that time,
  * kept in yolo_graph_error). */
-yolo_status yolo_graph_status(const yolo_graph *g);
-const char *yolo_graph_error(const yolo_graph *g);
-yolo_backend *yolo_graph_backend(const yolo_graph *g);
-int yolo_graph_node_count(const yolo_graph *g);
+YOLO_API yolo_status yolo_graph_status(const yolo_graph *g);
+YOLO_API const char *yolo_graph_error(const yolo_graph *g);
+YOLO_API yolo_backend *yolo_graph_backend(const yolo_graph *g);
+YOLO_API int yolo_graph_node_count(const yolo_graph *g);
 
 /* A graph input of the given shape, filled with yolo_tensor_upload after planning. */
-yolo_tensor *yolo_graph_input(yolo_graph *g, const char *name, yolo_dtype dtype, int ndim, const int64_t *shape);
+YOLO_API yolo_tensor *yolo_graph_input(yolo_graph *g, const char *name, yolo_dtype dtype, int ndim, const int64_t *shape);
 /* Keeps t alive to the end of the run so the host can download it. */
-yolo_status yolo_graph_mark_output(yolo_graph *g, yolo_tensor *t);
+YOLO_API yolo_status yolo_graph_mark_output(yolo_graph *g, yolo_tensor *t);
 /* Names a node (for error messages and debugging); returns t. */
-yolo_tensor *yolo_set_name(yolo_tensor *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+YOLO_API yolo_tensor *yolo_set_name(yolo_tensor *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- convolution ---- */
 typedef struct yolo_conv2d_params {
@@ -53,11 +54,11 @@ typedef struct yolo_conv2d_params {
 } yolo_conv2d_params;
 
 /* x [N,C,H,W], w [O, C/groups, kh, kw], bias [O] or NULL -> [N,O,Ho,Wo]. */
-yolo_tensor *yolo_conv2d(yolo_graph *g, yolo_tensor *x, yolo_tensor *w, yolo_tensor *bias, const yolo_conv2d_params *p);
+YOLO_API yolo_tensor *yolo_conv2d(yolo_graph *g, yolo_tensor *x, yolo_tensor *w, yolo_tensor *bias, const yolo_conv2d_params *p);
 /* Transposed convolution (PyTorch ConvTranspose2d without output_padding):
  * x [N,C,H,W], w [C, O/groups, kh, kw], bias [O] or NULL ->
  * [N, O, (H-1)*s - 2p + d*(kh-1) + 1, ...]. */
-yolo_tensor *yolo_conv_transpose2d(yolo_graph *g, yolo_tensor *x, yolo_tensor *w, yolo_tensor *bias, const yolo_conv2d_params *p);
+YOLO_API yolo_tensor *yolo_conv_transpose2d(yolo_graph *g, yolo_tensor *x, yolo_tensor *w, yolo_tensor *bias, const yolo_conv2d_params *p);
 
 /* ---- normalization ---- */
 /* Batch norm over N,H,W per channel of x [N,C,H,W] (or [N,C]).
@@ -66,61 +67,61 @@ yolo_tensor *yolo_conv_transpose2d(yolo_graph *g, yolo_tensor *x, yolo_tensor *w
  * (the running variance takes the unbiased batch variance, as PyTorch).
  * Otherwise normalizes with the running statistics. gamma, beta,
  * running_mean, running_var are [C]. */
-yolo_tensor *yolo_batch_norm(yolo_graph *g, yolo_tensor *x, yolo_tensor *gamma, yolo_tensor *beta,
+YOLO_API yolo_tensor *yolo_batch_norm(yolo_graph *g, yolo_tensor *x, yolo_tensor *gamma, yolo_tensor *beta,
                              yolo_tensor *running_mean, yolo_tensor *running_var,
                              bool training, float momentum, float eps);
 
 /* ---- elementwise ---- */
-yolo_tensor *yolo_silu(yolo_graph *g, yolo_tensor *x);
-yolo_tensor *yolo_relu(yolo_graph *g, yolo_tensor *x);
-yolo_tensor *yolo_sigmoid(yolo_graph *g, yolo_tensor *x);
+YOLO_API yolo_tensor *yolo_silu(yolo_graph *g, yolo_tensor *x);
+YOLO_API yolo_tensor *yolo_relu(yolo_graph *g, yolo_tensor *x);
+YOLO_API yolo_tensor *yolo_sigmoid(yolo_graph *g, yolo_tensor *x);
 /* Broadcasting as numpy: shapes are right-aligned, a dimension of 1 stretches. */
-yolo_tensor *yolo_add(yolo_graph *g, yolo_tensor *a, yolo_tensor *b);
-yolo_tensor *yolo_sub(yolo_graph *g, yolo_tensor *a, yolo_tensor *b);
-yolo_tensor *yolo_mul(yolo_graph *g, yolo_tensor *a, yolo_tensor *b);
+YOLO_API yolo_tensor *yolo_add(yolo_graph *g, yolo_tensor *a, yolo_tensor *b);
+YOLO_API yolo_tensor *yolo_sub(yolo_graph *g, yolo_tensor *a, yolo_tensor *b);
+YOLO_API yolo_tensor *yolo_mul(yolo_graph *g, yolo_tensor *a, yolo_tensor *b);
 /* x * factor. */
-yolo_tensor *yolo_scale(yolo_graph *g, yolo_tensor *x, float factor);
+YOLO_API yolo_tensor *yolo_scale(yolo_graph *g, yolo_tensor *x, float factor);
 /* Converts dtype (f32 <-> f16; u8 and i32 -> f32), then multiplies by factor
  * (1/255 turns u8 pixels into [0,1]). */
-yolo_tensor *yolo_cast(yolo_graph *g, yolo_tensor *x, yolo_dtype dtype, float factor);
+YOLO_API yolo_tensor *yolo_cast(yolo_graph *g, yolo_tensor *x, yolo_dtype dtype, float factor);
 
 /* ---- shape ---- */
 /* A view with another shape of the same element count (no copy). */
-yolo_tensor *yolo_reshape(yolo_graph *g, yolo_tensor *x, int ndim, const int64_t *shape);
+YOLO_API yolo_tensor *yolo_reshape(yolo_graph *g, yolo_tensor *x, int ndim, const int64_t *shape);
 /* Concatenates n tensors along axis (shapes equal elsewhere). */
-yolo_tensor *yolo_concat(yolo_graph *g, int n, yolo_tensor *const *xs, int axis);
+YOLO_API yolo_tensor *yolo_concat(yolo_graph *g, int n, yolo_tensor *const *xs, int axis);
 /* x[..., start:start+length, ...] along axis (a copy). */
-yolo_tensor *yolo_slice(yolo_graph *g, yolo_tensor *x, int axis, int64_t start, int64_t length);
+YOLO_API yolo_tensor *yolo_slice(yolo_graph *g, yolo_tensor *x, int axis, int64_t start, int64_t length);
 /* Splits x along axis into n equal chunks written to out[0..n-1]; returns the first or NULL. */
-yolo_tensor *yolo_chunk(yolo_graph *g, yolo_tensor *x, int n, int axis, yolo_tensor **out);
+YOLO_API yolo_tensor *yolo_chunk(yolo_graph *g, yolo_tensor *x, int n, int axis, yolo_tensor **out);
 /* Repeats x (whose dims are 1 or equal to shape's) up to shape. */
-yolo_tensor *yolo_broadcast_to(yolo_graph *g, yolo_tensor *x, int ndim, const int64_t *shape);
+YOLO_API yolo_tensor *yolo_broadcast_to(yolo_graph *g, yolo_tensor *x, int ndim, const int64_t *shape);
 
 /* ---- spatial ---- */
 /* Nearest-neighbour upsampling by an integer factor on H and W. */
-yolo_tensor *yolo_upsample_nearest(yolo_graph *g, yolo_tensor *x, int factor);
+YOLO_API yolo_tensor *yolo_upsample_nearest(yolo_graph *g, yolo_tensor *x, int factor);
 /* Max pooling (padding counts as -inf). */
-yolo_tensor *yolo_maxpool2d(yolo_graph *g, yolo_tensor *x, int kernel, int stride, int pad);
+YOLO_API yolo_tensor *yolo_maxpool2d(yolo_graph *g, yolo_tensor *x, int kernel, int stride, int pad);
 /* [N,C,H,W] -> [N,C,1,1] mean. */
-yolo_tensor *yolo_global_avgpool(yolo_graph *g, yolo_tensor *x);
+YOLO_API yolo_tensor *yolo_global_avgpool(yolo_graph *g, yolo_tensor *x);
 
 /* ---- linear algebra ---- */
 /* 2-D matrix product: op(a) [M,K] x op(b) [K,N], op transposes when asked. */
-yolo_tensor *yolo_matmul(yolo_graph *g, yolo_tensor *a, yolo_tensor *b, bool transpose_a, bool transpose_b);
+YOLO_API yolo_tensor *yolo_matmul(yolo_graph *g, yolo_tensor *a, yolo_tensor *b, bool transpose_a, bool transpose_b);
 /* x [N,K], w [M,K], bias [M] or NULL -> [N,M] (PyTorch nn.Linear). */
-yolo_tensor *yolo_linear(yolo_graph *g, yolo_tensor *x, yolo_tensor *w, yolo_tensor *bias);
+YOLO_API yolo_tensor *yolo_linear(yolo_graph *g, yolo_tensor *x, yolo_tensor *w, yolo_tensor *bias);
 /* Along axis. */
-yolo_tensor *yolo_softmax(yolo_graph *g, yolo_tensor *x, int axis);
-yolo_tensor *yolo_log_softmax(yolo_graph *g, yolo_tensor *x, int axis);
+YOLO_API yolo_tensor *yolo_softmax(yolo_graph *g, yolo_tensor *x, int axis);
+YOLO_API yolo_tensor *yolo_log_softmax(yolo_graph *g, yolo_tensor *x, int axis);
 
 /* ---- reductions ---- */
 /* Sum / mean of all elements -> shape [1]. */
-yolo_tensor *yolo_sum(yolo_graph *g, yolo_tensor *x);
-yolo_tensor *yolo_mean(yolo_graph *g, yolo_tensor *x);
+YOLO_API yolo_tensor *yolo_sum(yolo_graph *g, yolo_tensor *x);
+YOLO_API yolo_tensor *yolo_mean(yolo_graph *g, yolo_tensor *x);
 /* Sums the dimensions where shape has 1 (the inverse of broadcasting). */
-yolo_tensor *yolo_sum_to(yolo_graph *g, yolo_tensor *x, int ndim, const int64_t *shape);
+YOLO_API yolo_tensor *yolo_sum_to(yolo_graph *g, yolo_tensor *x, int ndim, const int64_t *shape);
 /* Sum of squares of all elements -> [1] (gradient norms). */
-yolo_tensor *yolo_sum_squares(yolo_graph *g, yolo_tensor *x);
+YOLO_API yolo_tensor *yolo_sum_squares(yolo_graph *g, yolo_tensor *x);
 
 /* ---- optimizer and EMA (in-place updates of persistent tensors) ----
  * Hyper-parameters live in a small f32 tensor so that a recorded graph is
@@ -129,29 +130,29 @@ yolo_tensor *yolo_sum_squares(yolo_graph *g, yolo_tensor *x);
 enum { YOLO_SGD_LR, YOLO_SGD_MOMENTUM, YOLO_SGD_WEIGHT_DECAY, YOLO_SGD_NESTEROV, YOLO_SGD_HYPER_COUNT };
 /* SGD as PyTorch: g = grad*scale + wd*p; buf = momentum*buf + g;
  * p -= lr * (nesterov ? g + momentum*buf : buf). hyper [YOLO_SGD_HYPER_COUNT]. */
-yolo_tensor *yolo_sgd_update(yolo_graph *g, yolo_tensor *param, yolo_tensor *grad, yolo_tensor *momentum_buf,
+YOLO_API yolo_tensor *yolo_sgd_update(yolo_graph *g, yolo_tensor *param, yolo_tensor *grad, yolo_tensor *momentum_buf,
                              yolo_tensor *hyper, yolo_tensor *grad_scale);
 enum { YOLO_ADAMW_LR, YOLO_ADAMW_BETA1, YOLO_ADAMW_BETA2, YOLO_ADAMW_EPS, YOLO_ADAMW_WEIGHT_DECAY,
        YOLO_ADAMW_STEP, YOLO_ADAMW_HYPER_COUNT };
 /* AdamW as PyTorch: p *= 1 - lr*wd; m = b1*m + (1-b1)*g; v = b2*v + (1-b2)*g^2;
  * p -= lr * (m/(1-b1^t)) / (sqrt(v/(1-b2^t)) + eps), t = step (>= 1). */
-yolo_tensor *yolo_adamw_update(yolo_graph *g, yolo_tensor *param, yolo_tensor *grad, yolo_tensor *m, yolo_tensor *v,
+YOLO_API yolo_tensor *yolo_adamw_update(yolo_graph *g, yolo_tensor *param, yolo_tensor *grad, yolo_tensor *m, yolo_tensor *v,
                                yolo_tensor *hyper, yolo_tensor *grad_scale);
 /* ema = decay*ema + (1-decay)*param; hyper [1] = decay. */
-yolo_tensor *yolo_ema_update(yolo_graph *g, yolo_tensor *ema, yolo_tensor *param, yolo_tensor *hyper);
+YOLO_API yolo_tensor *yolo_ema_update(yolo_graph *g, yolo_tensor *ema, yolo_tensor *param, yolo_tensor *hyper);
 /* Sets a persistent tensor to zero when the graph runs (gradient reset). */
-yolo_tensor *yolo_zero(yolo_graph *g, yolo_tensor *t);
+YOLO_API yolo_tensor *yolo_zero(yolo_graph *g, yolo_tensor *t);
 /* dst += x when the graph runs (dst persistent, x of its shape). */
-yolo_tensor *yolo_accumulate(yolo_graph *g, yolo_tensor *dst, yolo_tensor *x);
+YOLO_API yolo_tensor *yolo_accumulate(yolo_graph *g, yolo_tensor *dst, yolo_tensor *x);
 
 /* ---- autograd ---- */
 /* Appends the backward pass of a scalar `loss` (seeded with 1): every
  * parameter reached (requires_grad) gets grad += dloss/dparam on each run. */
-yolo_status yolo_graph_backward(yolo_graph *g, yolo_tensor *loss);
+YOLO_API yolo_status yolo_graph_backward(yolo_graph *g, yolo_tensor *loss);
 /* The same for several outputs whose gradients the host supplies (a loss
  * computed on the host): for each outputs[i] a graph input of its shape is
  * created and returned in grad_inputs[i], to be uploaded before each run. */
-yolo_status yolo_graph_backward_from(yolo_graph *g, int n, yolo_tensor *const *outputs, yolo_tensor **grad_inputs);
+YOLO_API yolo_status yolo_graph_backward_from(yolo_graph *g, int n, yolo_tensor *const *outputs, yolo_tensor **grad_inputs);
 
 /* ---- planning and running ---- */
 typedef struct yolo_graph_plan_info {
@@ -162,15 +163,15 @@ typedef struct yolo_graph_plan_info {
 
 /* Assigns storage to every input and node by liveness (buffers whose
  * lifetimes do not overlap share memory). Build-time; call once. */
-yolo_status yolo_graph_plan(yolo_graph *g, yolo_graph_plan_info *info);
+YOLO_API yolo_status yolo_graph_plan(yolo_graph *g, yolo_graph_plan_info *info);
 /* Runs every node in order. Plans first if needed. */
-yolo_status yolo_graph_run(yolo_graph *g);
+YOLO_API yolo_status yolo_graph_run(yolo_graph *g);
 /* Runs only the nodes before / from the backward pass, so that a loss
  * computed on the host fits between them (yolo_graph_backward_from):
  * run_forward, download outputs, upload their gradients, run_backward.
  * Without a backward pass, run_forward runs everything. */
-yolo_status yolo_graph_run_forward(yolo_graph *g);
-yolo_status yolo_graph_run_backward(yolo_graph *g);
+YOLO_API yolo_status yolo_graph_run_forward(yolo_graph *g);
+YOLO_API yolo_status yolo_graph_run_backward(yolo_graph *g);
 
 #ifdef __cplusplus
 }

@@ -35,6 +35,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "yolo/export.h"
 #include "yolo/graph.h"
 #include "yolo/plugin.h"
 #include "yolo/tensor.h"
@@ -61,9 +62,9 @@ typedef enum yolo_act {
     YOLO_ACT_IDENTITY,
 } yolo_act;
 /* "SiLU", "ReLU", ... (static storage). */
-const char *yolo_act_name(yolo_act act);
+YOLO_API const char *yolo_act_name(yolo_act act);
 /* Applies act (never YOLO_ACT_DEFAULT: resolve it at build time) to x. */
-yolo_tensor *yolo_act_apply(yolo_graph *g, yolo_act act, yolo_tensor *x);
+YOLO_API yolo_tensor *yolo_act_apply(yolo_graph *g, yolo_act act, yolo_tensor *x);
 
 /* ---- yaml arguments ---- */
 typedef enum yolo_arg_kind {
@@ -128,47 +129,47 @@ typedef struct yolo_module_type {
 /* ---- build context: what build and finalize may ask ---- */
 /* Zeroed module state of `size` bytes owned by the model (freed with it);
  * the same pointer is given to forward/finalize/destroy. */
-void *yolo_module_state_alloc(yolo_module_ctx *ctx, size_t size);
-void *yolo_module_state(yolo_module_ctx *ctx);
+YOLO_API void *yolo_module_state_alloc(yolo_module_ctx *ctx, size_t size);
+YOLO_API void *yolo_module_state(yolo_module_ctx *ctx);
 
-int yolo_module_index(const yolo_module_ctx *ctx);       /* layer number in the yaml */
-const char *yolo_module_prefix(const yolo_module_ctx *ctx); /* "model.22" (or "model.3.1" for stacked copies) */
-int yolo_module_n_inputs(const yolo_module_ctx *ctx);
-int yolo_module_in_channels(const yolo_module_ctx *ctx, int i);
+YOLO_API int yolo_module_index(const yolo_module_ctx *ctx);       /* layer number in the yaml */
+YOLO_API const char *yolo_module_prefix(const yolo_module_ctx *ctx); /* "model.22" (or "model.3.1" for stacked copies) */
+YOLO_API int yolo_module_n_inputs(const yolo_module_ctx *ctx);
+YOLO_API int yolo_module_in_channels(const yolo_module_ctx *ctx, int i);
 /* Stride of input i relative to the image (finalize only; 0 before). */
-int yolo_module_in_stride(const yolo_module_ctx *ctx, int i);
-int yolo_module_nc(const yolo_module_ctx *ctx);
+YOLO_API int yolo_module_in_stride(const yolo_module_ctx *ctx, int i);
+YOLO_API int yolo_module_nc(const yolo_module_ctx *ctx);
 /* The scaled repeat count for YOLO_MODULE_REPEATS_INSIDE modules (1 otherwise). */
-int yolo_module_repeats(const yolo_module_ctx *ctx);
+YOLO_API int yolo_module_repeats(const yolo_module_ctx *ctx);
 /* Ultralytics' width rule: ceil(min(c, max_channels) * width / 8) * 8,
  * except that c == nc is left alone. */
-int yolo_module_scale_channels(const yolo_module_ctx *ctx, int c);
+YOLO_API int yolo_module_scale_channels(const yolo_module_ctx *ctx, int c);
 /* The same without the nc exception (Segment's prototype count). */
-int yolo_module_scale_width(const yolo_module_ctx *ctx, int c);
-void yolo_module_set_out_channels(yolo_module_ctx *ctx, int c);
+YOLO_API int yolo_module_scale_width(const yolo_module_ctx *ctx, int c);
+YOLO_API void yolo_module_set_out_channels(yolo_module_ctx *ctx, int c);
 /* The resolved arguments shown in the layer table, e.g. "[3, 16, 3, 2]". */
-void yolo_module_set_args_text(yolo_module_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+YOLO_API void yolo_module_set_args_text(yolo_module_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Number of torch leaf modules this module adds to the "layers" count that
  * Ultralytics prints (the block helpers count their own). */
-void yolo_module_add_leaves(yolo_module_ctx *ctx, int n);
+YOLO_API void yolo_module_add_leaves(yolo_module_ctx *ctx, int n);
 
 /* Sets an error that names the yaml file, the layer's line and the module,
  * and returns status. */
-yolo_status yolo_module_error(const yolo_module_ctx *ctx, yolo_status status, const char *fmt, ...)
+YOLO_API yolo_status yolo_module_error(const yolo_module_ctx *ctx, yolo_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Arguments: index i of the yaml args list (the input channels are not in it). */
-int yolo_module_arg_count(const yolo_module_ctx *ctx);
-const yolo_arg *yolo_module_arg(const yolo_module_ctx *ctx, int i); /* NULL past the end */
+YOLO_API int yolo_module_arg_count(const yolo_module_ctx *ctx);
+YOLO_API const yolo_arg *yolo_module_arg(const yolo_module_ctx *ctx, int i); /* NULL past the end */
 /* Typed reads: a missing argument (or None for ints) gives `def`; a wrong
  * kind is an error naming file, line, module and argument. */
-yolo_status yolo_module_arg_int(const yolo_module_ctx *ctx, int i, int64_t def, int64_t *out);
-yolo_status yolo_module_arg_bool(const yolo_module_ctx *ctx, int i, bool def, bool *out);
-yolo_status yolo_module_arg_float(const yolo_module_ctx *ctx, int i, double def, double *out);
+YOLO_API yolo_status yolo_module_arg_int(const yolo_module_ctx *ctx, int i, int64_t def, int64_t *out);
+YOLO_API yolo_status yolo_module_arg_bool(const yolo_module_ctx *ctx, int i, bool def, bool *out);
+YOLO_API yolo_status yolo_module_arg_float(const yolo_module_ctx *ctx, int i, double def, double *out);
 /* Conv's act argument: True/missing -> YOLO_ACT_DEFAULT, False -> identity, nn.X() -> X. */
-yolo_status yolo_module_arg_act(const yolo_module_ctx *ctx, int i, yolo_act *out);
+YOLO_API yolo_status yolo_module_arg_act(const yolo_module_ctx *ctx, int i, yolo_act *out);
 /* YOLO_ACT_DEFAULT resolved to the model's default activation. */
-yolo_act yolo_module_resolve_act(const yolo_module_ctx *ctx, yolo_act act);
+YOLO_API yolo_act yolo_module_resolve_act(const yolo_module_ctx *ctx, yolo_act act);
 
 /* ---- parameters ---- */
 typedef enum yolo_param_role {
@@ -189,7 +190,7 @@ typedef enum yolo_param_init {
 /* A persistent f32 tensor named "<prefix>.<name>" registered with the model.
  * trainable sets requires_grad (a frozen parameter still counts as a
  * parameter; a BUFFER never has a gradient). NULL on failure (error set). */
-yolo_tensor *yolo_module_param(yolo_module_ctx *ctx, const char *name, int ndim, const int64_t *shape,
+YOLO_API yolo_tensor *yolo_module_param(yolo_module_ctx *ctx, const char *name, int ndim, const int64_t *shape,
                                yolo_param_role role, bool trainable, yolo_param_init init, double value);
 
 /* ---- blocks shared by modules and plugins ---- */
@@ -206,31 +207,31 @@ typedef struct yolo_conv_block {
 /* Builds a Conv under "<prefix>.<name>" ("cv1" gives cv1.conv.weight,
  * cv1.bn.weight, ...). p = YOLO_AUTOPAD for Ultralytics' autopad; g, d >= 1.
  * `b` must live in the module state (the model keeps a pointer for fusing). */
-yolo_status yolo_conv_block_init(yolo_module_ctx *ctx, yolo_conv_block *b, const char *name, int c1, int c2, int k,
+YOLO_API yolo_status yolo_conv_block_init(yolo_module_ctx *ctx, yolo_conv_block *b, const char *name, int c1, int c2, int k,
                                  int s, int p, int g, int d, yolo_act act);
-yolo_tensor *yolo_conv_block_forward(const yolo_forward_ctx *f, const yolo_conv_block *b, yolo_tensor *x);
+YOLO_API yolo_tensor *yolo_conv_block_forward(const yolo_forward_ctx *f, const yolo_conv_block *b, yolo_tensor *x);
 
 /* Plain nn.Conv2d (optionally with bias; Kaiming-uniform init). */
 typedef struct yolo_conv_layer {
     int c1, c2, k, s, p, g;
     yolo_tensor *weight, *bias;
 } yolo_conv_layer;
-yolo_status yolo_conv_layer_init(yolo_module_ctx *ctx, yolo_conv_layer *l, const char *name, int c1, int c2, int k,
+YOLO_API yolo_status yolo_conv_layer_init(yolo_module_ctx *ctx, yolo_conv_layer *l, const char *name, int c1, int c2, int k,
                                  int s, int p, int g, bool bias, bool trainable);
-yolo_tensor *yolo_conv_layer_forward(const yolo_forward_ctx *f, const yolo_conv_layer *l, yolo_tensor *x);
+YOLO_API yolo_tensor *yolo_conv_layer_forward(const yolo_forward_ctx *f, const yolo_conv_layer *l, yolo_tensor *x);
 
 /* nn.ConvTranspose2d (weight [c1, c2, k, k], optional bias). */
-yolo_status yolo_conv_transpose_layer_init(yolo_module_ctx *ctx, yolo_conv_layer *l, const char *name, int c1,
+YOLO_API yolo_status yolo_conv_transpose_layer_init(yolo_module_ctx *ctx, yolo_conv_layer *l, const char *name, int c1,
                                            int c2, int k, int s, int p, bool bias);
-yolo_tensor *yolo_conv_transpose_layer_forward(const yolo_forward_ctx *f, const yolo_conv_layer *l, yolo_tensor *x);
+YOLO_API yolo_tensor *yolo_conv_transpose_layer_forward(const yolo_forward_ctx *f, const yolo_conv_layer *l, yolo_tensor *x);
 
 /* nn.Linear (weight [out, in], bias [out]). */
 typedef struct yolo_linear_layer {
     int in, out;
     yolo_tensor *weight, *bias;
 } yolo_linear_layer;
-yolo_status yolo_linear_layer_init(yolo_module_ctx *ctx, yolo_linear_layer *l, const char *name, int in, int out);
-yolo_tensor *yolo_linear_layer_forward(const yolo_forward_ctx *f, const yolo_linear_layer *l, yolo_tensor *x);
+YOLO_API yolo_status yolo_linear_layer_init(yolo_module_ctx *ctx, yolo_linear_layer *l, const char *name, int in, int out);
+YOLO_API yolo_tensor *yolo_linear_layer_forward(const yolo_forward_ctx *f, const yolo_linear_layer *l, yolo_tensor *x);
 
 /* ---- models ---- */
 typedef struct yolo_model_options {
@@ -249,22 +250,22 @@ typedef struct yolo_model_options {
  * Ultralytics ("yolov8n-seg.yaml" -> yolov8-seg.yaml with scale n): first
  * as a file (the scale-less name first), then among the tasks' embedded
  * yamls. */
-yolo_status yolo_model_load(const char *model, yolo_backend *backend, const yolo_model_options *opt,
+YOLO_API yolo_status yolo_model_load(const char *model, yolo_backend *backend, const yolo_model_options *opt,
                             yolo_model **out);
 /* The same from yaml text; `name` is used in messages and for the scale letter. */
-yolo_status yolo_model_load_text(const char *name, const char *text, size_t size, yolo_backend *backend,
+YOLO_API yolo_status yolo_model_load_text(const char *name, const char *text, size_t size, yolo_backend *backend,
                                  const yolo_model_options *opt, yolo_model **out);
-void yolo_model_free(yolo_model *model);
+YOLO_API void yolo_model_free(yolo_model *model);
 
 /* images [N, ch, H, W] f32 in [0,1] (H, W multiples of the max stride).
  * Returns the last layer's outputs (see each head's documentation). */
-yolo_status yolo_model_forward(yolo_model *model, yolo_graph *g, yolo_tensor *images, bool training,
+YOLO_API yolo_status yolo_model_forward(yolo_model *model, yolo_graph *g, yolo_tensor *images, bool training,
                                yolo_model_outputs *out);
 
 /* Folds every Conv's batch norm into its convolution (inference only:
  * every parameter is frozen afterwards, as in Ultralytics' fused model). */
-yolo_status yolo_model_fuse(yolo_model *model);
-bool yolo_model_is_fused(const yolo_model *model);
+YOLO_API yolo_status yolo_model_fuse(yolo_model *model);
+YOLO_API bool yolo_model_is_fused(const yolo_model *model);
 
 /* Tensors: parameters and buffers in creation (state-dict) order
  * (Ultralytics' names; BN's num_batches_tracked is not kept). An optimizer
@@ -275,9 +276,9 @@ typedef struct yolo_model_tensor {
     yolo_param_role role;
     int layer;
 } yolo_model_tensor;
-int yolo_model_tensor_count(const yolo_model *model);
-const yolo_model_tensor *yolo_model_tensor_at(const yolo_model *model, int i);
-yolo_tensor *yolo_model_find_tensor(const yolo_model *model, const char *name);
+YOLO_API int yolo_model_tensor_count(const yolo_model *model);
+YOLO_API const yolo_model_tensor *yolo_model_tensor_at(const yolo_model *model, int i);
+YOLO_API yolo_tensor *yolo_model_find_tensor(const yolo_model *model, const char *name);
 
 typedef struct yolo_model_info {
     int layers;           /* torch leaf modules, as Ultralytics >= 8.1 counts them */
@@ -289,23 +290,23 @@ typedef struct yolo_model_info {
  * counts (MACs of conv/linear, 4 per BN element, 1 per upsampled element)
  * times 2, taken at a stride-sized image in eval mode and scaled to imgsz.
  * imgsz <= 0 skips the FLOPs (gflops = 0). */
-yolo_status yolo_model_get_info(yolo_model *model, int imgsz, yolo_model_info *info);
+YOLO_API yolo_status yolo_model_get_info(yolo_model *model, int imgsz, yolo_model_info *info);
 /* "YOLOv8n summary: 129 layers, 3,157,200 parameters, 3,157,184 gradients, 8.9 GFLOPs" */
-yolo_status yolo_model_print_summary(yolo_model *model, int imgsz, FILE *f);
+YOLO_API yolo_status yolo_model_print_summary(yolo_model *model, int imgsz, FILE *f);
 /* The per-layer table (from, n, params, module, arguments). */
-void yolo_model_print_layers(const yolo_model *model, FILE *f);
+YOLO_API void yolo_model_print_layers(const yolo_model *model, FILE *f);
 
-const char *yolo_model_name(const yolo_model *model);   /* "yolov8n.yaml" as requested */
-const char *yolo_model_scale(const yolo_model *model);  /* "n", or "" */
-int yolo_model_nc(const yolo_model *model);
-int yolo_model_in_channels(const yolo_model *model);
-yolo_backend *yolo_model_backend(const yolo_model *model);
-int yolo_model_layer_count(const yolo_model *model);
-const yolo_module_type *yolo_model_layer_type(const yolo_model *model, int layer);
+YOLO_API const char *yolo_model_name(const yolo_model *model);   /* "yolov8n.yaml" as requested */
+YOLO_API const char *yolo_model_scale(const yolo_model *model);  /* "n", or "" */
+YOLO_API int yolo_model_nc(const yolo_model *model);
+YOLO_API int yolo_model_in_channels(const yolo_model *model);
+YOLO_API yolo_backend *yolo_model_backend(const yolo_model *model);
+YOLO_API int yolo_model_layer_count(const yolo_model *model);
+YOLO_API const yolo_module_type *yolo_model_layer_type(const yolo_model *model, int layer);
 /* The state of layer `layer` (-1: the last one, i.e. the head). */
-void *yolo_model_layer_state(const yolo_model *model, int layer);
+YOLO_API void *yolo_model_layer_state(const yolo_model *model, int layer);
 /* The head's input strides (e.g. 8, 16, 32); returns their number. */
-int yolo_model_strides(const yolo_model *model, int *strides, int max);
+YOLO_API int yolo_model_strides(const yolo_model *model, int *strides, int max);
 
 #ifdef __cplusplus
 }

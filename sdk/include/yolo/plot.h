@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "yolo/error.h"
+#include "yolo/export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,18 +27,18 @@ typedef struct yolo_confusion {
 } yolo_confusion;
 
 /* n = nc + 1 when background, else nc. */
-yolo_status yolo_confusion_init(yolo_confusion *m, int nc, int background);
-void yolo_confusion_free(yolo_confusion *m);
-void yolo_confusion_add(yolo_confusion *m, int predicted, int truth);
+YOLO_API yolo_status yolo_confusion_init(yolo_confusion *m, int nc, int background);
+YOLO_API void yolo_confusion_free(yolo_confusion *m);
+YOLO_API void yolo_confusion_add(yolo_confusion *m, int predicted, int truth);
 /* The counts as bytes appended to a metrics pack / read back from one. */
-yolo_status yolo_confusion_pack(const yolo_confusion *m, FILE *out);
-yolo_status yolo_confusion_unpack_merge(yolo_confusion *m, const void *bytes, size_t size, size_t *used);
+YOLO_API yolo_status yolo_confusion_pack(const yolo_confusion *m, FILE *out);
+YOLO_API yolo_status yolo_confusion_unpack_merge(yolo_confusion *m, const void *bytes, size_t size, size_t *used);
 /* Prints the matrix (rows: predicted, columns: true), names [nc]
  * ("background" appended for detection). */
-void yolo_confusion_print(const yolo_confusion *m, const char *const *names, FILE *f);
+YOLO_API void yolo_confusion_print(const yolo_confusion *m, const char *const *names, FILE *f);
 /* dir/confusion_matrix.png and dir/confusion_matrix_normalized.png
  * (columns normalized to sum 1, cells < 0.005 left blank), 1600 x 1200. */
-yolo_status yolo_confusion_plot(const yolo_confusion *m, const char *const *names, const char *dir);
+YOLO_API yolo_status yolo_confusion_plot(const yolo_confusion *m, const char *const *names, const char *dir);
 
 /* ---- curves over confidence (or recall) ---- */
 
@@ -61,7 +62,7 @@ typedef struct yolo_curve_plot {
     const char *mean_label;
 } yolo_curve_plot;
 
-yolo_status yolo_plot_curves(const yolo_curve_plot *p);
+YOLO_API yolo_status yolo_plot_curves(const yolo_curve_plot *p);
 
 #ifdef __cplusplus
 }

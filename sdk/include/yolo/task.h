@@ -105,8 +105,8 @@ typedef struct yolo_task_hooks {
     /* predict reuses the metrics state (NMS settings come from conf, iou,
      * max_det of the context's configuration). */
 
-    /* ---- pictures (plugin ABI 0.3: the core reads these two only from
-     * plugins built for 0.3 or later; either may be NULL) ----
+    /* ---- pictures (plugin ABI 1.1: the core reads these two only from
+     * plugins built for 1.1 or later; either may be NULL) ----
      * draw_predictions: image `image`'s predictions (eval-mode outputs of
      * `batch`, state from metrics_create) drawn with yolo/draw.h onto
      * canvas in that image's ORIGINAL pixels (the core sets the canvas

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "yolo/export.h"
 #include "yolo/error.h"
 
 #ifdef __cplusplus
@@ -23,8 +24,8 @@ extern "C" {
 typedef enum yolo_dtype { YOLO_F32 = 0, YOLO_F16, YOLO_I32, YOLO_U8, YOLO_DTYPE_COUNT } yolo_dtype;
 
 /* Bytes per element; name ("f32", ...). */
-size_t yolo_dtype_size(yolo_dtype dtype);
-const char *yolo_dtype_name(yolo_dtype dtype);
+YOLO_API size_t yolo_dtype_size(yolo_dtype dtype);
+YOLO_API const char *yolo_dtype_name(yolo_dtype dtype);
 
 typedef struct yolo_backend yolo_backend; /* a compute device (opaque) */
 typedef struct yolo_buffer yolo_buffer;   /* one backend allocation (opaque) */
@@ -34,13 +35,13 @@ typedef struct yolo_graph yolo_graph;     /* see yolo/graph.h */
  * "vulkan:N". threads <= 0 means all cores (CPU backend thread pool).
  * The caller owns *out and frees it with yolo_backend_free after every
  * tensor and graph on it. */
-yolo_status yolo_backend_create(const char *device, int threads, yolo_backend **out);
-void yolo_backend_free(yolo_backend *backend);
+YOLO_API yolo_status yolo_backend_create(const char *device, int threads, yolo_backend **out);
+YOLO_API void yolo_backend_free(yolo_backend *backend);
 /* "cpu", "vulkan:0 (llvmpipe ...)" — static storage owned by the backend. */
-const char *yolo_backend_name(const yolo_backend *backend);
+YOLO_API const char *yolo_backend_name(const yolo_backend *backend);
 /* Bytes currently allocated on the backend, and the high-water mark. */
-size_t yolo_backend_allocated_bytes(const yolo_backend *backend);
-size_t yolo_backend_peak_bytes(const yolo_backend *backend);
+YOLO_API size_t yolo_backend_allocated_bytes(const yolo_backend *backend);
+YOLO_API size_t yolo_backend_peak_bytes(const yolo_backend *backend);
 
 typedef enum yolo_tensor_kind {
     YOLO_TENSOR_PERSISTENT = 0, /* owns storage outside any graph: parameters, buffers, optimizer state */
@@ -48,8 +49,7 @@ typedef enum yolo_tensor_kind {
     YOLO_TENSOR_NODE,           /* the result of an op inside a graph */
 } yolo_tensor_kind;
 
-/* The fields are public for reading; change them only through the API.
- * Fields after `graph` are the graph engine's own. */
+/* The fields are public for reading; change them only through the API. */
 typedef struct yolo_tensor {
     yolo_dtype dtype;
     int ndim;
@@ -64,46 +64,36 @@ typedef struct yolo_tensor {
     size_t offset;             /* byte offset into buffer */
 
     yolo_graph *graph;         /* owning graph, NULL for persistent tensors */
-    int op;                    /* internal op code (yolo_op) */
-    int n_src;
-    struct yolo_tensor **src;
-    int32_t iparams[12];
-    float fparams[4];
-    struct yolo_tensor *view_of; /* shares storage with this tensor (reshape, row view, in-place update) */
-    size_t view_offset;
-    int index;                 /* position in the graph's node order */
-    int last_use;              /* planner: last node index that reads this tensor */
-    bool is_output;            /* kept alive and readable after the run */
-    struct yolo_tensor *node_grad; /* autograd: gradient of this node within its graph */
+    struct yolo_node *node;    /* the graph engine's own record (op, inputs, planning): opaque */
 } yolo_tensor;
 
-int64_t yolo_tensor_numel(const yolo_tensor *t);
-size_t yolo_tensor_bytes(const yolo_tensor *t);
+YOLO_API int64_t yolo_tensor_numel(const yolo_tensor *t);
+YOLO_API size_t yolo_tensor_bytes(const yolo_tensor *t);
 /* "f32[2,3,4,4]" into buf; returns buf. */
-const char *yolo_tensor_shape_str(const yolo_tensor *t, char *buf, size_t size);
-bool yolo_tensor_same_shape(const yolo_tensor *a, const yolo_tensor *b);
+YOLO_API const char *yolo_tensor_shape_str(const yolo_tensor *t, char *buf, size_t size);
+YOLO_API bool yolo_tensor_same_shape(const yolo_tensor *a, const yolo_tensor *b);
 
 /* A persistent tensor with its own zero-filled storage on `backend`.
  * shape has ndim entries. requires_grad also creates a zeroed persistent
  * `grad`. Free with yolo_tensor_free (which frees its grad too). */
-yolo_tensor *yolo_tensor_new(yolo_backend *backend, const char *name, yolo_dtype dtype,
+YOLO_API yolo_tensor *yolo_tensor_new(yolo_backend *backend, const char *name, yolo_dtype dtype,
                              int ndim, const int64_t *shape, bool requires_grad);
-void yolo_tensor_free(yolo_tensor *t);
+YOLO_API void yolo_tensor_free(yolo_tensor *t);
 
 /* Copies `bytes` (must equal yolo_tensor_bytes(t)) between host memory and
  * the tensor's storage. Graph tensors can be uploaded once the graph is
  * planned (inputs) and downloaded after a run (outputs, parameters). */
-yolo_status yolo_tensor_upload(yolo_tensor *t, const void *data, size_t bytes);
-yolo_status yolo_tensor_download(const yolo_tensor *t, void *data, size_t bytes);
+YOLO_API yolo_status yolo_tensor_upload(yolo_tensor *t, const void *data, size_t bytes);
+YOLO_API yolo_status yolo_tensor_download(const yolo_tensor *t, void *data, size_t bytes);
 /* Convenience for f32 data of any tensor dtype: converts on the host. */
-yolo_status yolo_tensor_upload_f32(yolo_tensor *t, const float *data, int64_t count);
-yolo_status yolo_tensor_download_f32(const yolo_tensor *t, float *data, int64_t count);
+YOLO_API yolo_status yolo_tensor_upload_f32(yolo_tensor *t, const float *data, int64_t count);
+YOLO_API yolo_status yolo_tensor_download_f32(const yolo_tensor *t, float *data, int64_t count);
 /* Sets every element to zero (persistent tensors). */
-yolo_status yolo_tensor_zero(yolo_tensor *t);
+YOLO_API yolo_status yolo_tensor_zero(yolo_tensor *t);
 
 /* IEEE half <-> float on the host (round to nearest even). */
-uint16_t yolo_f32_to_f16(float f);
-float yolo_f16_to_f32(uint16_t h);
+YOLO_API uint16_t yolo_f32_to_f16(float f);
+YOLO_API float yolo_f16_to_f32(uint16_t h);
 
 #ifdef __cplusplus
 }

@@ -22,6 +22,27 @@ yolo_status yolo_det_read_channels(yolo_module_ctx *ctx, int *nl, int *ch) {
     return YOLO_OK;
 }
 
+yolo_status yolo_det_branches_init(yolo_module_ctx *ctx, yolo_det_branch *b, const char *name, int nl, const int *ch,
+                                   int c, int c_out) {
+    for (int i = 0; i < nl; i++) {
+        char n0[64], n1[64], n2[64];
+        snprintf(n0, sizeof n0, "%s.%d.0", name, i);
+        snprintf(n1, sizeof n1, "%s.%d.1", name, i);
+        snprintf(n2, sizeof n2, "%s.%d.2", name, i);
+        yolo_status st;
+        if ((st = yolo_conv_block_init(ctx, &b[i].conv[0], n0, ch[i], c, 3, 1, YOLO_AUTOPAD, 1, 1, YOLO_ACT_DEFAULT)) ||
+            (st = yolo_conv_block_init(ctx, &b[i].conv[1], n1, c, c, 3, 1, YOLO_AUTOPAD, 1, 1, YOLO_ACT_DEFAULT)) ||
+            (st = yolo_conv_layer_init(ctx, &b[i].pred, n2, c, c_out, 1, 1, 0, 1, true, true)))
+            return st;
+    }
+    return YOLO_OK;
+}
+
+yolo_tensor *yolo_det_branch_forward(const yolo_forward_ctx *f, const yolo_det_branch *b, yolo_tensor *x) {
+    x = yolo_conv_block_forward(f, &b->conv[0], x);
+    return yolo_conv_layer_forward(f, &b->pred, yolo_conv_block_forward(f, &b->conv[1], x));
+}
+
 yolo_status yolo_det_head_init(yolo_module_ctx *ctx, yolo_det_head *h, int nc, int nl, const int *ch) {
     if (nc < 1) return yolo_module_error(ctx, YOLO_ERR_CONFIG, "nc %d must be >= 1", nc);
     h->nc = nc;
@@ -31,31 +52,10 @@ yolo_status yolo_det_head_init(yolo_module_ctx *ctx, yolo_det_head *h, int nc, i
     memcpy(h->ch, ch, sizeof(int) * (size_t)nl);
     h->c2 = imax(imax(16, ch[0] / 4), 4 * h->reg_max);
     h->c3 = imax(ch[0], imin(nc, 100));
-    yolo_status st;
-    char n0[32], n1[32], n2[32];
     /* state-dict order: every cv2 level, every cv3 level, then dfl */
-    for (int i = 0; i < nl; i++) {
-        snprintf(n0, sizeof(n0), "cv2.%d.0", i);
-        snprintf(n1, sizeof(n1), "cv2.%d.1", i);
-        snprintf(n2, sizeof(n2), "cv2.%d.2", i);
-        if ((st = yolo_conv_block_init(ctx, &h->box_conv[i][0], n0, ch[i], h->c2, 3, 1, YOLO_AUTOPAD, 1, 1,
-                                       YOLO_ACT_DEFAULT)) ||
-            (st = yolo_conv_block_init(ctx, &h->box_conv[i][1], n1, h->c2, h->c2, 3, 1, YOLO_AUTOPAD, 1, 1,
-                                       YOLO_ACT_DEFAULT)) ||
-            (st = yolo_conv_layer_init(ctx, &h->box_pred[i], n2, h->c2, 4 * h->reg_max, 1, 1, 0, 1, true, true)))
-            return st;
-    }
-    for (int i = 0; i < nl; i++) {
-        snprintf(n0, sizeof(n0), "cv3.%d.0", i);
-        snprintf(n1, sizeof(n1), "cv3.%d.1", i);
-        snprintf(n2, sizeof(n2), "cv3.%d.2", i);
-        if ((st = yolo_conv_block_init(ctx, &h->cls_conv[i][0], n0, ch[i], h->c3, 3, 1, YOLO_AUTOPAD, 1, 1,
-                                       YOLO_ACT_DEFAULT)) ||
-            (st = yolo_conv_block_init(ctx, &h->cls_conv[i][1], n1, h->c3, h->c3, 3, 1, YOLO_AUTOPAD, 1, 1,
-                                       YOLO_ACT_DEFAULT)) ||
-            (st = yolo_conv_layer_init(ctx, &h->cls_pred[i], n2, h->c3, nc, 1, 1, 0, 1, true, true)))
-            return st;
-    }
+    yolo_status st = yolo_det_branches_init(ctx, h->box, "cv2", nl, ch, h->c2, 4 * h->reg_max);
+    if (!st) st = yolo_det_branches_init(ctx, h->cls, "cv3", nl, ch, h->c3, nc);
+    if (st) return st;
     if ((st = yolo_conv_layer_init(ctx, &h->dfl, "dfl.conv", h->reg_max, 1, 1, 1, 0, 1, false, false))) return st;
     float w[YOLO_DET_REG_MAX];
     for (int i = 0; i < h->reg_max; i++) w[i] = (float)i;
@@ -77,8 +77,8 @@ yolo_status yolo_det_head_finalize(yolo_module_ctx *ctx, yolo_det_head *h) {
         double s = h->stride[i];
         float b = (float)log(5.0 / h->nc / ((640.0 / s) * (640.0 / s)));
         for (int c = 0; c < h->nc; c++) cls[c] = b;
-        st = yolo_tensor_upload_f32(h->box_pred[i].bias, box, 4 * h->reg_max);
-        if (!st) st = yolo_tensor_upload_f32(h->cls_pred[i].bias, cls, h->nc);
+        st = yolo_tensor_upload_f32(h->box[i].pred.bias, box, 4 * h->reg_max);
+        if (!st) st = yolo_tensor_upload_f32(h->cls[i].pred.bias, cls, h->nc);
     }
     free(cls);
     return st;
@@ -88,12 +88,9 @@ yolo_status yolo_det_head_raw(const yolo_forward_ctx *f, yolo_det_head *h, int n
                                           yolo_tensor **raw) {
     if (n_in != h->nl) return yolo_error(YOLO_ERR_ARG, "Detect: %d inputs, built for %d", n_in, h->nl);
     for (int i = 0; i < h->nl; i++) {
-        yolo_tensor *a = yolo_conv_block_forward(f, &h->box_conv[i][0], in[i]);
-        a = yolo_conv_layer_forward(f, &h->box_pred[i], yolo_conv_block_forward(f, &h->box_conv[i][1], a));
-        yolo_tensor *b = yolo_conv_block_forward(f, &h->cls_conv[i][0], in[i]);
-        b = yolo_conv_layer_forward(f, &h->cls_pred[i], yolo_conv_block_forward(f, &h->cls_conv[i][1], b));
-        yolo_tensor *parts[2] = {a, b};
-        raw[i] = a && b ? yolo_concat(f->graph, 2, parts, 1) : NULL;
+        yolo_tensor *parts[2] = {yolo_det_branch_forward(f, &h->box[i], in[i]),
+                                 yolo_det_branch_forward(f, &h->cls[i], in[i])};
+        raw[i] = parts[0] && parts[1] ? yolo_concat(f->graph, 2, parts, 1) : NULL;
         if (!raw[i]) return yolo_graph_status(f->graph) ? yolo_graph_status(f->graph) : YOLO_ERR_SHAPE;
     }
     return YOLO_OK;
@@ -109,19 +106,20 @@ yolo_tensor *yolo_det_flatten_levels(yolo_graph *g, int nl, yolo_tensor *const *
     return nl == 1 ? flat[0] : yolo_concat(g, nl, flat, 2);
 }
 
-/* Anchor points (grid cell centres) and per-anchor strides for the level
- * sizes of `raw`, cached per size (graphs built earlier keep theirs). */
-static yolo_det_anchor_cache *anchors_for(yolo_graph *g, yolo_det_head *h, yolo_tensor *const *raw) {
+yolo_det_anchor_cache *yolo_det_head_anchors(yolo_det_head *h, yolo_graph *g, yolo_tensor *const *raw, float offset) {
     yolo_backend *be = yolo_graph_backend(g);
     for (int c = 0; c < h->n_cache; c++) {
         yolo_det_anchor_cache *e = &h->cache[c];
-        bool same = e->backend == be;
+        bool same = e->backend == be && e->offset == offset;
         for (int i = 0; i < h->nl && same; i++)
             same = e->hw[i][0] == raw[i]->shape[2] && e->hw[i][1] == raw[i]->shape[3];
         if (same) return e;
     }
     yolo_det_anchor_cache *grown = realloc(h->cache, sizeof(*grown) * (size_t)(h->n_cache + 1));
-    if (!grown) return NULL;
+    if (!grown) {
+        yolo_error(YOLO_ERR_NOMEM, "Detect: cannot grow the anchor cache");
+        return NULL;
+    }
     h->cache = grown;
     yolo_det_anchor_cache *e = &h->cache[h->n_cache];
     memset(e, 0, sizeof(*e));
@@ -134,6 +132,7 @@ static yolo_det_anchor_cache *anchors_for(yolo_graph *g, yolo_det_head *h, yolo_
     float *xy = malloc(sizeof(float) * (size_t)(3 * total));
     int64_t ashape[2] = {2, total}, sshape[2] = {1, total};
     e->backend = be;
+    e->offset = offset;
     e->anchors = yolo_tensor_new(be, "detect.anchors", YOLO_F32, 2, ashape, false);
     e->strides = yolo_tensor_new(be, "detect.strides", YOLO_F32, 2, sshape, false);
     if (!xy || !e->anchors || !e->strides) goto fail;
@@ -141,8 +140,8 @@ static yolo_det_anchor_cache *anchors_for(yolo_graph *g, yolo_det_head *h, yolo_
     for (int i = 0; i < h->nl; i++)
         for (int64_t y = 0; y < e->hw[i][0]; y++)
             for (int64_t x = 0; x < e->hw[i][1]; x++, k++) {
-                xy[k] = (float)x + 0.5f;
-                xy[total + k] = (float)y + 0.5f;
+                xy[k] = (float)x + offset;
+                xy[total + k] = (float)y + offset;
                 xy[2 * total + k] = (float)h->stride[i];
             }
     if (yolo_tensor_upload_f32(e->anchors, xy, 2 * total) || yolo_tensor_upload_f32(e->strides, xy + 2 * total, total))
@@ -154,6 +153,7 @@ fail:
     free(xy);
     yolo_tensor_free(e->anchors);
     yolo_tensor_free(e->strides);
+    yolo_error(YOLO_ERR_NOMEM, "Detect: cannot create the anchor tensors");
     return NULL;
 }
 
@@ -161,11 +161,8 @@ yolo_tensor *yolo_det_head_decode(const yolo_forward_ctx *f, yolo_det_head *h, y
     yolo_graph *g = f->graph;
     yolo_tensor *x = yolo_det_flatten_levels(g, h->nl, raw);
     if (!x) return NULL;
-    yolo_det_anchor_cache *e = anchors_for(g, h, raw);
-    if (!e) {
-        yolo_error(YOLO_ERR_NOMEM, "Detect: cannot create the anchor tensors");
-        return NULL;
-    }
+    yolo_det_anchor_cache *e = yolo_det_head_anchors(h, g, raw, 0.5f);
+    if (!e) return NULL;
     int64_t n = x->shape[0], a = x->shape[2];
     yolo_tensor *box = yolo_slice(g, x, 1, 0, 4 * h->reg_max);
     yolo_tensor *cls = yolo_slice(g, x, 1, 4 * h->reg_max, h->nc);

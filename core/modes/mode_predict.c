@@ -12,12 +12,11 @@
 #include "cli/modes.h"
 #include "data/image.h"
 #include "data/vfs.h"
+#include "modes/load_model.h"
 #include "train/model_graph.h"
 #include "train/predict_pictures.h"
 #include "train/train_log.h"
-#include "train/session.h"
-
-yolo_status yolo_session_load_model(yolo_session *s);
+#include "util/json_write.h"
 
 static bool is_image_name(const char *name) {
     static const char *const exts[] = {".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp"};
@@ -93,16 +92,6 @@ static void stem_of(const char *path, char *out, size_t size) {
     if (dot) *dot = '\0';
 }
 
-static void json_string(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", *s);
-        else fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 typedef struct predictor {
     yolo_session s;
     yolo_vfs *vfs;
@@ -154,7 +143,7 @@ static yolo_status predict_one(predictor *p, int64_t k, const char *labels_dir) 
         return YOLO_OK;
     }
     double t0 = yolo_seconds_now(), times[3] = {0};
-    int size = p->s.imgsz;
+    int size = p->s.set.run.imgsz;
     int64_t index = k;
     int32_t cls = -1;
     yolo_aug_record aug = {0};
@@ -189,7 +178,7 @@ static yolo_status predict_one(predictor *p, int64_t k, const char *labels_dir) 
             if (fclose(f) != 0) st = yolo_error(YOLO_ERR_IO, "%s: write failed", txt_path);
         }
         fprintf(p->json, "%s{\"image\": ", k ? ",\n " : "");
-        json_string(p->json, path);
+        yolo_json_write_string(p->json, path);
         fprintf(p->json, ", \"width\": %d, \"height\": %d, \"result\": %s}", image.width, image.height,
                 text.json ? text.json : "null");
     }
@@ -201,16 +190,17 @@ static yolo_status predict_one(predictor *p, int64_t k, const char *labels_dir) 
 yolo_status yolo_mode_predict(const yolo_mode_context *ctx) {
     predictor p;
     memset(&p, 0, sizeof p);
-    yolo_status st = yolo_session_open(ctx, &p.s, false, NULL);
-    const char *source = NULL;
-    if (!st && !(source = yolo_cfg_string(p.s.cfg, "source", &st)) && !st)
+    yolo_session_options so = {.need_data = false, .concerns = YOLO_SETTINGS_PREDICT | YOLO_SETTINGS_PICTURES};
+    yolo_status st = yolo_session_open(ctx, &p.s, &so);
+    const char *source = st ? NULL : p.s.set.predict.source;
+    if (!st && !source)
         st = yolo_error(YOLO_ERR_CONFIG, "source: nothing to predict on (source=images/, a file or an archive)");
     if (!st) st = yolo_session_load_model(&p.s);
     if (!st) st = list_sources(&p, source);
-    if (!st) st = yolo_model_graph_build(p.s.model, 1, p.s.imgsz, p.s.imgsz, false, &p.mg);
+    if (!st) st = yolo_model_graph_build(p.s.model, 1, p.s.set.run.imgsz, p.s.set.run.imgsz, false, &p.mg);
     if (!st) st = p.s.hooks->metrics_create(&p.s.tctx, &p.state);
     if (!st) st = yolo_session_make_run_dir(&p.s);
-    if (!st) st = yolo_predict_pictures_open(&p.pictures, p.s.task, &p.s.tctx, p.s.run_dir);
+    if (!st) st = yolo_predict_pictures_open(&p.pictures, p.s.task, &p.s.tctx, &p.s.set.pictures, p.s.run_dir);
     char labels_dir[1200], json_path[1200];
     snprintf(labels_dir, sizeof labels_dir, "%s/labels", p.s.run_dir);
     snprintf(json_path, sizeof json_path, "%s/predictions.json", p.s.run_dir);

@@ -9,18 +9,20 @@
 
 #include "cli/modes.h"
 #include "plugin/plugin_loader.h"
+#include "settings/settings.h"
 #include "yolo/model.h"
 
 yolo_status yolo_mode_info(const yolo_mode_context *ctx) {
-    const char *model = NULL;
-    int64_t imgsz = 640, seed = 0;
-    if (yolo_config_get_string(ctx->config, "model", &model) || !model)
-        model = ctx->task ? ctx->task->default_model : NULL;
+    /* the run settings as given, unchecked: info only counts, any size will do */
+    yolo_settings set;
+    yolo_status st = yolo_settings_fill(ctx->config, YOLO_SETTINGS_RUN, &set);
+    if (st) return st;
+    const char *model = set.run.model;
+    if (!model) model = ctx->task ? ctx->task->default_model : NULL;
     if (!model) return yolo_error(YOLO_ERR_CONFIG, "info: no model= given and the task has no default model");
-    if (yolo_config_get_int(ctx->config, "imgsz", &imgsz) || imgsz < 32) imgsz = 640;
-    if (yolo_config_get_int(ctx->config, "seed", &seed)) seed = 0;
+    int64_t imgsz = set.run.imgsz < 32 ? 640 : set.run.imgsz, seed = set.run.seed;
     yolo_backend *be = NULL;
-    yolo_status st = yolo_backend_create("cpu", 1, &be); /* counting runs nothing */
+    st = yolo_backend_create("cpu", 1, &be); /* counting runs nothing */
     if (st) return st;
     const yolo_task *tasks[1] = {ctx->task};
     yolo_model_options opt = {.tasks = tasks, .n_tasks = ctx->task ? 1 : 0, .seed = (uint64_t)seed, .log = stdout};

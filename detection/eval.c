@@ -235,9 +235,6 @@ void yolo_det_print_table(FILE *f, const yolo_det_eval *e, const yolo_ap_stats *
 
 /* ---- JSON ---- */
 
-/* A number as Python prints round(x, 5). */
-static double round5(double x) { return round(x * 1e5) / 1e5; }
-
 void yolo_write_json_string(FILE *f, const char *text) {
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)(text ? text : ""); *p; p++) {
@@ -255,8 +252,8 @@ void yolo_det_write_json(FILE *f, const yolo_det_eval *e, const yolo_detection *
     char buf[32];
     fprintf(f, "\"class\": %d, \"name\": ", (int)d->cls);
     yolo_write_json_string(f, yolo_det_eval_class_name(e, d->cls, buf, sizeof buf));
-    fprintf(f, ", \"confidence\": %.10g, \"box\": [%.10g, %.10g, %.10g, %.10g]", round5(d->score), round5(d->box[0]),
-            round5(d->box[1]), round5(d->box[2]), round5(d->box[3]));
+    fprintf(f, ", \"confidence\": %.10g, \"box\": [%.10g, %.10g, %.10g, %.10g]", yolo_round5(d->score),
+            yolo_round5(d->box[0]), yolo_round5(d->box[1]), yolo_round5(d->box[2]), yolo_round5(d->box[3]));
 }
 
 yolo_status yolo_ap_kinds_pack(const char *who, yolo_ap_stats *const *kinds, int n, void **bytes, size_t *size) {

@@ -1,0 +1,17 @@
+/* The model val and predict evaluate (load_model.h). */
+#include <stdio.h>
+
+#include "modes/load_model.h"
+#include "train/checkpoint.h"
+
+yolo_status yolo_session_load_model(yolo_session *s) {
+    const char *model = s->set.run.model;
+    yolo_status st;
+    if (yolo_is_checkpoint_path(model)) st = yolo_model_from_checkpoint(s, model, &s->model);
+    else {
+        st = yolo_session_build_model(s, model, &s->model);
+        if (!st) printf("WARNING: model=%s is a model yaml: its weights are untrained\n", s->model_name);
+    }
+    s->tctx.model = s->model;
+    return st;
+}

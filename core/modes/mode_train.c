@@ -1,0 +1,11 @@
+/* `yolo train`: the trainer (train/trainer.h) set up, run and closed. */
+#include "cli/modes.h"
+#include "train/trainer.h"
+
+yolo_status yolo_mode_train(const yolo_mode_context *ctx) {
+    yolo_trainer t;
+    yolo_status st = yolo_trainer_open(&t, ctx);
+    if (!st) st = yolo_trainer_run(&t);
+    yolo_trainer_close(&t);
+    return st;
+}

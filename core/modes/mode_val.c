@@ -1,0 +1,44 @@
+/* `yolo val`: metrics of a trained model (model=best.ckpt) on a split of a
+ * data yaml, with the task's per-class table. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/modes.h"
+#include "data/dataset.h"
+#include "modes/load_model.h"
+#include "train/validate.h"
+
+yolo_status yolo_mode_val(const yolo_mode_context *ctx) {
+    yolo_session s;
+    yolo_session_options so = {.need_data = true, .concerns = YOLO_SETTINGS_VAL | YOLO_SETTINGS_PICTURES};
+    yolo_status st = yolo_session_open(ctx, &s, &so);
+    if (!st) st = yolo_session_load_model(&s);
+    const yolo_run_settings *run = &s.set.run;
+    yolo_dataset *ds = NULL;
+    yolo_dataset_options dopt = {.threads = run->workers > 0 ? run->workers : 1};
+    if (!st) st = yolo_session_make_run_dir(&s);
+    if (!st) st = yolo_dataset_open(&s.data, s.set.val.split, &s.hooks->data, &dopt, &ds);
+    if (!st) {
+        char line[256];
+        yolo_dataset_summary(ds, line, sizeof line);
+        printf("%s\n", line);
+        yolo_validator v;
+        yolo_validator_init(&v, s.hooks, &s.tctx, ds, s.model, run->batch, run->workers, run->imgsz, (uint64_t)run->seed);
+        v.task = s.task;
+        v.print_confusion = true;
+        v.plot_dir = s.set.pictures.plots ? s.run_dir : NULL;
+        v.json_dir = s.set.pictures.save_json ? s.run_dir : NULL;
+        yolo_val_result r;
+        st = yolo_validator_run(&v, stdout, &r);
+        yolo_validator_release(&v);
+        if (!st) {
+            printf("Speed: %.1f ms per image (%lld images in %.2f s on %s)\n",
+                   r.images ? 1000.0 * r.seconds / (double)r.images : 0.0, (long long)r.images, r.seconds,
+                   yolo_backend_name(s.backend));
+            printf("Results saved to %s\n", s.run_dir);
+        }
+    }
+    yolo_dataset_free(ds);
+    yolo_session_close(&s);
+    return st;
+}

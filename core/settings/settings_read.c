@@ -1,0 +1,153 @@
+/* Filling the settings from the merged configuration (settings.h): the
+ * table's SETTING rows store each value, then each concern is checked and
+ * its derived fields set, in one place. */
+#include <string.h>
+
+#include "settings/settings.h"
+
+static yolo_status read_row(const yolo_config *cfg, const yolo_key_reader *row, char *field) {
+    yolo_status st = YOLO_OK;
+    int64_t i = 0;
+    double f = 0;
+    switch (row->kind) {
+    case YOLO_SETTING_INT:
+        st = yolo_config_get_int(cfg, row->key, &i);
+        *(int *)field = (int)i;
+        break;
+    case YOLO_SETTING_INT64:
+        st = yolo_config_get_int(cfg, row->key, &i);
+        *(int64_t *)field = i;
+        break;
+    case YOLO_SETTING_DOUBLE:
+        st = yolo_config_get_float(cfg, row->key, &f);
+        *(double *)field = f;
+        break;
+    case YOLO_SETTING_FLOAT:
+        st = yolo_config_get_float(cfg, row->key, &f);
+        *(float *)field = (float)f;
+        break;
+    case YOLO_SETTING_BOOL: st = yolo_config_get_bool(cfg, row->key, (bool *)field); break;
+    case YOLO_SETTING_STRING:
+        *(const char **)field = NULL;
+        if (!yolo_config_is_null(cfg, row->key)) st = yolo_config_get_string(cfg, row->key, (const char **)field);
+        break;
+    case YOLO_SETTING_VALUE: st = yolo_config_get(cfg, row->key, (yolo_config_value *)field); break;
+    }
+    return st;
+}
+
+/* Where a concern's struct lives. */
+static char *concern_base(yolo_settings_concern c, yolo_settings *s, yolo_launch_settings *launch) {
+    switch (c) {
+    case YOLO_SETTINGS_LAUNCH: return (char *)launch;
+    case YOLO_SETTINGS_RUN: return s ? (char *)&s->run : NULL;
+    case YOLO_SETTINGS_OPTIM: return s ? (char *)&s->optim : NULL;
+    case YOLO_SETTINGS_LOADER: return s ? (char *)&s->loader : NULL;
+    case YOLO_SETTINGS_CHECKPOINT: return s ? (char *)&s->checkpoint : NULL;
+    case YOLO_SETTINGS_VAL: return s ? (char *)&s->val : NULL;
+    case YOLO_SETTINGS_PREDICT: return s ? (char *)&s->predict : NULL;
+    case YOLO_SETTINGS_DIST: return s ? (char *)&s->dist : NULL;
+    case YOLO_SETTINGS_PICTURES: return s ? (char *)&s->pictures : NULL;
+    }
+    return NULL;
+}
+
+static yolo_status fill_rows(const yolo_config *cfg, unsigned concerns, yolo_settings *s, yolo_launch_settings *launch) {
+    for (int k = 0; k < yolo_settings_key_count; k++) {
+        const yolo_key_reader *row = &yolo_settings_keys[k];
+        if (row->use != YOLO_KEY_SETTING || !(row->concern & concerns)) continue;
+        char *base = concern_base(row->concern, s, launch);
+        if (!base) continue;
+        yolo_status st = read_row(cfg, row, base + row->offset);
+        if (st) return st;
+    }
+    return YOLO_OK;
+}
+
+yolo_status yolo_settings_fill(const yolo_config *cfg, unsigned concerns, yolo_settings *out) {
+    memset(out, 0, sizeof *out);
+    yolo_augment_defaults(&out->loader.augment);
+    return fill_rows(cfg, concerns & ~(unsigned)YOLO_SETTINGS_LAUNCH, out, NULL);
+}
+
+yolo_status yolo_settings_fill_launch(const yolo_config *cfg, yolo_launch_settings *out) {
+    memset(out, 0, sizeof *out);
+    return fill_rows(cfg, YOLO_SETTINGS_LAUNCH, NULL, out);
+}
+
+/* ---- each concern's checks and derived fields ---- */
+
+static yolo_status check_run(const yolo_run_settings *r) {
+    if (r->imgsz < 32 || r->imgsz % 32)
+        return yolo_error(YOLO_ERR_CONFIG, "imgsz=%d: must be a positive multiple of 32 (the model's largest stride)",
+                          r->imgsz);
+    if (r->batch < 1) return yolo_error(YOLO_ERR_CONFIG, "batch=%d: must be >= 1 (AutoBatch is not built yet)", r->batch);
+    return YOLO_OK;
+}
+
+static yolo_status check_optim(const yolo_optim_settings *o) {
+    if (o->epochs < 1) return yolo_error(YOLO_ERR_CONFIG, "epochs=%d: must be >= 1", o->epochs);
+    if (o->nbs < 1) return yolo_error(YOLO_ERR_CONFIG, "nbs=%d: must be >= 1", o->nbs);
+    return YOLO_OK;
+}
+
+static yolo_status check_loader(yolo_loader_settings *l, int imgsz) {
+    l->augment.imgsz = imgsz;
+    const yolo_config_value *c = &l->cache;
+    const char *cache = c->kind == YOLO_VALUE_STRING ? c->s : (c->kind == YOLO_VALUE_BOOL && c->b ? "ram" : NULL);
+    if (cache && strcmp(cache, "ram") != 0)
+        return yolo_error(YOLO_ERR_CONFIG, "cache=%s: only cache=ram (or true) is built", cache);
+    l->cache_ram = cache != NULL;
+    return YOLO_OK;
+}
+
+static void derive_checkpoint(const yolo_config *cfg, yolo_checkpoint_settings *c) {
+    /* best.ckpt stores the EMA in fp16 unless half=False is given explicitly */
+    c->half_best = c->half || yolo_config_layer_of(cfg, "half") == YOLO_CONFIG_LAYER_DEFAULT;
+}
+
+static void derive_val(yolo_val_settings *v) {
+    v->split = YOLO_SPLIT_VAL;
+    if (v->split_name && strcmp(v->split_name, "test") == 0) v->split = YOLO_SPLIT_TEST;
+    if (v->split_name && strcmp(v->split_name, "train") == 0) v->split = YOLO_SPLIT_TRAIN;
+}
+
+/* Compared as args.yaml writes them; a checkpoint's args repeat the
+ * defaults, so "given" alone would not do. */
+yolo_status yolo_settings_check_refused(const yolo_config *cfg, const yolo_key_reader *rows, int n) {
+    yolo_config *defaults = NULL;
+    yolo_status st = YOLO_OK;
+    for (int k = 0; k < n && !st; k++) {
+        if (rows[k].use != YOLO_KEY_REFUSED || yolo_config_layer_of(cfg, rows[k].key) <= YOLO_CONFIG_LAYER_DEFAULT) continue;
+        char now[256], was[256];
+        if (!defaults) st = yolo_config_new(&defaults);
+        if (!st) st = yolo_config_format(cfg, rows[k].key, now, sizeof now);
+        if (!st) st = yolo_config_format(defaults, rows[k].key, was, sizeof was);
+        if (!st && strcmp(now, was) != 0)
+            st = yolo_error(YOLO_ERR_CONFIG, "%s=%s (%s): not supported (%s); leave it at %s", rows[k].key, now,
+                            yolo_config_source(cfg, rows[k].key), rows[k].reader, was);
+    }
+    yolo_config_free(defaults);
+    return st;
+}
+
+static yolo_status check_pictures(const yolo_picture_settings *p) {
+    const yolo_config_value *lw = &p->line_width;
+    if (lw->kind == YOLO_VALUE_NULL) return YOLO_OK;
+    double v = lw->kind == YOLO_VALUE_INT ? (double)lw->i : lw->kind == YOLO_VALUE_FLOAT ? lw->f : 0;
+    if (v <= 0) return yolo_error(YOLO_ERR_CONFIG, "line_width=%g: must be > 0 pixels (or null: from each image's size)", v);
+    return YOLO_OK;
+}
+
+yolo_status yolo_settings_read(const yolo_config *cfg, unsigned concerns, yolo_settings *out) {
+    yolo_status st = yolo_settings_check_refused(cfg, yolo_settings_keys, yolo_settings_key_count);
+    if (!st) st = yolo_settings_fill(cfg, concerns, out);
+    if (st) return st;
+    if ((concerns & YOLO_SETTINGS_RUN) && (st = check_run(&out->run))) return st;
+    if ((concerns & YOLO_SETTINGS_OPTIM) && (st = check_optim(&out->optim))) return st;
+    if ((concerns & YOLO_SETTINGS_LOADER) && (st = check_loader(&out->loader, out->run.imgsz))) return st;
+    if (concerns & YOLO_SETTINGS_CHECKPOINT) derive_checkpoint(cfg, &out->checkpoint);
+    if (concerns & YOLO_SETTINGS_VAL) derive_val(&out->val);
+    if ((concerns & YOLO_SETTINGS_PICTURES) && (st = check_pictures(&out->pictures))) return st;
+    return YOLO_OK;
+}

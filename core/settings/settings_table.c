@@ -1,0 +1,144 @@
+/* Every key of default.yaml and what reads it (settings.h). A SETTING row
+ * is the reader itself: yolo_settings_fill stores the key's value at that
+ * offset. The other rows say who reads the key instead, or that nobody
+ * does yet: NOT_IMPLEMENTED rows are the keys issue 14 is to give
+ * behaviour (or refuse); flip a row when its key gets a reader. */
+#include <string.h>
+
+#include "settings/settings.h"
+
+#define FIELD(key, concern, type, field, kind)                                                                 \
+    {key, YOLO_KEY_SETTING, concern, offsetof(type, field), kind, #type "." #field}
+#define LAUNCH(key, field, kind) FIELD(key, YOLO_SETTINGS_LAUNCH, yolo_launch_settings, field, kind)
+#define RUN(key, field, kind) FIELD(key, YOLO_SETTINGS_RUN, yolo_run_settings, field, kind)
+#define OPTIM(key, field, kind) FIELD(key, YOLO_SETTINGS_OPTIM, yolo_optim_settings, field, kind)
+#define LOADER(key, field, kind) FIELD(key, YOLO_SETTINGS_LOADER, yolo_loader_settings, field, kind)
+#define AUGMENT(key) LOADER(#key, augment.key, YOLO_SETTING_FLOAT)
+#define CKPT(key, field, kind) FIELD(key, YOLO_SETTINGS_CHECKPOINT, yolo_checkpoint_settings, field, kind)
+#define VAL(key, field, kind) FIELD(key, YOLO_SETTINGS_VAL, yolo_val_settings, field, kind)
+#define PREDICT(key, field, kind) FIELD(key, YOLO_SETTINGS_PREDICT, yolo_predict_settings, field, kind)
+#define DIST(key, field, kind) FIELD(key, YOLO_SETTINGS_DIST, yolo_dist_settings, field, kind)
+#define PICTURES(key, field, kind) FIELD(key, YOLO_SETTINGS_PICTURES, yolo_picture_settings, field, kind)
+#define CORE(key, reader) {key, YOLO_KEY_CORE, 0, 0, 0, reader}
+#define PLUGIN(key, reader) {key, YOLO_KEY_TASK_PLUGIN, 0, 0, 0, reader}
+#define NOT_IMPLEMENTED(key) {key, YOLO_KEY_NOT_IMPLEMENTED, 0, 0, 0, "accepted, not implemented yet (issue 14)"}
+/* (none yet) a value other than the default is an error saying `why` */
+#define REFUSED(key, why) {key, YOLO_KEY_REFUSED, 0, 0, 0, why}
+
+#define I YOLO_SETTING_INT
+#define I64 YOLO_SETTING_INT64
+#define D YOLO_SETTING_DOUBLE
+#define B YOLO_SETTING_BOOL
+#define S YOLO_SETTING_STRING
+#define V YOLO_SETTING_VALUE
+
+/* The detection toolkit (libyolo-detection's eval and criterion) is read by
+ * the box-based plugins, never by the core. */
+#define DETECTION_EVAL "detection eval settings (yolo_det_eval), read by the detect/segment plugins"
+
+const yolo_key_reader yolo_settings_keys[] = {
+    CORE("task", "the CLI: which task plugin to load (cli/cli_config.c); the run directory's default project"),
+    CORE("mode", "the CLI: which mode to run (cli/cli_config.c); the run directory's default name; the "
+                 "detection eval settings (val or predict thresholds)"),
+    LAUNCH("model", model, S),
+    RUN("model", model, S),
+    RUN("data", data, S),
+    OPTIM("epochs", epochs, I),
+    NOT_IMPLEMENTED("time"),
+    OPTIM("patience", patience, I),
+    RUN("batch", batch, I),
+    RUN("imgsz", imgsz, I),
+    CKPT("save", save, B),
+    PICTURES("save", save, B),
+    CKPT("save_period", save_period, I),
+    LOADER("cache", cache, V),
+    RUN("device", device, S),
+    CORE("device", "yolo_dist_requested_world (dist/launch.c): how many ranks the CLI re-launches under mpirun"),
+    RUN("workers", workers, I),
+    RUN("threads", threads, I),
+    LAUNCH("project", project, S),
+    CORE("project", "yolo_config_make_run_dir (cfg/config_output.c): the run directory"),
+    CORE("name", "yolo_config_make_run_dir (cfg/config_output.c): the run directory"),
+    CORE("exist_ok", "yolo_config_make_run_dir (cfg/config_output.c): the run directory"),
+    CKPT("pretrained", pretrained, V),
+    OPTIM("optimizer", optimizer, S),
+    PLUGIN("verbose", DETECTION_EVAL),
+    RUN("seed", seed, I64),
+    NOT_IMPLEMENTED("deterministic"),
+    PLUGIN("single_cls", DETECTION_EVAL),
+    NOT_IMPLEMENTED("rect"),
+    OPTIM("cos_lr", cos_lr, B),
+    LOADER("close_mosaic", augment.close_mosaic, I),
+    LAUNCH("resume", resume, V),
+    NOT_IMPLEMENTED("amp"),
+    NOT_IMPLEMENTED("fraction"),
+    NOT_IMPLEMENTED("profile"),
+    NOT_IMPLEMENTED("freeze"),
+    NOT_IMPLEMENTED("multi_scale"),
+    PLUGIN("overlap_mask", "the segment plugin (its loss and targets)"),
+    PLUGIN("mask_ratio", "the segment plugin (its loss and targets)"),
+    PLUGIN("dropout", "the classify plugin (its head)"),
+    LAUNCH("world", world, I),
+    CORE("world", "yolo_dist_requested_world (dist/launch.c): how many ranks the CLI re-launches under mpirun"),
+    LAUNCH("dist_timeout", dist_timeout, D),
+    DIST("dist_bucket_mb", bucket_mb, D),
+    DIST("sync_bn", sync_bn, B),
+    VAL("val", val, B),
+    VAL("split", split_name, S),
+    PICTURES("save_json", save_json, B),
+    PLUGIN("conf", DETECTION_EVAL),
+    PLUGIN("iou", DETECTION_EVAL),
+    PLUGIN("max_det", DETECTION_EVAL),
+    CKPT("half", half, B),
+    PICTURES("plots", plots, B),
+    PREDICT("source", source, S),
+    PLUGIN("agnostic_nms", DETECTION_EVAL),
+    PLUGIN("classes", DETECTION_EVAL "; the classify plugin"),
+    PICTURES("retina_masks", retina_masks, B),
+    NOT_IMPLEMENTED("save_txt"),
+    PLUGIN("save_conf", DETECTION_EVAL),
+    PICTURES("save_crop", save_crop, B),
+    PICTURES("show_labels", show_labels, B),
+    PICTURES("show_conf", show_conf, B),
+    PICTURES("show_boxes", show_boxes, B),
+    PICTURES("line_width", line_width, V),
+    OPTIM("lr0", lr0, D),
+    OPTIM("lrf", lrf, D),
+    OPTIM("momentum", momentum, D),
+    OPTIM("weight_decay", weight_decay, D),
+    OPTIM("warmup_epochs", warmup_epochs, D),
+    OPTIM("warmup_momentum", warmup_momentum, D),
+    OPTIM("warmup_bias_lr", warmup_bias_lr, D),
+    PLUGIN("box", "the detection criterion (yolo_det_criterion), read by the detect/segment plugins"),
+    PLUGIN("cls", "the detection criterion (yolo_det_criterion), read by the detect/segment plugins"),
+    PLUGIN("dfl", "the detection criterion (yolo_det_criterion), read by the detect/segment plugins"),
+    PLUGIN("label_smoothing", "the classify plugin (its loss)"),
+    OPTIM("nbs", nbs, I),
+    AUGMENT(hsv_h),
+    AUGMENT(hsv_s),
+    AUGMENT(hsv_v),
+    AUGMENT(degrees),
+    AUGMENT(translate),
+    AUGMENT(scale),
+    AUGMENT(shear),
+    AUGMENT(perspective),
+    AUGMENT(flipud),
+    AUGMENT(fliplr),
+    NOT_IMPLEMENTED("bgr"),
+    AUGMENT(mosaic),
+    AUGMENT(mixup),
+    NOT_IMPLEMENTED("copy_paste"),
+    NOT_IMPLEMENTED("copy_paste_mode"),
+    NOT_IMPLEMENTED("auto_augment"),
+    AUGMENT(erasing),
+    AUGMENT(crop_fraction),
+    CORE("cfg", "the CLI: a yaml merged as the cfg layer (cli/cli_config.c)"),
+};
+
+const int yolo_settings_key_count = (int)(sizeof yolo_settings_keys / sizeof yolo_settings_keys[0]);
+
+const yolo_key_reader *yolo_settings_find_key(const char *key, int *index) {
+    for (; *index < yolo_settings_key_count; (*index)++)
+        if (strcmp(yolo_settings_keys[*index].key, key) == 0) return &yolo_settings_keys[(*index)++];
+    return NULL;
+}

@@ -1,0 +1,182 @@
+/* The training loop (trainer.h): epochs of batches, each forward, the
+ * task's loss, backward and (every `accumulate` batches) the optimizer and
+ * EMA steps under Ultralytics' warmup and schedule; after each epoch
+ * validation, results, checkpoints, patience and the stop request. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "train/schedule.h"
+#include "train/stop.h"
+#include "train/trainer.h"
+
+static double memory_gb(const yolo_trainer *t) { return (double)yolo_backend_peak_bytes(t->s.backend) / 1e9; }
+
+/* One epoch from batch `first`; mean loss items into items. */
+static yolo_status train_epoch(yolo_trainer *t, int epoch, int64_t first, float *items) {
+    const yolo_task_hooks *h = t->s.hooks;
+    const yolo_optim_settings *o = &t->optim;
+    int close_mosaic = t->s.set.loader.augment.close_mosaic;
+    int64_t nb = yolo_loader_num_batches(t->loader);
+    int64_t nw = o->warmup_epochs > 0 ? (int64_t)fmax(round(o->warmup_epochs * nb), 100.0) : -1;
+    double lf = yolo_lr_factor(epoch, o->epochs, o->lrf, o->cos_lr);
+    double nbs_over_batch = (double)o->nbs / t->s.set.run.batch;
+    int accumulate = (int)fmax(round(nbs_over_batch), 1.0);
+    for (int gi = 0; gi < YOLO_PARAM_GROUPS; gi++) t->opt->lr[gi] = (float)(t->opt->initial_lr * lf);
+    yolo_status st = yolo_loader_start_epoch(t->loader, epoch, first);
+    if (st) return st;
+    if (first == 0) memset(t->loss_sums, 0, sizeof t->loss_sums);
+    if (epoch == o->epochs - close_mosaic && close_mosaic > 0) printf("Closing dataloader mosaic\n");
+    yolo_progress_header(stdout, h->n_loss_items, h->loss_names);
+    yolo_progress bar;
+    yolo_progress_begin(&bar, stdout, epoch, o->epochs, nb, h->n_loss_items, h->loss_names);
+    double *sums = t->loss_sums;
+    for (int64_t k = 0; k < h->n_loss_items; k++) items[k] = first > 0 ? (float)(sums[k] / (double)first) : 0.0f;
+    for (int64_t i = first;; i++) {
+        if (i < nb && i > first && t->stop_agreed) {
+            yolo_progress_end(&bar);
+            return yolo_trainer_stop_mid_epoch(t, epoch, i);
+        }
+        yolo_batch *batch = NULL;
+        st = yolo_loader_next(t->loader, &batch);
+        if (st || !batch) break;
+        int64_t ni = i + nb * epoch;
+        if (ni <= nw) { /* warmup: lr, momentum and accumulation ramp up */
+            accumulate = (int)fmax(round(yolo_interp((double)ni, 0, (double)nw, 1.0, nbs_over_batch)), 1.0);
+            for (int gi = 0; gi < YOLO_PARAM_GROUPS; gi++)
+                t->opt->lr[gi] = (float)yolo_interp((double)ni, 0, (double)nw, gi == 0 ? o->warmup_bias_lr : 0.0,
+                                                    t->opt->initial_lr * lf);
+            if (t->opt->kind == YOLO_OPTIMIZER_SGD)
+                t->opt->momentum = (float)yolo_interp((double)ni, 0, (double)nw, o->warmup_momentum, o->momentum);
+        }
+        yolo_model_graph *mg = NULL;
+        st = yolo_graph_cache_get(&t->graphs, batch, &mg);
+        if (!st) st = yolo_model_graph_forward(mg, batch);
+        double loss = 0;
+        float step_items[YOLO_TASK_MAX_ITEMS] = {0};
+        if (!st) {
+            for (int k = 0; k < mg->out.n; k++)
+                memset(mg->host_grad[k].data, 0, (size_t)yolo_tensor_numel(mg->out.t[k]) * sizeof(float));
+            st = h->loss_compute(t->loss_state, batch, mg->out.n, mg->host_out, mg->host_grad, &loss, step_items);
+        }
+        if (!st) st = yolo_model_graph_backward(mg);
+        if (!st) st = yolo_trainer_reduce_step(t, &loss, step_items);
+        if (!st && !isfinite(loss))
+            st = yolo_error(YOLO_ERR_NUMERIC, "the loss is %g at epoch %d, batch %lld (step %lld): training stopped",
+                            loss, epoch + 1, (long long)i + 1, (long long)ni);
+        if (!st && ni - t->last_opt_step >= accumulate) {
+            st = yolo_ddp_allreduce_grads(t->dist, t->opt, &t->buckets);
+            t->allreduce_seconds += t->buckets.seconds;
+            t->allreduce_copy_seconds += t->buckets.copy_seconds;
+            t->allreduce_steps++;
+            if (!st) st = yolo_optimizer_step(t->opt, 10.0f, NULL);
+            if (!st) st = yolo_ema_step(t->ema);
+            t->last_opt_step = ni;
+        }
+        int instances = batch->instances.n > 0 ? batch->instances.n : batch->n;
+        int size = batch->width;
+        yolo_run_plots_train_batch(&t->plots, batch, t->train_set, ni);
+        yolo_loader_release(t->loader, batch);
+        if (st) break;
+        if (t->step_log) {
+            fprintf(t->step_log, "%d %lld", epoch + 1, (long long)i + 1);
+            for (int k = 0; k < h->n_loss_items; k++) fprintf(t->step_log, " %.9g", step_items[k]);
+            fputc('\n', t->step_log);
+        }
+        float means[YOLO_TASK_MAX_ITEMS];
+        for (int k = 0; k < h->n_loss_items; k++) {
+            sums[k] += step_items[k];
+            means[k] = (float)(sums[k] / (double)(i + 1));
+        }
+        memcpy(items, means, sizeof(float) * (size_t)h->n_loss_items);
+        yolo_progress_update(&bar, i + 1, means, instances, size, memory_gb(t));
+    }
+    yolo_progress_end(&bar);
+    return st;
+}
+
+static void print_metrics_line(const yolo_task_hooks *h, const yolo_val_result *r) {
+    printf("val: %lld images in %.1fs:", (long long)r->images, r->seconds);
+    for (int i = 0; i < h->n_metrics; i++) printf(" %s=%.4f", h->metric_names[i], r->metrics[i]);
+    printf(" fitness=%.4f\n", r->fitness);
+}
+
+static yolo_status train(yolo_trainer *t) {
+    const yolo_task_hooks *h = t->s.hooks;
+    const yolo_optim_settings *o = &t->optim;
+    const yolo_run_settings *run = &t->s.set.run;
+    printf("Image sizes %d train, %d val\nUsing %d dataloader workers on %s\nLogging results to %s\n"
+           "%s training for %d epochs...\n",
+           run->imgsz, run->imgsz, run->workers, yolo_backend_name(t->s.backend), t->s.run_dir,
+           t->resuming ? "Resuming" : "Starting", o->epochs);
+    fflush(stdout);
+    double t0 = yolo_seconds_now();
+    yolo_status st = YOLO_OK;
+    int epoch;
+    for (epoch = t->start_epoch; epoch < o->epochs && !st; epoch++) {
+        float items[YOLO_TASK_MAX_ITEMS] = {0};
+        st = train_epoch(t, epoch, epoch == t->start_epoch ? t->first_batch : 0, items);
+        if (st) break;
+        bool final = epoch + 1 == o->epochs;
+        yolo_val_result r = {0};
+        if (t->s.set.val.val || final) {
+            st = yolo_validator_run(&t->validator, NULL, &r);
+            if (st) break;
+            print_metrics_line(h, &r);
+        }
+        if (t->rank == 0) st = yolo_results_csv_append(&t->csv, epoch, items, r.metrics, r.losses, t->opt->lr);
+        bool is_best = r.fitness >= t->best_fitness;
+        if (is_best) {
+            t->best_fitness = r.fitness;
+            t->best_epoch = epoch;
+        }
+        bool stop_early = o->patience > 0 && epoch - t->best_epoch >= o->patience;
+        if (!st) st = yolo_trainer_record_row(t, epoch, items, &r);
+        if (!st) st = yolo_trainer_save_epoch(t, epoch, is_best, final || stop_early);
+        st = yolo_dist_agree(t->dist, st, "saving checkpoints");
+        if (!st) st = yolo_trainer_agree_stop(t);
+        if (st) break;
+        if (t->stop_agreed) {
+            int sig = yolo_stop_signal();
+            bool save = t->s.set.checkpoint.save;
+            return yolo_error(YOLO_ERR_INTERRUPTED, "training stopped by %s after epoch %d%s%s%s",
+                              yolo_stop_signal_name(sig), epoch + 1,
+                              save ? "; continue with 'yolo train resume model=" : " (save=false: no checkpoint)",
+                              save ? t->s.run_dir : "", save ? "/weights/last.ckpt'" : "");
+        }
+        if (stop_early) {
+            printf("Stopping training early as no improvement observed in last %d epochs. Best results observed at "
+                   "epoch %d.\n",
+                   o->patience, t->best_epoch + 1);
+            epoch++;
+            break;
+        }
+    }
+    if (st) return st;
+    double took = yolo_seconds_now() - t0;
+    printf("\n%d epochs completed in %.3f hours.\n", epoch - t->start_epoch, took / 3600.0);
+    if (t->world > 1 && t->allreduce_steps > 0)
+        printf("DDP: gradient all-reduce %.1f ms per optimizer step (%.1f ms of it copying to and from the device; "
+               "the rest is the reduction and waiting for the slowest rank), %lld steps, %.1f%% of the training "
+               "time\n",
+               1e3 * t->allreduce_seconds / (double)t->allreduce_steps,
+               1e3 * t->allreduce_copy_seconds / (double)t->allreduce_steps, (long long)t->allreduce_steps,
+               100.0 * t->allreduce_seconds / took);
+    /* The final table: the last EMA weights, validated once more with the per-class table. */
+    yolo_val_result final = {0};
+    printf("Validating (final EMA weights)...\n");
+    if (t->plots.on) t->validator.plot_dir = t->s.run_dir;
+    st = yolo_validator_run(&t->validator, stdout, &final);
+    if (st) return st;
+    yolo_run_plots_results(&t->plots);
+    yolo_run_plots_close(&t->plots, stdout, t->validator.plot_seconds, t->validator.plot_cpu_seconds);
+    printf("Best fitness %.4f at epoch %d. Results saved to %s\n", t->best_fitness, t->best_epoch + 1, t->s.run_dir);
+    return YOLO_OK;
+}
+
+yolo_status yolo_trainer_run(yolo_trainer *t) {
+    yolo_stop_install();
+    yolo_status st = train(t);
+    yolo_stop_uninstall();
+    return st;
+}
