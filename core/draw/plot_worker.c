@@ -101,11 +101,18 @@ void yolo_plot_worker_submit(yolo_plot_worker *w, yolo_plot_job_fn fn, void *arg
     pthread_mutex_unlock(&w->lock);
 }
 
-void yolo_plot_worker_finish(yolo_plot_worker *w, double *seconds, double *cpu_seconds) {
+void yolo_plot_worker_finish(yolo_plot_worker *w, bool discard, double *seconds, double *cpu_seconds) {
     if (seconds) *seconds = 0;
     if (cpu_seconds) *cpu_seconds = 0;
     if (!w) return;
     pthread_mutex_lock(&w->lock);
+    while (discard && w->head) { /* a run that failed does not wait for its pictures */
+        plot_job *j = w->head;
+        w->head = j->next;
+        if (j->free_fn) j->free_fn(j->arg);
+        free(j);
+    }
+    w->tail = w->head ? w->tail : NULL;
     w->closing = true;
     pthread_cond_signal(&w->wake);
     pthread_mutex_unlock(&w->lock);

@@ -51,8 +51,9 @@ yolo_status yolo_plot_worker_start(yolo_plot_worker **out);
 /* Queues fn(arg); free_fn(arg) runs after it (may be NULL). On a worker
  * that failed to start (NULL) the job runs here and now. */
 void yolo_plot_worker_submit(yolo_plot_worker *w, yolo_plot_job_fn fn, void *arg, void (*free_fn)(void *));
-/* Waits for the queued jobs and ends the thread; *seconds and
- * *cpu_seconds (may be NULL) get the wall and CPU time the jobs took. */
-void yolo_plot_worker_finish(yolo_plot_worker *w, double *seconds, double *cpu_seconds);
+/* Waits for the queued jobs (discard: drops those not started) and ends
+ * the thread; *seconds and *cpu_seconds (may be NULL) get the wall and CPU
+ * time the jobs took. */
+void yolo_plot_worker_finish(yolo_plot_worker *w, bool discard, double *seconds, double *cpu_seconds);
 
 #endif

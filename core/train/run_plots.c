@@ -84,7 +84,7 @@ void yolo_run_plots_results(yolo_run_plots *p) {
 void yolo_run_plots_close(yolo_run_plots *p, FILE *log, double val_seconds, double val_cpu) {
     if (!p->on) return;
     double worker_seconds = 0, worker_cpu = 0, t0 = seconds_now();
-    yolo_plot_worker_finish(p->worker, &worker_seconds, &worker_cpu);
+    yolo_plot_worker_finish(p->worker, log == NULL, &worker_seconds, &worker_cpu);
     p->worker = NULL;
     p->seconds += seconds_now() - t0;
     if (log)

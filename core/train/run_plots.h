@@ -38,8 +38,9 @@ void yolo_run_plots_labels(yolo_run_plots *p, const yolo_dataset *train);
 void yolo_run_plots_train_batch(yolo_run_plots *p, const yolo_batch *batch, const yolo_dataset *ds, int64_t k);
 /* results.png (on the worker). */
 void yolo_run_plots_results(yolo_run_plots *p);
-/* Waits for the worker; prints the plotting times to log (may be NULL),
- * val_seconds / val_cpu the validation's pictures (drawn on this thread). */
+/* Waits for the worker and prints the plotting times to log, val_seconds /
+ * val_cpu being the validation's pictures (drawn on this thread); log NULL
+ * (a run that failed or stopped): drops the pictures not yet started. */
 void yolo_run_plots_close(yolo_run_plots *p, FILE *log, double val_seconds, double val_cpu);
 
 /* In a validation pass that plots (dir non-NULL): val_batch<k>_labels.jpg
