@@ -85,7 +85,6 @@ typedef struct yolo_picture_settings {
     bool save_json;              /* val: COCO predictions.json */
     bool save, save_crop;        /* predict: the drawn images, the crops */
     bool show_labels, show_conf, show_boxes, retina_masks;
-    yolo_config_value line_width; /* null: from each image's size */
 } yolo_picture_settings;
 
 /* DDP settings read with the rest of train's (after the merge). */

@@ -131,14 +131,6 @@ yolo_status yolo_settings_check_refused(const yolo_config *cfg, const yolo_key_r
     return st;
 }
 
-static yolo_status check_pictures(const yolo_picture_settings *p) {
-    const yolo_config_value *lw = &p->line_width;
-    if (lw->kind == YOLO_VALUE_NULL) return YOLO_OK;
-    double v = lw->kind == YOLO_VALUE_INT ? (double)lw->i : lw->kind == YOLO_VALUE_FLOAT ? lw->f : 0;
-    if (v <= 0) return yolo_error(YOLO_ERR_CONFIG, "line_width=%g: must be > 0 pixels (or null: from each image's size)", v);
-    return YOLO_OK;
-}
-
 yolo_status yolo_settings_read(const yolo_config *cfg, unsigned concerns, yolo_settings *out) {
     yolo_status st = yolo_settings_check_refused(cfg, yolo_settings_keys, yolo_settings_key_count);
     if (!st) st = yolo_settings_fill(cfg, concerns, out);
@@ -148,6 +140,5 @@ yolo_status yolo_settings_read(const yolo_config *cfg, unsigned concerns, yolo_s
     if ((concerns & YOLO_SETTINGS_LOADER) && (st = check_loader(&out->loader, out->run.imgsz))) return st;
     if (concerns & YOLO_SETTINGS_CHECKPOINT) derive_checkpoint(cfg, &out->checkpoint);
     if (concerns & YOLO_SETTINGS_VAL) derive_val(&out->val);
-    if ((concerns & YOLO_SETTINGS_PICTURES) && (st = check_pictures(&out->pictures))) return st;
     return YOLO_OK;
 }

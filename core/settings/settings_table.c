@@ -101,7 +101,7 @@ const yolo_key_reader yolo_settings_keys[] = {
     PICTURES("show_labels", show_labels, B),
     PICTURES("show_conf", show_conf, B),
     PICTURES("show_boxes", show_boxes, B),
-    PICTURES("line_width", line_width, V),
+    CORE("line_width", "yolo_predict_pictures_open (train/predict_pictures.c): null, or pixels >= 1 (keys.c checks)"),
     OPTIM("lr0", lr0, D),
     OPTIM("lrf", lrf, D),
     OPTIM("momentum", momentum, D),

@@ -20,8 +20,10 @@ yolo_status yolo_predict_pictures_open(yolo_predict_pictures *p, const yolo_task
     p->save = set->save, p->save_crop = set->save_crop;
     p->labels = set->show_labels, p->show_conf = set->show_conf, p->boxes = set->show_boxes;
     p->retina_masks = set->retina_masks;
-    const yolo_config_value *lw = &set->line_width; /* checked > 0 by the settings */
-    p->line_width = lw->kind == YOLO_VALUE_INT ? (double)lw->i : lw->kind == YOLO_VALUE_FLOAT ? lw->f : 0;
+    yolo_config_value lw = {0}; /* null, or pixels >= 1 (the key's own check) */
+    yolo_status st = yolo_config_get(tctx->cfg, "line_width", &lw);
+    if (st) return st;
+    p->line_width = lw.kind == YOLO_VALUE_INT ? (double)lw.i : lw.kind == YOLO_VALUE_FLOAT ? lw.f : 0;
     if ((p->save || p->save_crop) && !p->hooks)
         printf("WARNING: the %s plugin draws no pictures (plugin ABI < 1.1): save=%s save_crop=%s write no images\n",
                task->name, p->save ? "True" : "False", p->save_crop ? "True" : "False");
