@@ -224,6 +224,15 @@ static yolo_tensor *b_matmul(parity_case *c) { return matmul_case(c, false, fals
 static yolo_tensor *b_matmul_ta(parity_case *c) { return matmul_case(c, true, false); }
 static yolo_tensor *b_matmul_tb(parity_case *c) { return matmul_case(c, false, true); }
 static yolo_tensor *b_matmul_tatb(parity_case *c) { return matmul_case(c, true, true); }
+/* batched, shaped as attention's q^T k (a^T) and v attn^T (b^T) */
+static yolo_tensor *b_matmul_batched_ta(parity_case *c) {
+    int64_t a[3] = {3, 8, 25}, b[3] = {3, 8, 25};
+    return yolo_matmul(c->g, parity_input(c, 3, a, -1, 1, true), parity_input(c, 3, b, -1, 1, true), true, false);
+}
+static yolo_tensor *b_matmul_batched_tb(parity_case *c) {
+    int64_t a[3] = {2, 16, 25}, b[3] = {2, 25, 25};
+    return yolo_matmul(c->g, parity_input(c, 3, a, -1, 1, true), parity_input(c, 3, b, -1, 1, true), false, true);
+}
 static yolo_tensor *b_linear(parity_case *c) {
     int64_t x[2] = {4, 9}, w[2] = {6, 9}, b[1] = {6};
     return yolo_linear(c->g, parity_input(c, 2, x, -1, 1, true), parity_input(c, 2, w, -1, 1, true),
@@ -273,6 +282,17 @@ static yolo_tensor *b_sgd(parity_case *c) {
     yolo_tensor *g = parity_input(c, 2, s, -1, 1, false), *scale = parity_input(c, 1, one, 0.5f, 0.6f, false);
     c->hyper = yolo_tensor_new(c->be, "hyper", YOLO_F32, 1, hs, false);
     c->between_runs = sgd_schedule;
+    return yolo_sgd_update(c->g, p, g, buf, c->hyper, scale);
+}
+/* The optimizer's update graph in small: norm -> clipping factor -> SGD. */
+static yolo_tensor *b_clip_sgd(parity_case *c) {
+    int64_t s[2] = {13, 17}, hs[1] = {4}, two[1] = {2};
+    yolo_tensor *p = parity_state(c, 2, s, -1, 1), *buf = parity_state(c, 2, s, -0.1f, 0.1f);
+    yolo_tensor *g = parity_input(c, 2, s, -1, 1, false);
+    yolo_tensor *clip = parity_state(c, 1, two, 0.5f, 0.6f); /* max_norm, unscale: clips (norm ~ 4.6) */
+    c->hyper = yolo_tensor_new(c->be, "hyper", YOLO_F32, 1, hs, false);
+    c->between_runs = sgd_schedule;
+    yolo_tensor *scale = yolo_grad_clip_scale(c->g, yolo_sum_squares(c->g, g), clip);
     return yolo_sgd_update(c->g, p, g, buf, c->hyper, scale);
 }
 static void adamw_schedule(parity_case *c, int run) {
@@ -402,6 +422,8 @@ static const op_case cases[] = {
     {"matmul a^T", b_matmul_ta, true, RED, RED, 1},
     {"matmul b^T", b_matmul_tb, true, RED, RED, 1},
     {"matmul a^T b^T", b_matmul_tatb, true, RED, RED, 1},
+    {"matmul batched a^T", b_matmul_batched_ta, true, RED, RED, 1},
+    {"matmul batched b^T", b_matmul_batched_tb, true, RED, RED, 1},
     {"linear", b_linear, true, RED, RED, 1},
     {"softmax axis 1", b_softmax_mid, true, EW, RED, 1},
     {"log_softmax last axis", b_log_softmax_last, true, EW, RED, 1},
@@ -420,6 +442,7 @@ static const op_case cases[] = {
     {"cast x2.5 + reshape", b_cast_scale_reshape, true, EW, EW, 1},
     {"C2f-like block", b_c2f_block, true, RED, 2 * RED, 1},
     {"sgd_update (+nesterov, scale)", b_sgd, false, EW, EW, 3},
+    {"grad_clip_scale + sgd_update", b_clip_sgd, false, EW, EW, 3},
     {"adamw_update", b_adamw, false, 1e-4, 1e-4, 3},
     {"ema_update + zero", b_ema_zero, false, EW, EW, 3},
 };

@@ -80,7 +80,8 @@
     X(MAXPOOL2D_BWD, false)   /* src x, dy -> dx: dy routed to the first max of each window (ties: lowest index), \
                                  accumulated where windows overlap; i as MAXPOOL2D */ \
     /* linear algebra and softmax */ \
-    X(MATMUL, true)           /* src a, b; i0 = transpose_a, i1 = transpose_b; 2-D */ \
+    X(MATMUL, true)           /* src a, b; i0 = transpose_a, i1 = transpose_b; 2-D, or 3-D batched: \
+                                 a[B,..], b[B,..] -> out[B,M,N], one product per batch index */ \
     X(SOFTMAX, true)          /* along axis i0 */ \
     X(SOFTMAX_BWD, false)     /* src y, dy -> y*(dy - sum(dy*y)) along axis i0 */ \
     X(LOG_SOFTMAX, true)      /* along axis i0 */ \
@@ -93,7 +94,9 @@
     X(ADAMW_UPDATE, false)    /* src param, grad, m, v, hyper[6], (grad_scale[1]) */ \
     X(EMA_UPDATE, false)      /* src ema, param, hyper[1] = decay */ \
     X(ACCUMULATE, false)      /* src dst (persistent), x: dst += x */ \
-    X(ZERO, false)            /* src t: t = 0 */
+    X(ZERO, false)            /* src t: t = 0 */ \
+    X(GRAD_CLIP_SCALE, false) /* src norm_sq[1], hyper[2] -> [1]: the gradient factor of clip_grad_norm_ \
+                                 (yolo_grad_clip_scale); 0 when norm_sq is not finite */
 
 typedef enum yolo_op {
 #define YOLO_OP_ENUM(name, diff) YOLO_OP_##name,

@@ -39,6 +39,7 @@ typedef struct yolo_run_settings {
     const char *model, *data, *device; /* NULL when null */
     int imgsz, batch, workers, threads;
     int64_t seed;
+    bool amp; /* mixed precision where the backend has it (yolo_backend_set_amp) */
 } yolo_run_settings;
 
 /* The optimizer and the learning-rate schedule (train). */

@@ -70,7 +70,7 @@ const yolo_key_reader yolo_settings_keys[] = {
     OPTIM("cos_lr", cos_lr, B),
     LOADER("close_mosaic", augment.close_mosaic, I),
     LAUNCH("resume", resume, V),
-    NOT_IMPLEMENTED("amp"),
+    RUN("amp", amp, B),
     NOT_IMPLEMENTED("fraction"),
     NOT_IMPLEMENTED("profile"),
     NOT_IMPLEMENTED("freeze"),

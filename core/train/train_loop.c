@@ -92,6 +92,7 @@ static yolo_status train_epoch(yolo_trainer *t, int epoch, int64_t first, float 
         yolo_progress_update(&bar, i + 1, means, instances, size, memory_gb(t));
     }
     yolo_progress_end(&bar);
+    if (!st) st = yolo_optimizer_check(t->opt, NULL); /* the epoch's last step, before a checkpoint counts it */
     return st;
 }
 

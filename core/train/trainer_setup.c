@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "backend/backend.h"
 #include "train/trainer.h"
 
 /* Ultralytics' optimizer=auto, and the explicit choices that are built. */
@@ -139,6 +140,8 @@ static yolo_status setup(yolo_trainer *t, const yolo_mode_context *ctx) {
     if (!st) st = yolo_session_open(ctx, &t->s, &so);
     if (st) return st;
     const yolo_settings *set = &t->s.set;
+    yolo_backend_set_amp(t->s.backend, set->run.amp); /* training and its validation */
+    printf("AMP: %s\n", yolo_backend_precision(t->s.backend));
     if (set->run.batch % t->world)
         return yolo_error(YOLO_ERR_CONFIG, "batch=%d (%s) is the global batch: it must be a multiple of the %d ranks",
                           set->run.batch, yolo_config_source(t->s.cfg, "batch"), t->world);
