@@ -8,6 +8,7 @@ PACKAGES="
   libyaml-dev libarchive-dev
   libdnnl-dev libopenblas-dev
   libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev
+  libcairo2-dev fonts-dejavu-core
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers glslang-tools
   libopenmpi-dev openmpi-bin
   python3

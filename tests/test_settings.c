@@ -151,6 +151,7 @@ static const char *concern_struct(const yolo_key_reader *row, const yolo_setting
     case YOLO_SETTINGS_VAL: return (const char *)&s->val;
     case YOLO_SETTINGS_PREDICT: return (const char *)&s->predict;
     case YOLO_SETTINGS_DIST: return (const char *)&s->dist;
+    case YOLO_SETTINGS_PICTURES: return (const char *)&s->pictures;
     }
     return NULL;
 }

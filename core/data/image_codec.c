@@ -359,9 +359,9 @@ static yolo_status encode_png(const uint8_t *pixels, int w, int h, int channels,
     case 4: img.format = PNG_FORMAT_RGBA; break;
     default: return yolo_error(YOLO_ERR_ARG, "PNG encode: %d channels (1, 3 or 4)", channels);
     }
-    png_alloc_size_t size = 0;
-    if (!png_image_write_get_memory_size(img, size, 0, pixels, 0, NULL))
-        return yolo_error(YOLO_ERR_FORMAT, "PNG encode: %s", img.message);
+    /* one pass into a buffer of the largest possible size (asking libpng for
+     * the exact size first would compress the image twice) */
+    png_alloc_size_t size = PNG_IMAGE_PNG_SIZE_MAX(img);
     *out = malloc(size);
     if (!*out)
         return yolo_error(YOLO_ERR_NOMEM, "PNG buffer");
@@ -369,6 +369,8 @@ static yolo_status encode_png(const uint8_t *pixels, int w, int h, int channels,
         free(*out);
         return yolo_error(YOLO_ERR_FORMAT, "PNG encode: %s", img.message);
     }
+    uint8_t *fit = realloc(*out, size ? size : 1);
+    if (fit) *out = fit;
     *len = size;
     return YOLO_OK;
 }

@@ -14,6 +14,9 @@
 #include "data/vfs.h"
 #include "modes/load_model.h"
 #include "train/model_graph.h"
+#include "train/predict_pictures.h"
+#include "train/train_log.h"
+#include "util/json_write.h"
 
 static bool is_image_name(const char *name) {
     static const char *const exts[] = {".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp"};
@@ -89,16 +92,6 @@ static void stem_of(const char *path, char *out, size_t size) {
     if (dot) *dot = '\0';
 }
 
-static void json_string(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", *s);
-        else fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 typedef struct stem_entry {
     char *stem;
     int64_t file;
@@ -169,6 +162,7 @@ typedef struct predictor {
     yolo_model_graph *mg;
     void *state;
     FILE *json;
+    yolo_predict_pictures pictures;
 } predictor;
 
 static yolo_status list_sources(predictor *p, const char *source) {
@@ -211,6 +205,7 @@ static yolo_status predict_one(predictor *p, int64_t k, const char *labels_dir) 
         p->n_skipped++;
         return YOLO_OK;
     }
+    double t0 = yolo_seconds_now(), times[3] = {0};
     int size = p->s.set.run.imgsz;
     int64_t index = k;
     int32_t cls = -1;
@@ -226,9 +221,15 @@ static yolo_status predict_one(predictor *p, int64_t k, const char *labels_dir) 
     if (!st)
         st = (p->s.hooks->data.needs & YOLO_NEED_IMAGE_CLASS) ? center_crop(&image, size, batch.images, &meta)
                                                               : letterbox(&image, size, batch.images, &meta);
+    double t1 = yolo_seconds_now();
     if (!st) st = yolo_model_graph_forward(p->mg, &batch);
+    double t2 = yolo_seconds_now();
     yolo_prediction_text text = {0};
     if (!st) st = p->s.hooks->predict(p->state, &batch, 0, p->mg->out.n, p->mg->host_out, &text);
+    times[0] = t1 - t0, times[1] = t2 - t1, times[2] = yolo_seconds_now() - t2;
+    if (!st)
+        st = yolo_predict_pictures_image(&p->pictures, p->state, &batch, p->mg->out.n, p->mg->host_out, &image, path, k,
+                                         p->n_files, times);
     if (!st) {
         char txt_path[2048];
         snprintf(txt_path, sizeof txt_path, "%s/%s.txt", labels_dir, p->out_names[k]);
@@ -239,7 +240,7 @@ static yolo_status predict_one(predictor *p, int64_t k, const char *labels_dir) 
             if (fclose(f) != 0) st = yolo_error(YOLO_ERR_IO, "%s: write failed", txt_path);
         }
         fprintf(p->json, "%s{\"image\": ", p->n_predicted++ ? ",\n " : "");
-        json_string(p->json, path);
+        yolo_json_write_string(p->json, path);
         fprintf(p->json, ", \"width\": %d, \"height\": %d, \"result\": %s}", image.width, image.height,
                 text.json ? text.json : "null");
     }
@@ -251,7 +252,7 @@ static yolo_status predict_one(predictor *p, int64_t k, const char *labels_dir) 
 yolo_status yolo_mode_predict(const yolo_mode_context *ctx) {
     predictor p;
     memset(&p, 0, sizeof p);
-    yolo_session_options so = {.need_data = false, .concerns = YOLO_SETTINGS_PREDICT};
+    yolo_session_options so = {.need_data = false, .concerns = YOLO_SETTINGS_PREDICT | YOLO_SETTINGS_PICTURES};
     yolo_status st = yolo_session_open(ctx, &p.s, &so);
     const char *source = st ? NULL : p.s.set.predict.source;
     if (!st && !source)
@@ -262,6 +263,7 @@ yolo_status yolo_mode_predict(const yolo_mode_context *ctx) {
     if (!st) st = yolo_model_graph_build(p.s.model, 1, p.s.set.run.imgsz, p.s.set.run.imgsz, false, &p.mg);
     if (!st) st = p.s.hooks->metrics_create(&p.s.tctx, &p.state);
     if (!st) st = yolo_session_make_run_dir(&p.s);
+    if (!st) st = yolo_predict_pictures_open(&p.pictures, p.s.task, &p.s.tctx, &p.s.set.pictures, p.s.run_dir);
     char labels_dir[1200], json_path[1200];
     snprintf(labels_dir, sizeof labels_dir, "%s/labels", p.s.run_dir);
     snprintf(json_path, sizeof json_path, "%s/predictions.json", p.s.run_dir);
@@ -274,6 +276,7 @@ yolo_status yolo_mode_predict(const yolo_mode_context *ctx) {
         fputs("]\n", p.json);
         if (fclose(p.json) != 0 && !st) st = yolo_error(YOLO_ERR_IO, "%s: write failed", json_path);
     }
+    yolo_predict_pictures_close(&p.pictures, stdout);
     if (!st && p.n_predicted == 0)
         st = yolo_error(YOLO_ERR_FORMAT, "source=%s: none of its %lld files decoded as an image", source,
                         (long long)p.n_files);

@@ -18,6 +18,7 @@
 #define VAL(key, field, kind) FIELD(key, YOLO_SETTINGS_VAL, yolo_val_settings, field, kind)
 #define PREDICT(key, field, kind) FIELD(key, YOLO_SETTINGS_PREDICT, yolo_predict_settings, field, kind)
 #define DIST(key, field, kind) FIELD(key, YOLO_SETTINGS_DIST, yolo_dist_settings, field, kind)
+#define PICTURES(key, field, kind) FIELD(key, YOLO_SETTINGS_PICTURES, yolo_picture_settings, field, kind)
 #define CORE(key, reader) {key, YOLO_KEY_CORE, 0, 0, 0, reader}
 #define PLUGIN(key, reader) {key, YOLO_KEY_TASK_PLUGIN, 0, 0, 0, reader}
 #define NOT_IMPLEMENTED(key) {key, YOLO_KEY_NOT_IMPLEMENTED, 0, 0, 0, "accepted, not implemented yet (issue 14)"}
@@ -48,6 +49,7 @@ const yolo_key_reader yolo_settings_keys[] = {
     RUN("batch", batch, I),
     RUN("imgsz", imgsz, I),
     CKPT("save", save, B),
+    PICTURES("save", save, B),
     CKPT("save_period", save_period, I),
     LOADER("cache", cache, V),
     RUN("device", device, S),
@@ -83,23 +85,23 @@ const yolo_key_reader yolo_settings_keys[] = {
     DIST("sync_bn", sync_bn, B),
     VAL("val", val, B),
     VAL("split", split_name, S),
-    NOT_IMPLEMENTED("save_json"),
+    PICTURES("save_json", save_json, B),
     PLUGIN("conf", DETECTION_EVAL),
     PLUGIN("iou", DETECTION_EVAL),
     PLUGIN("max_det", DETECTION_EVAL),
     CKPT("half", half, B),
-    NOT_IMPLEMENTED("plots"),
+    PICTURES("plots", plots, B),
     PREDICT("source", source, S),
     PLUGIN("agnostic_nms", DETECTION_EVAL),
     PLUGIN("classes", DETECTION_EVAL "; the classify plugin"),
-    NOT_IMPLEMENTED("retina_masks"),
+    PICTURES("retina_masks", retina_masks, B),
     NOT_IMPLEMENTED("save_txt"),
     PLUGIN("save_conf", DETECTION_EVAL),
-    NOT_IMPLEMENTED("save_crop"),
-    NOT_IMPLEMENTED("show_labels"),
-    NOT_IMPLEMENTED("show_conf"),
-    NOT_IMPLEMENTED("show_boxes"),
-    NOT_IMPLEMENTED("line_width"),
+    PICTURES("save_crop", save_crop, B),
+    PICTURES("show_labels", show_labels, B),
+    PICTURES("show_conf", show_conf, B),
+    PICTURES("show_boxes", show_boxes, B),
+    CORE("line_width", "yolo_predict_pictures_open (train/predict_pictures.c): null, or pixels >= 1 (keys.c checks)"),
 #define EXPORT "yolo export (interop/mode_export.c): "
     CORE("format", EXPORT "onnx or safetensors; any other format is refused by name"),
     CORE("keras", EXPORT "refused when true (TensorFlow formats are not built)"),

@@ -121,6 +121,9 @@ static yolo_status create_loss_and_validator(yolo_trainer *t) {
                         run->imgsz, (uint64_t)run->seed);
     t->validator_ready = true;
     t->validator.dist = t->dist;
+    t->validator.task = t->s.task;
+    yolo_run_plots_open(&t->plots, t->s.set.pictures.plots && t->rank == 0, t->s.run_dir, &t->s.tctx);
+    if (!t->resuming) yolo_run_plots_labels(&t->plots, t->train_set);
     const char *step_log = getenv("YOLO_STEP_LOG");
     if (step_log && *step_log && t->rank == 0 && !(t->step_log = fopen(step_log, "a")))
         return yolo_error(YOLO_ERR_IO, "YOLO_STEP_LOG=%s: cannot open (%s)", step_log, strerror(errno));
@@ -172,6 +175,7 @@ yolo_status yolo_trainer_open(yolo_trainer *t, const yolo_mode_context *ctx) {
 }
 
 void yolo_trainer_close(yolo_trainer *t) {
+    yolo_run_plots_close(&t->plots, NULL, 0, 0);
     if (t->step_log) fclose(t->step_log);
     yolo_ddp_buckets_free(&t->buckets);
     yolo_meta_free(t->history);
