@@ -56,7 +56,9 @@ static void check_pictures(const char *dir) {
         snprintf(name, sizeof name, "train_batch%d.jpg", k);
         check_picture(run, name, 4 * 128, 4 * 128); /* 16 images of 128 px, 4 x 4 */
     }
-    check_picture(run, "val_batch0_labels.jpg", 4 * 128, 4 * 128); /* a val batch of 2 x 16 images: 16 shown */
+    /* a val batch of 2 x 16 images: 16 shown, each in its rectangular-batch shape (square 128 px images
+     * padded by half a stride on each side, as Ultralytics' val: 160) */
+    check_picture(run, "val_batch0_labels.jpg", 4 * 160, 4 * 160);
     check_picture(run, "val_batch0_pred.jpg", 0, 0);
     check_picture(run, "confusion_matrix.png", 1600, 1200);
     check_picture(run, "confusion_matrix_normalized.png", 1600, 1200);
