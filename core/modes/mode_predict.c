@@ -1,6 +1,8 @@
 /* `yolo predict`: a trained model over images (a file, a folder or an
- * archive). Writes one YOLO-format txt per image under <run>/labels/ and
- * <run>/predictions.json (one object per image), as the task formats them. */
+ * archive). save_txt=True writes one YOLO-format txt per image under
+ * <run>/labels/, save=True <run>/predictions.json (one object per image), as
+ * the task formats them; with neither, no run directory is made (as
+ * Ultralytics). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -166,7 +168,7 @@ static yolo_status predict_one(predictor *p, int64_t k, const char *labels_dir) 
     if (!st) st = yolo_model_graph_forward(p->mg, &batch);
     yolo_prediction_text text = {0};
     if (!st) st = p->s.hooks->predict(p->state, &batch, 0, p->mg->out.n, p->mg->host_out, &text);
-    if (!st) {
+    if (!st && labels_dir) {
         char stem[512], txt_path[2048];
         stem_of(path, stem, sizeof stem);
         snprintf(txt_path, sizeof txt_path, "%s/%s.txt", labels_dir, stem);
@@ -176,6 +178,8 @@ static yolo_status predict_one(predictor *p, int64_t k, const char *labels_dir) 
             if (text.txt) fputs(text.txt, f);
             if (fclose(f) != 0) st = yolo_error(YOLO_ERR_IO, "%s: write failed", txt_path);
         }
+    }
+    if (!st && p->json) {
         fprintf(p->json, "%s{\"image\": ", k ? ",\n " : "");
         json_string(p->json, path);
         fprintf(p->json, ", \"width\": %d, \"height\": %d, \"result\": %s}", image.width, image.height,
@@ -198,20 +202,25 @@ yolo_status yolo_mode_predict(const yolo_mode_context *ctx) {
     if (!st) st = list_sources(&p, source);
     if (!st) st = yolo_model_graph_build(p.s.model, 1, p.s.set.run.imgsz, p.s.set.run.imgsz, false, &p.mg);
     if (!st) st = p.s.hooks->metrics_create(&p.s.tctx, &p.state);
-    if (!st) st = yolo_session_make_run_dir(&p.s);
+    const yolo_predict_settings *ps = &p.s.set.predict;
+    if (!st && (ps->save || ps->save_txt)) st = yolo_session_make_run_dir(&p.s);
     char labels_dir[1200], json_path[1200];
     snprintf(labels_dir, sizeof labels_dir, "%s/labels", p.s.run_dir);
     snprintf(json_path, sizeof json_path, "%s/predictions.json", p.s.run_dir);
-    if (!st && mkdir(labels_dir, 0777) != 0 && errno != EEXIST)
+    if (!st && ps->save_txt && mkdir(labels_dir, 0777) != 0 && errno != EEXIST)
         st = yolo_error(YOLO_ERR_IO, "%s: cannot create (%s)", labels_dir, strerror(errno));
-    if (!st && !(p.json = fopen(json_path, "w"))) st = yolo_error(YOLO_ERR_IO, "%s: cannot create", json_path);
-    if (!st) fputs("[", p.json);
-    for (int64_t k = 0; !st && k < p.n_files; k++) st = predict_one(&p, k, labels_dir);
+    if (!st && ps->save && !(p.json = fopen(json_path, "w")))
+        st = yolo_error(YOLO_ERR_IO, "%s: cannot create", json_path);
+    if (!st && p.json) fputs("[", p.json);
+    for (int64_t k = 0; !st && k < p.n_files; k++) st = predict_one(&p, k, ps->save_txt ? labels_dir : NULL);
     if (p.json) {
         fputs("]\n", p.json);
         if (fclose(p.json) != 0 && !st) st = yolo_error(YOLO_ERR_IO, "%s: write failed", json_path);
     }
-    if (!st) printf("%lld images predicted. Results saved to %s\n", (long long)p.n_files, p.s.run_dir);
+    if (!st && (ps->save || ps->save_txt))
+        printf("%lld images predicted. Results saved to %s\n", (long long)p.n_files, p.s.run_dir);
+    else if (!st)
+        printf("%lld images predicted (save=False save_txt=False: nothing written)\n", (long long)p.n_files);
     if (p.state) p.s.hooks->metrics_destroy(p.state);
     yolo_model_graph_free(p.mg);
     for (int64_t i = 0; i < p.n_files; i++) free(p.files[i]);

@@ -39,7 +39,9 @@ static yolo_status choose_optimizer(yolo_optim_settings *o, int64_t n_train, int
 static yolo_status open_datasets(yolo_trainer *t) {
     const yolo_run_settings *run = &t->s.set.run;
     yolo_dataset_options dopt = {.threads = run->workers > 0 ? run->workers : 1};
-    yolo_status st = yolo_dataset_open(&t->s.data, YOLO_SPLIT_TRAIN, &t->s.hooks->data, &dopt, &t->train_set);
+    yolo_dataset_options train_opt = dopt;
+    train_opt.fraction = t->s.set.loader.fraction;
+    yolo_status st = yolo_dataset_open(&t->s.data, YOLO_SPLIT_TRAIN, &t->s.hooks->data, &train_opt, &t->train_set);
     if (!st) st = yolo_dataset_open(&t->s.data, t->s.set.val.split, &t->s.hooks->data, &dopt, &t->val_set);
     if (st) return st;
     char line[256];
@@ -60,6 +62,7 @@ static yolo_status build_models(yolo_trainer *t) {
         st = yolo_checkpoint_transfer(t->ck, t->s.model, &transferred, &total);
         if (!st) printf("Transferred %zu/%zu items from %s\n", transferred, total, t->weights_from);
     }
+    if (!st) st = yolo_trainer_apply_freeze(t->s.model, &t->s.set.optim.freeze);
     if (st) return st;
     t->s.tctx.model = t->s.model;
     yolo_model *ema_model = NULL;

@@ -70,6 +70,9 @@ static yolo_status cpu_zero(yolo_backend *backend, yolo_buffer *buf, size_t offs
 /* Per-op time and call counts, on when YOLO_PROFILE is set (profile=True). */
 static double profile_seconds[YOLO_OP_COUNT];
 static int64_t profile_calls[YOLO_OP_COUNT];
+static int profiling = -1; /* -1: not decided yet (YOLO_PROFILE read at the first graph run) */
+
+void yolo_cpu_profile_enable(void) { profiling = 1; }
 
 static double now_seconds(void) {
     struct timespec ts;
@@ -91,7 +94,6 @@ void yolo_cpu_profile_report(FILE *out) {
 static yolo_status cpu_graph_run(yolo_backend *backend, yolo_graph *graph, yolo_tensor *const *nodes, int n) {
     (void)graph;
     yolo_cpu_context *ctx = backend->impl;
-    static int profiling = -1;
     if (profiling < 0) profiling = getenv("YOLO_PROFILE") != NULL;
     for (int i = 0; i < n; i++) {
         yolo_tensor *t = nodes[i];
