@@ -24,14 +24,11 @@ static bool in_frozen_layer(const yolo_config_value *freeze, const char *name) {
 }
 
 yolo_status yolo_trainer_apply_freeze(yolo_model *model, const yolo_config_value *freeze) {
-    int frozen = 0;
     for (int i = 0; i < yolo_model_tensor_count(model); i++) {
         const yolo_model_tensor *mt = yolo_model_tensor_at(model, i);
         if (mt->role == YOLO_PARAM_BUFFER || !in_frozen_layer(freeze, mt->tensor->name)) continue;
-        if (mt->tensor->requires_grad) printf("Freezing layer '%s'\n", mt->tensor->name);
+        printf("Freezing layer '%s'\n", mt->tensor->name);
         mt->tensor->requires_grad = false;
-        frozen++;
     }
-    (void)frozen;
     return YOLO_OK;
 }

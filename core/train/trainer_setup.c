@@ -73,6 +73,12 @@ static yolo_status build_models(yolo_trainer *t) {
 
 static yolo_status create_loader(yolo_trainer *t) {
     const yolo_settings *set = &t->s.set;
+    /* auto_augment is refused at any other value; its default is said, not silently skipped */
+    const char *policy = NULL;
+    if ((t->s.hooks->data.needs & YOLO_NEED_IMAGE_CLASS) &&
+        yolo_config_get_string(t->s.cfg, "auto_augment", &policy) == YOLO_OK && policy)
+        fprintf(stderr, "WARNING: auto_augment=%s: not built, the classify training applies no auto-augment policy\n",
+                policy);
     yolo_loader_options lo = {.batch = set->run.batch / t->world, .workers = set->run.workers, .rank = t->rank,
                               .world = t->world, .seed = (uint64_t)set->run.seed,
                               .augment = true, .shuffle = true, .epochs = set->optim.epochs,
