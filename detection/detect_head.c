@@ -38,9 +38,35 @@ yolo_status yolo_det_branches_init(yolo_module_ctx *ctx, yolo_det_branch *b, con
     return YOLO_OK;
 }
 
+yolo_status yolo_det_dw_branches_init(yolo_module_ctx *ctx, yolo_det_branch *b, const char *name, int nl,
+                                      const int *ch, int c, int c_out) {
+    for (int i = 0; i < nl; i++) {
+        b[i].depthwise = true;
+        for (int j = 0; j < 2; j++) {
+            const int c_in = j ? c : ch[i];
+            char dw[64], pw[64];
+            snprintf(dw, sizeof dw, "%s.%d.%d.0", name, i, j);
+            snprintf(pw, sizeof pw, "%s.%d.%d.1", name, i, j);
+            yolo_status st;
+            if ((st = yolo_conv_block_init(ctx, &b[i].dw[j], dw, c_in, c_in, 3, 1, YOLO_AUTOPAD, c_in, 1,
+                                           YOLO_ACT_DEFAULT)) ||
+                (st = yolo_conv_block_init(ctx, &b[i].conv[j], pw, c_in, c, 1, 1, YOLO_AUTOPAD, 1, 1, YOLO_ACT_DEFAULT)))
+                return st;
+        }
+        char n2[64];
+        snprintf(n2, sizeof n2, "%s.%d.2", name, i);
+        yolo_status st = yolo_conv_layer_init(ctx, &b[i].pred, n2, c, c_out, 1, 1, 0, 1, true, true);
+        if (st) return st;
+    }
+    return YOLO_OK;
+}
+
 yolo_tensor *yolo_det_branch_forward(const yolo_forward_ctx *f, const yolo_det_branch *b, yolo_tensor *x) {
-    x = yolo_conv_block_forward(f, &b->conv[0], x);
-    return yolo_conv_layer_forward(f, &b->pred, yolo_conv_block_forward(f, &b->conv[1], x));
+    for (int j = 0; j < 2; j++) {
+        if (b->depthwise) x = yolo_conv_block_forward(f, &b->dw[j], x);
+        x = yolo_conv_block_forward(f, &b->conv[j], x);
+    }
+    return yolo_conv_layer_forward(f, &b->pred, x);
 }
 
 yolo_status yolo_det_head_init(yolo_module_ctx *ctx, yolo_det_head *h, int nc, int nl, const int *ch) {
@@ -54,7 +80,10 @@ yolo_status yolo_det_head_init(yolo_module_ctx *ctx, yolo_det_head *h, int nc, i
     h->c3 = imax(ch[0], imin(nc, 100));
     /* state-dict order: every cv2 level, every cv3 level, then dfl */
     yolo_status st = yolo_det_branches_init(ctx, h->box, "cv2", nl, ch, h->c2, 4 * h->reg_max);
-    if (!st) st = yolo_det_branches_init(ctx, h->cls, "cv3", nl, ch, h->c3, nc);
+    /* Ultralytics' legacy flag: YOLOv8-style class branch, or depthwise (YOLO11) */
+    if (!st)
+        st = yolo_module_legacy_heads(ctx) ? yolo_det_branches_init(ctx, h->cls, "cv3", nl, ch, h->c3, nc)
+                                           : yolo_det_dw_branches_init(ctx, h->cls, "cv3", nl, ch, h->c3, nc);
     if (st) return st;
     if ((st = yolo_conv_layer_init(ctx, &h->dfl, "dfl.conv", h->reg_max, 1, 1, 1, 0, 1, false, false))) return st;
     float w[YOLO_DET_REG_MAX];

@@ -505,27 +505,35 @@ static void test_maxpool(void) {
 /* ---- linear algebra, softmax, reductions ---- */
 
 static void test_matmul(void) {
-    static const int64_t dims[][3] = {{7, 5, 3}, {1, 9, 4}, {33, 17, 29}, {64, 128, 96}, {5, 1, 6}};
+    /* {batches (0: 2-D), M, K, N} */
+    static const int64_t dims[][4] = {{0, 7, 5, 3}, {0, 1, 9, 4}, {0, 33, 17, 29}, {0, 64, 128, 96},
+                                      {0, 5, 1, 6}, {3, 7, 5, 3}, {4, 25, 16, 25}, {2, 16, 25, 9}};
     for (size_t c = 0; c < sizeof dims / sizeof dims[0]; c++)
         for (int t = 0; t < 4; t++) {
-            const int64_t M = dims[c][0], K = dims[c][1], N = dims[c][2];
+            const int64_t B = dims[c][0] ? dims[c][0] : 1, M = dims[c][1], K = dims[c][2], N = dims[c][3];
+            const int nd = dims[c][0] ? 3 : 2;
             const bool ta = t & 1, tb = t & 2;
-            const int64_t sa[2] = {ta ? K : M, ta ? M : K}, sb[2] = {tb ? N : K, tb ? K : N};
-            float *a = ops_random(M * K, 71 + c, -1, 1), *b = ops_random(K * N, 72 + c, -1, 1);
+            const int64_t sa[3] = {B, ta ? K : M, ta ? M : K}, sb[3] = {B, tb ? N : K, tb ? K : N};
+            float *a = ops_random(B * M * K, 71 + c, -1, 1), *b = ops_random(B * K * N, 72 + c, -1, 1);
             ops_graph o;
             ops_begin(&o, be);
-            yolo_tensor *y = yolo_matmul(o.g, ops_input(&o, "a", 2, sa, a), ops_input(&o, "b", 2, sb, b), ta, tb);
+            yolo_tensor *y = yolo_matmul(o.g, ops_input(&o, "a", nd, sa + 3 - nd, a),
+                                         ops_input(&o, "b", nd, sb + 3 - nd, b), ta, tb);
             if (ops_run(&o, 1, &y) == YOLO_OK) {
-                double *ref = calloc((size_t)(M * N), sizeof *ref);
-                for (int64_t i = 0; i < M; i++)
-                    for (int64_t j = 0; j < N; j++)
-                        for (int64_t q = 0; q < K; q++)
-                            ref[i * N + j] += (double)(ta ? a[q * M + i] : a[i * K + q]) * (tb ? b[j * K + q] : b[q * N + j]);
+                double *ref = calloc((size_t)(B * M * N), sizeof *ref);
+                for (int64_t z = 0; z < B; z++) {
+                    const float *az = a + z * M * K, *bz = b + z * K * N;
+                    for (int64_t i = 0; i < M; i++)
+                        for (int64_t j = 0; j < N; j++)
+                            for (int64_t q = 0; q < K; q++)
+                                ref[(z * M + i) * N + j] += (double)(ta ? az[q * M + i] : az[i * K + q]) *
+                                                            (tb ? bz[j * K + q] : bz[q * N + j]);
+                }
                 char what[96];
-                snprintf(what, sizeof what, "matmul M%lld K%lld N%lld ta%d tb%d", (long long)M, (long long)K,
-                         (long long)N, ta, tb);
+                snprintf(what, sizeof what, "matmul B%lld M%lld K%lld N%lld ta%d tb%d", (long long)B, (long long)M,
+                         (long long)K, (long long)N, ta, tb);
                 float *got = ops_download(y);
-                ops_expect_close(what, got, ref, M * N, 1e-5, 1e-4);
+                ops_expect_close(what, got, ref, B * M * N, 1e-5, 1e-4);
                 free(got);
                 free(ref);
             } else {

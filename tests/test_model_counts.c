@@ -130,6 +130,62 @@ static void check_published(yolo_backend *be) {
     }
 }
 
+/* YOLO11, YOLOv5u and the YOLOv8 P2/P6 variants from Ultralytics' own yamls
+ * (plugins/<task>/models): parameter counts of Ultralytics 8.3 (yaml comments
+ * and docs), and GFLOPs as it prints them unfused and fused (the yaml comments
+ * give the unfused 6.6 / 21.7 / 10.5, the docs tables the fused 6.5 / 21.5 /
+ * 10.4; yolov8-p6.yaml's comment the fused 4,976,656 / 8.7). Layers are torch
+ * leaf modules as for YOLOv8n above. */
+static void check_new_families(yolo_backend *be) {
+    static const struct {
+        const char *task, *model;
+        int nc;
+        int64_t params, fused_params;
+        int layers;
+        const char *gflops, *fused_gflops;
+    } cases[] = {
+        {"detect", "yolo11n.yaml", 0, 2624080, 2616248, 181, "6.6", "6.5"},
+        {"detect", "yolo11s.yaml", 0, 9458752, 9443760, 181, "21.7", "21.5"},
+        {"segment", "yolo11n-seg.yaml", 0, 2876848, 2868664, 203, "10.5", "10.4"},
+        {"classify", "yolo11n-cls.yaml", 1000, 2812104, 0, 0, NULL, NULL},
+        {"detect", "yolov5nu.yaml", 0, 2654816, 2649200, 153, "7.8", "7.7"},
+        {"detect", "yolov8n-p2.yaml", 0, 3354144, 3348240, 160, "17.4", "17.2"},
+        {"detect", "yolov8n-p6.yaml", 0, 4984352, 4976656, 170, "8.8", "8.7"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const yolo_task *task = NULL;
+        if (yolo_plugin_load_task(cases[i].task, &task)) {
+            CHECK_MSG(0, "loading the %s plugin: %s", cases[i].task, yolo_last_error());
+            continue;
+        }
+        yolo_model_options opt = {.nc = cases[i].nc, .seed = 1};
+        yolo_model *m = NULL;
+        if (yolo_model_load(cases[i].model, be, &opt, &m)) {
+            CHECK_MSG(0, "%s: %s", cases[i].model, yolo_last_error());
+            continue;
+        }
+        yolo_model_info info;
+        char gf[32] = "";
+        if (!yolo_model_get_info(m, 640, &info)) snprintf(gf, sizeof(gf), "%.1f", info.gflops);
+        yolo_model_print_summary(m, 640, stdout);
+        CHECK_MSG(info.parameters == cases[i].params && info.gradients == cases[i].params - 16 * (cases[i].nc == 0),
+                  "%s: %lld parameters, %lld gradients; Ultralytics %lld", cases[i].model, (long long)info.parameters,
+                  (long long)info.gradients, (long long)cases[i].params);
+        if (cases[i].gflops)
+            CHECK_MSG(!strcmp(gf, cases[i].gflops) && info.layers == cases[i].layers, "%s: %s GFLOPs, %d layers",
+                      cases[i].model, gf, info.layers);
+        if (cases[i].fused_params) {
+            CHECK_MSG(!yolo_model_fuse(m), "fuse %s: %s", cases[i].model, yolo_last_error());
+            if (!yolo_model_get_info(m, 640, &info)) snprintf(gf, sizeof(gf), "%.1f", info.gflops);
+            yolo_model_print_summary(m, 640, stdout);
+            CHECK_MSG(info.parameters == cases[i].fused_params && !strcmp(gf, cases[i].fused_gflops),
+                      "%s fused: %lld parameters, %s GFLOPs; Ultralytics %lld, %s", cases[i].model,
+                      (long long)info.parameters, gf, (long long)cases[i].fused_params, cases[i].fused_gflops);
+        }
+        yolo_model_free(m);
+    }
+}
+
 int main(void) {
     yolo_backend *be;
     if (yolo_backend_create("cpu", 1, &be)) {
@@ -139,6 +195,7 @@ int main(void) {
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) check_case(be, &cases[i]);
     check_printed(be);
     check_published(be);
+    check_new_families(be);
     yolo_backend_free(be);
     return test_result("test_model_counts");
 }

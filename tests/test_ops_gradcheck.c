@@ -155,6 +155,38 @@ static yolo_tensor *b_matmul(yolo_graph *g, yolo_tensor **p, const gc_case *c) {
     return yolo_matmul(g, p[0], p[1], c->i[0] != 0, c->i[1] != 0);
 }
 
+/* Attention's core as Ultralytics' Attention.forward computes it per head:
+ * softmax(q^T k * scale, -1), then v attn^T (q, k [B,kd,N], v [B,hd,N]). */
+static yolo_tensor *b_attention(yolo_graph *g, yolo_tensor **p, const gc_case *c) {
+    (void)c;
+    yolo_tensor *attn = yolo_softmax(g, yolo_scale(g, yolo_matmul(g, p[0], p[1], true, false), 0.7f), -1);
+    return yolo_matmul(g, p[2], attn, false, true);
+}
+
+/* The same from one qkv map [B, heads*(2kd+hd), H, W] as Attention.forward
+ * splits it: a view as [B*heads, 2kd+hd, N], q, k, v sliced from it, and v
+ * used twice (the attention product and, viewed as [B, C, H, W], a
+ * positional term); c->i[0] = heads, c->i[1] = kd, c->i[2] = hd. */
+static yolo_tensor *b_attention_qkv(yolo_graph *g, yolo_tensor **p, const gc_case *c) {
+    const int64_t B = p[0]->shape[0], H = p[0]->shape[2], W = p[0]->shape[3], heads = c->i[0], kd = c->i[1],
+                  hd = c->i[2];
+    const int64_t hs[3] = {B * heads, 2 * kd + hd, H * W}, img[4] = {B, heads * hd, H, W};
+    yolo_tensor *t = yolo_reshape(g, p[0], 3, hs);
+    yolo_tensor *q = yolo_slice(g, t, 1, 0, kd), *k = yolo_slice(g, t, 1, kd, kd), *v = yolo_slice(g, t, 1, 2 * kd, hd);
+    yolo_tensor *attn = yolo_softmax(g, yolo_scale(g, yolo_matmul(g, q, k, true, false), 0.7f), -1);
+    yolo_tensor *y = yolo_reshape(g, yolo_matmul(g, v, attn, false, true), 4, img);
+    return yolo_add(g, y, yolo_scale(g, yolo_reshape(g, v, 4, img), -0.6f));
+}
+
+static yolo_tensor *b_attention_bn(yolo_graph *g, yolo_tensor **p, const gc_case *c) {
+    int64_t C = p[1]->shape[0];
+    yolo_tensor *rm = aux_tensor(1, &C, 0.1f), *rv = aux_tensor(1, &C, 1.5f);
+    yolo_tensor *y = yolo_conv2d(g, p[0], p[1], NULL, &(yolo_conv2d_params){0});
+    y = yolo_batch_norm(g, y, p[2], p[3], rm, rv, true, 0.1f, 1e-3f);
+    yolo_tensor *q[1] = {y};
+    return b_attention_qkv(g, q, c);
+}
+
 /* A small C2f-like block: conv-bn-silu, chunk, residual bottleneck, concat,
  * upsample and SPPF-style max pooling, so gradients of shared nodes add up. */
 static yolo_tensor *b_block(yolo_graph *g, yolo_tensor **p, const gc_case *c) {
@@ -224,6 +256,14 @@ static const gc_case cases[] = {
     {"matmul a^T", b_matmul, 2, {2, 2}, {S4(4, 5, 1, 1), S4(4, 3, 1, 1)}, 0, {1, 0}},
     {"matmul b^T", b_matmul, 2, {2, 2}, {S4(5, 4, 1, 1), S4(3, 4, 1, 1)}, 0, {0, 1}},
     {"matmul a^T b^T", b_matmul, 2, {2, 2}, {S4(4, 5, 1, 1), S4(3, 4, 1, 1)}, 0, {1, 1}},
+    {"matmul batched", b_matmul, 2, {3, 3}, {S4(2, 4, 3, 1), S4(2, 3, 5, 1)}, 0, {0, 0}},
+    {"matmul batched a^T", b_matmul, 2, {3, 3}, {S4(3, 4, 5, 1), S4(3, 4, 6, 1)}, 0, {1, 0}},
+    {"matmul batched b^T", b_matmul, 2, {3, 3}, {S4(2, 4, 5, 1), S4(2, 6, 5, 1)}, 0, {0, 1}},
+    {"matmul batched a^T b^T", b_matmul, 2, {3, 3}, {S4(2, 5, 4, 1), S4(2, 3, 5, 1)}, 0, {1, 1}},
+    {"attention (q^T k, softmax, v attn^T)", b_attention, 3, {3, 3, 3}, {S4(2, 3, 6, 1), S4(2, 3, 6, 1), S4(2, 4, 6, 1)},
+     0, {0}},
+    {"attention from one qkv map (views, slices, v twice)", b_attention_qkv, 1, {4}, {S4(2, 16, 2, 3)}, 0, {2, 2, 4}},
+    {"conv + bn + attention", b_attention_bn, 4, {4, 4, 1, 1}, {S4(2, 4, 2, 3), S4(16, 4, 1, 1), S4(16, 1, 1, 1), S4(16, 1, 1, 1)}, 0, {2, 2, 4}},
     {"linear + bias", b_matmul, 3, {2, 2, 1}, {S4(3, 7, 1, 1), S4(5, 7, 1, 1), S4(5, 1, 1, 1)}, 0, {0, 0, 1}},
     {"softmax axis 1", b_unary, 1, {4}, {S4(2, 5, 3, 2)}, 0, {12, 1}},
     {"softmax last axis", b_unary, 1, {2}, {S4(4, 7, 1, 1)}, 0, {12, -1}},

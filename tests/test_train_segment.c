@@ -10,7 +10,7 @@
 
 #include "test_util.h"
 
-int main(void) {
+int main(int argc, char **argv) {
     if (getenv("YOLO_SANITIZED"))
         return test_skip("training end to end takes minutes under ASan; the Release run covers it");
     char dir[512];
@@ -18,8 +18,12 @@ int main(void) {
     char env[600];
     snprintf(env, sizeof env, "%s/cache", dir);
     setenv("YOLO_CACHE_DIR", env, 1);
-    int rc = test_run_yolo(dir, "segment train data=shapes epochs=5 imgsz=96 batch=4 nbs=4 warmup_epochs=0 "
-                                "workers=2 close_mosaic=2");
+    char args[600]; /* argv[1]: another model yaml (tests/yolo11.cmake: yolo11n-seg.yaml) */
+    snprintf(args, sizeof args,
+             "segment train data=shapes model=%s epochs=5 imgsz=96 batch=4 nbs=4 warmup_epochs=0 workers=2 "
+             "close_mosaic=2",
+             argc > 1 ? argv[1] : "yolov8n-seg.yaml");
+    int rc = test_run_yolo(dir, args);
     CHECK_MSG(rc == 0, "yolo segment train exited %d (see %s/log.txt)", rc, dir);
     char csv[700];
     snprintf(csv, sizeof csv, "%s/runs/segment/train/results.csv", dir);

@@ -224,6 +224,15 @@ static yolo_tensor *b_matmul(parity_case *c) { return matmul_case(c, false, fals
 static yolo_tensor *b_matmul_ta(parity_case *c) { return matmul_case(c, true, false); }
 static yolo_tensor *b_matmul_tb(parity_case *c) { return matmul_case(c, false, true); }
 static yolo_tensor *b_matmul_tatb(parity_case *c) { return matmul_case(c, true, true); }
+/* batched, shaped as attention's q^T k (a^T) and v attn^T (b^T) */
+static yolo_tensor *b_matmul_batched_ta(parity_case *c) {
+    int64_t a[3] = {3, 8, 25}, b[3] = {3, 8, 25};
+    return yolo_matmul(c->g, parity_input(c, 3, a, -1, 1, true), parity_input(c, 3, b, -1, 1, true), true, false);
+}
+static yolo_tensor *b_matmul_batched_tb(parity_case *c) {
+    int64_t a[3] = {2, 16, 25}, b[3] = {2, 25, 25};
+    return yolo_matmul(c->g, parity_input(c, 3, a, -1, 1, true), parity_input(c, 3, b, -1, 1, true), false, true);
+}
 static yolo_tensor *b_linear(parity_case *c) {
     int64_t x[2] = {4, 9}, w[2] = {6, 9}, b[1] = {6};
     return yolo_linear(c->g, parity_input(c, 2, x, -1, 1, true), parity_input(c, 2, w, -1, 1, true),
@@ -402,6 +411,8 @@ static const op_case cases[] = {
     {"matmul a^T", b_matmul_ta, true, RED, RED, 1},
     {"matmul b^T", b_matmul_tb, true, RED, RED, 1},
     {"matmul a^T b^T", b_matmul_tatb, true, RED, RED, 1},
+    {"matmul batched a^T", b_matmul_batched_ta, true, RED, RED, 1},
+    {"matmul batched b^T", b_matmul_batched_tb, true, RED, RED, 1},
     {"linear", b_linear, true, RED, RED, 1},
     {"softmax axis 1", b_softmax_mid, true, EW, RED, 1},
     {"log_softmax last axis", b_log_softmax_last, true, EW, RED, 1},

@@ -1,8 +1,19 @@
-/* The trainer's step is backend-neutral: YOLOv8n detect (nc 3) at 64 px,
- * batch 2, trained 5 steps (forward, detect loss on the host, backward,
- * SGD step, EMA) on the CPU and on Vulkan from the same initial weights;
- * the step losses must agree to 1e-3 relative. */
+/* The trainer's step is backend-neutral: YOLOv8n and YOLO11n detect (nc 3)
+ * at 64 px, batch 2, trained 5 steps (forward, detect loss on the host,
+ * backward, SGD step, EMA) on the CPU and on Vulkan from the same initial
+ * weights. Every parameter's gradient after the first step must agree to
+ * 1e-3 of the largest, and the step losses to 1e-3 relative.
+ *
+ * YOLO11n (depthwise convs, C2PSA's attention) from step 3 on:
+ * this tiny run is chaotic there, whatever the backend. The CPU backend
+ * against itself with 1 instead of 2 threads (first-step gradients equal to
+ * 1.1e-6 of the largest) measured step losses 5.6e-5, 1.5e-4 and 1.2e-2
+ * apart at steps 3, 4, 5 (YOLOv8n: 1.8e-5 at step 5), the TAL assignment
+ * of near-equal initial scores flipping; Vulkan measured 9.9e-4, 3.6e-3 and
+ * 1.3e-2. So YOLO11n's losses must agree to 1e-3 for steps 1-2 and to
+ * 5e-2 (finite) for steps 3-5. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "plugin/plugin_loader.h"
@@ -15,7 +26,29 @@
 
 #define STEPS 5
 
-static yolo_status train_steps(const char *device, const yolo_task *task, yolo_config *cfg, double *losses) {
+/* Every trainable parameter's gradient after the first backward, concatenated
+ * in state-dict order into grads (malloc'd, *n floats). */
+static yolo_status first_gradients(yolo_model *model, float **grads, int64_t *n) {
+    *n = 0;
+    for (int i = 0; i < yolo_model_tensor_count(model); i++) {
+        const yolo_tensor *t = yolo_model_tensor_at(model, i)->tensor;
+        if (t->requires_grad) *n += yolo_tensor_numel(t);
+    }
+    *grads = malloc((size_t)*n * sizeof(float));
+    if (!*grads) return yolo_error(YOLO_ERR_NOMEM, "gradients: out of memory");
+    int64_t at = 0;
+    for (int i = 0; i < yolo_model_tensor_count(model); i++) {
+        const yolo_tensor *t = yolo_model_tensor_at(model, i)->tensor;
+        if (!t->requires_grad) continue;
+        yolo_status st = yolo_tensor_download_f32(t->grad, *grads + at, yolo_tensor_numel(t));
+        if (st) return st;
+        at += yolo_tensor_numel(t);
+    }
+    return YOLO_OK;
+}
+
+static yolo_status train_steps(const char *device, const char *yaml, const yolo_task *task, yolo_config *cfg,
+                               double *losses, float **grads, int64_t *n_grads) {
     yolo_backend *be = NULL;
     yolo_model *model = NULL, *ema_model = NULL;
     yolo_ema *ema = NULL;
@@ -25,8 +58,8 @@ static yolo_status train_steps(const char *device, const yolo_task *task, yolo_c
     const yolo_task *tasks[1] = {task};
     yolo_model_options mo = {.tasks = tasks, .n_tasks = 1, .nc = 3, .seed = 7};
     yolo_status st = yolo_backend_create(device, 2, &be);
-    if (!st) st = yolo_model_load("yolov8n.yaml", be, &mo, &model);
-    if (!st) st = yolo_model_load("yolov8n.yaml", be, &mo, &ema_model);
+    if (!st) st = yolo_model_load(yaml, be, &mo, &model);
+    if (!st) st = yolo_model_load(yaml, be, &mo, &ema_model);
     if (!st) st = yolo_ema_create(model, ema_model, &ema);
     if (!st) st = yolo_optimizer_create(model, YOLO_OPTIMIZER_SGD, 0.001f, 0.9f, 5e-4f, &opt);
     if (!st) st = yolo_model_graph_build(model, 2, 64, 64, true, &mg);
@@ -43,6 +76,7 @@ static yolo_status train_steps(const char *device, const yolo_task *task, yolo_c
         if (!st) st = task->hooks->loss_compute(loss_state, &batch, mg->out.n, mg->host_out, mg->host_grad,
                                                 &losses[step], items);
         if (!st) st = yolo_model_graph_backward(mg);
+        if (!st && step == 0) st = first_gradients(model, grads, n_grads);
         if (!st) st = yolo_optimizer_step(opt, 10.0f, NULL);
         if (!st) st = yolo_ema_step(ema);
     }
@@ -67,13 +101,33 @@ int main(void) {
         fprintf(stderr, "setup: %s\n", yolo_last_error());
         return 1;
     }
-    double cpu[STEPS] = {0}, vk[STEPS] = {0};
-    CHECK_MSG(train_steps("cpu", task, cfg, cpu) == YOLO_OK, "cpu: %s", yolo_last_error());
-    CHECK_MSG(train_steps("vulkan", task, cfg, vk) == YOLO_OK, "vulkan: %s", yolo_last_error());
-    for (int i = 0; i < STEPS; i++) {
-        double rel = fabs(cpu[i] - vk[i]) / fmax(fabs(cpu[i]), 1e-12);
-        printf("step %d: cpu %.6f vulkan %.6f (relative difference %.2e)\n", i + 1, cpu[i], vk[i], rel);
-        CHECK_MSG(rel <= 1e-3 && isfinite(cpu[i]), "step %d losses differ", i + 1);
+    const char *models[2] = {"yolov8n.yaml", "yolo11n.yaml"};
+    for (int m = 0; m < 2; m++) {
+        double cpu[STEPS] = {0}, vk[STEPS] = {0};
+        float *g_cpu = NULL, *g_vk = NULL;
+        int64_t n_cpu = 0, n_vk = 0;
+        CHECK_MSG(train_steps("cpu", models[m], task, cfg, cpu, &g_cpu, &n_cpu) == YOLO_OK, "%s cpu: %s", models[m],
+                  yolo_last_error());
+        CHECK_MSG(train_steps("vulkan", models[m], task, cfg, vk, &g_vk, &n_vk) == YOLO_OK, "%s vulkan: %s",
+                  models[m], yolo_last_error());
+        /* the first step's gradients, before any update can amplify rounding */
+        double diff = 0, scale = 0;
+        for (int64_t i = 0; i < n_cpu && n_cpu == n_vk && g_cpu && g_vk; i++) {
+            diff = fmax(diff, fabs((double)g_cpu[i] - g_vk[i]));
+            scale = fmax(scale, fabs((double)g_cpu[i]));
+        }
+        printf("%s: %lld gradients after step 1, largest difference %.3g of the largest gradient %.3g\n", models[m],
+               (long long)n_cpu, diff, scale);
+        CHECK_MSG(n_cpu == n_vk && n_cpu > 0 && diff <= 1e-3 * scale, "%s: first-step gradients differ", models[m]);
+        free(g_cpu);
+        free(g_vk);
+        for (int i = 0; i < STEPS; i++) {
+            double rel = fabs(cpu[i] - vk[i]) / fmax(fabs(cpu[i]), 1e-12);
+            printf("%s step %d: cpu %.6f vulkan %.6f (relative difference %.2e)\n", models[m], i + 1, cpu[i], vk[i],
+                   rel);
+            const double tolerance = m == 1 && i >= 2 ? 5e-2 : 1e-3; /* see the file comment */
+            CHECK_MSG(rel <= tolerance && isfinite(cpu[i]), "%s step %d losses differ", models[m], i + 1);
+        }
     }
     yolo_config_free(cfg);
     return vk_test_finish("test_vulkan_train_detect");

@@ -393,15 +393,19 @@ yolo_tensor *yolo_matmul(yolo_graph *g, yolo_tensor *a, yolo_tensor *b, bool tra
     yolo_tensor *in[2] = {a, b};
     if (!check_inputs(g, "matmul", 2, in) || !check_f32(g, "matmul", a) || !check_f32(g, "matmul", b)) return NULL;
     char sa[96], sb[96];
-    if (a->ndim != 2 || b->ndim != 2)
-        return yolo_graph_fail(g, YOLO_ERR_SHAPE, "matmul: %s and %s must be 2-D", SHAPE(a, sa), SHAPE(b, sb));
-    int64_t M = transpose_a ? a->shape[1] : a->shape[0], Ka = transpose_a ? a->shape[0] : a->shape[1];
-    int64_t Kb = transpose_b ? b->shape[1] : b->shape[0], N = transpose_b ? b->shape[0] : b->shape[1];
+    if (a->ndim != b->ndim || a->ndim < 2 || a->ndim > 3)
+        return yolo_graph_fail(g, YOLO_ERR_SHAPE, "matmul: %s and %s must both be 2-D or both 3-D (batched)",
+                               SHAPE(a, sa), SHAPE(b, sb));
+    const int r = a->ndim - 2; /* the matrix dims follow the batch dim, if any */
+    if (r && a->shape[0] != b->shape[0])
+        return yolo_graph_fail(g, YOLO_ERR_SHAPE, "matmul: batch sizes differ: %s x %s", SHAPE(a, sa), SHAPE(b, sb));
+    int64_t M = transpose_a ? a->shape[r + 1] : a->shape[r], Ka = transpose_a ? a->shape[r] : a->shape[r + 1];
+    int64_t Kb = transpose_b ? b->shape[r + 1] : b->shape[r], N = transpose_b ? b->shape[r] : b->shape[r + 1];
     if (Ka != Kb)
         return yolo_graph_fail(g, YOLO_ERR_SHAPE, "matmul: inner dimensions differ: %s%s x %s%s", SHAPE(a, sa),
                                transpose_a ? "^T" : "", SHAPE(b, sb), transpose_b ? "^T" : "");
-    int64_t shape[2] = {M, N};
-    yolo_tensor *t = yolo_graph_node(g, YOLO_OP_MATMUL, YOLO_F32, 2, shape, 2, in);
+    int64_t shape[3] = {a->shape[0], M, N};
+    yolo_tensor *t = yolo_graph_node(g, YOLO_OP_MATMUL, YOLO_F32, a->ndim, r ? shape : shape + 1, 2, in);
     if (t) {
         t->node->iparams[0] = transpose_a;
         t->node->iparams[1] = transpose_b;

@@ -80,7 +80,8 @@
     X(MAXPOOL2D_BWD, false)   /* src x, dy -> dx: dy routed to the first max of each window (ties: lowest index), \
                                  accumulated where windows overlap; i as MAXPOOL2D */ \
     /* linear algebra and softmax */ \
-    X(MATMUL, true)           /* src a, b; i0 = transpose_a, i1 = transpose_b; 2-D */ \
+    X(MATMUL, true)           /* src a, b; i0 = transpose_a, i1 = transpose_b; 2-D, or 3-D batched: \
+                                 a[B,..], b[B,..] -> out[B,M,N], one product per batch index */ \
     X(SOFTMAX, true)          /* along axis i0 */ \
     X(SOFTMAX_BWD, false)     /* src y, dy -> y*(dy - sum(dy*y)) along axis i0 */ \
     X(LOG_SOFTMAX, true)      /* along axis i0 */ \

@@ -6,19 +6,10 @@
 
 #include "nn/model_internal.h"
 
-static bool sub_name(yolo_module_ctx *ctx, char *buf, size_t size, const char *name, const char *leaf) {
-    int n = snprintf(buf, size, "%s%s%s", name && *name ? name : "", name && *name ? "." : "", leaf);
-    if (n < 0 || (size_t)n >= size) {
-        yolo_module_error(ctx, YOLO_ERR_ARG, "parameter name '%s.%s' is too long", name, leaf);
-        return false;
-    }
-    return true;
-}
-
 static yolo_tensor *param(yolo_module_ctx *ctx, const char *name, const char *leaf, int ndim, const int64_t *shape,
                           yolo_param_role role, bool trainable, yolo_param_init init, double value) {
     char buf[YOLO_NAME_MAX];
-    if (!sub_name(ctx, buf, sizeof(buf), name, leaf)) return NULL;
+    if (!module_join_name(ctx, buf, sizeof(buf), name, leaf)) return NULL;
     return yolo_module_param(ctx, buf, ndim, shape, role, trainable, init, value);
 }
 
@@ -39,8 +30,8 @@ yolo_status yolo_conv_block_init(yolo_module_ctx *ctx, yolo_conv_block *b, const
                            .act = yolo_module_resolve_act(ctx, act)};
     int64_t wshape[4] = {c2, c1 / g, k, k}, cshape[1] = {c2};
     char conv_name[YOLO_NAME_MAX], bn_name[YOLO_NAME_MAX];
-    if (!sub_name(ctx, conv_name, sizeof(conv_name), name, "conv") ||
-        !sub_name(ctx, bn_name, sizeof(bn_name), name, "bn"))
+    if (!module_join_name(ctx, conv_name, sizeof(conv_name), name, "conv") ||
+        !module_join_name(ctx, bn_name, sizeof(bn_name), name, "bn"))
         return YOLO_ERR_ARG;
     b->weight = param(ctx, conv_name, "weight", 4, wshape, YOLO_PARAM_WEIGHT, true, YOLO_INIT_KAIMING_UNIFORM,
                       (double)(c1 / g) * k * k);

@@ -57,6 +57,21 @@ static bool unified_name(const char *path, char *out, size_t size) {
     return false;
 }
 
+/* The YOLOv5u rule: "yolov5u.yaml" (the unified name of yolov5nu.yaml) is
+ * yolov5.yaml, whose Detect is the anchor-free head that the 'u' names:
+ * drops a 'u' that follows the first digit run. False if there is none. */
+static bool without_u(const char *unified, char *out, size_t size) {
+    const char *base = base_name(unified);
+    for (const char *p = base; *p; p++) {
+        if (!isdigit((unsigned char)*p)) continue;
+        while (isdigit((unsigned char)p[1])) p++;
+        if (p[1] != 'u' || (p[2] != '.' && p[2] != '-')) return false;
+        int n = snprintf(out, size, "%.*s%s", (int)(p + 1 - unified), unified, p + 2);
+        return n > 0 && (size_t)n < size;
+    }
+    return false;
+}
+
 static bool is_file(const char *path) {
     struct stat st;
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
@@ -371,7 +386,11 @@ yolo_status yolo_model_load(const char *model, yolo_backend *backend, const yolo
         return st;
     }
     const char *task = NULL, *text = NULL, *found = NULL;
+    char plain[MODEL_NAME_MAX];
     if (has_unified && (text = find_embedded(opt, base_name(unified), &task))) found = base_name(unified);
+    if (!text && has_unified && without_u(unified, plain, sizeof(plain)) &&
+        (text = find_embedded(opt, base_name(plain), &task)))
+        found = base_name(plain);
     if (!text && (text = find_embedded(opt, base_name(model), &task))) found = base_name(model);
     if (!text) {
         char list[512] = "";

@@ -7,8 +7,9 @@
  * (max(stride, 32) squared) -- conv: output elements * Cin/g * kh * kw,
  * conv-transpose counted the same way over its output (thop's rule before
  * ultralytics-thop 2.x, 4x the true MACs of a 2x2 stride-2 one), linear:
- * in * out, batch norm: 4 per element, nearest upsampling: 1 per output
- * element, adaptive average pool: input + output elements; activations,
+ * in * out (batched matmuls, functional in PyTorch, count 0), batch norm: 4 per
+ * element, nearest upsampling: 1 per output element, adaptive average
+ * pool: input + output elements; activations,
  * max-pools and functional ops count 0 -- then multiplies by 2 and scales
  * by (imgsz / stride)^2. That scaling also multiplies the Linear of a
  * classifier, as Ultralytics does. Counted by walking the nodes of a real
@@ -63,8 +64,9 @@ static double graph_macs(const yolo_graph *g) {
         }
         case YOLO_OP_BN_APPLY: macs += 4.0 * out; break;
         case YOLO_OP_UPSAMPLE_NEAREST: macs += out; break;
-        case YOLO_OP_MATMUL: {
+        case YOLO_OP_MATMUL: { /* nn.Linear's; thop does not see attention's batched torch.matmul */
             const yolo_tensor *a = t->node->src[0];
+            if (t->ndim != 2) break;
             macs += out * (double)(t->node->iparams[0] ? a->shape[0] : a->shape[1]);
             break;
         }

@@ -74,9 +74,32 @@ yolo_status model_register_conv(yolo_module_ctx *ctx, yolo_conv_block *b, bool o
 yolo_status model_init_tensor(yolo_tensor *t, uint64_t seed, int number, yolo_param_init init, double value);
 void model_ctx_setup(yolo_module_ctx *ctx, yolo_model *m, model_layer *layer, int copy);
 
-/* core/nn/modules_core.c: the built-in module types. */
+/* core/nn/modules_core.c: the built-in module types (the CSP family in
+ * modules_csp.c, attention in modules_attention.c). */
 extern const yolo_module_type *const yolo_core_modules[];
 extern const int yolo_core_module_count;
+extern const yolo_module_type yolo_bottleneck_type, yolo_c2f_type, yolo_c3_type, yolo_c3k2_type, yolo_c2_type;
+extern const yolo_module_type yolo_c2psa_type;
+
+/* core/nn/module_args.c: helpers of the core module types. */
+/* ", a, b, c" for the yaml args from `start` on (empty if none). */
+const char *module_args_tail(const yolo_module_ctx *ctx, int start, char *buf, size_t size);
+/* c2 from args[0], scaled by the width rule. */
+yolo_status module_out_channels_arg(yolo_module_ctx *ctx, int *c2);
+yolo_status module_single_input(yolo_module_ctx *ctx, int *c1);
+yolo_status module_one_output(yolo_module_outputs *out, yolo_tensor *y);
+/* Zeroed memory owned by the model that does not replace the module's state. */
+void *module_alloc(yolo_module_ctx *ctx, size_t size);
+/* The layer table's "[c1, c2, n, args from tail_from...]" and the output channels c2. */
+yolo_status module_finish_repeated(yolo_module_ctx *ctx, int c1, int c2, int n, int tail_from);
+/* cv1(x) split in two halves along channels; half `half` goes through n blocks
+ * (block(f, blocks + i*block_size, t) in turn); cv2 on the concatenation. */
+typedef yolo_tensor *(*module_block_fn)(const yolo_forward_ctx *f, const void *block, yolo_tensor *x);
+yolo_status module_split_chain_concat(const yolo_forward_ctx *f, const yolo_conv_block *cv1,
+                                      const yolo_conv_block *cv2, yolo_tensor *x, int half, module_block_fn block,
+                                      const void *blocks, size_t block_size, int n, yolo_module_outputs *out);
+/* "name.leaf" (or "leaf" when name is empty) into buf; false (error set) when too long. */
+bool module_join_name(yolo_module_ctx *ctx, char *buf, size_t size, const char *name, const char *leaf);
 
 /* core/nn/model_forward.c: forward with every layer's first output kept
  * in layer_out (n_layers entries) when not NULL. */

@@ -98,6 +98,12 @@ int yolo_module_in_stride(const yolo_module_ctx *ctx, int i) {
     return i >= 0 && i < ctx->layer->n_from ? ctx->layer->in_strides[i] : 0;
 }
 
+bool yolo_module_legacy_heads(const yolo_module_ctx *ctx) {
+    for (int i = 0; i < ctx->layer->index; i++)
+        if (ctx->model->layers[i].type->flags & YOLO_MODULE_CURRENT_HEADS) return false;
+    return true;
+}
+
 int yolo_module_repeats(const yolo_module_ctx *ctx) {
     return (ctx->layer->type->flags & YOLO_MODULE_REPEATS_INSIDE) ? ctx->layer->repeats : 1;
 }

@@ -31,32 +31,57 @@ static void run_ranges(yolo_cpu_context *ctx, int64_t n, int64_t work, yolo_rang
         yolo_parallel_for(ctx->pool, n, fn, arg);
 }
 
-/* ---- MATMUL: op(a) [M,K] x op(b) [K,N] -> [M,N] ---- */
+/* ---- MATMUL: op(a) [M,K] x op(b) [K,N] -> [M,N], or one per batch index of 3-D operands ---- */
+
+typedef struct matmul_job {
+    const float *a, *b;
+    float *c;
+    int ta, tb;
+    int64_t m, n, k, a_size, b_size, lda, ldb; /* a_size, b_size: elements per batch */
+} matmul_job;
+
+static void matmul_range(void *arg, int64_t begin, int64_t end) {
+    const matmul_job *j = arg;
+    for (int64_t i = begin; i < end; i++)
+        cblas_sgemm(CblasRowMajor, j->ta ? CblasTrans : CblasNoTrans, j->tb ? CblasTrans : CblasNoTrans, (int)j->m,
+                    (int)j->n, (int)j->k, 1.0f, j->a + i * j->a_size, (int)j->lda, j->b + i * j->b_size, (int)j->ldb,
+                    0.0f, j->c + i * j->m * j->n, (int)j->n);
+}
 
 static yolo_status matmul_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     const yolo_tensor *a = out->node->src[0], *b = out->node->src[1];
     const int ta = out->node->iparams[0] != 0, tb = out->node->iparams[1] != 0;
-    const int64_t m = ta ? a->shape[1] : a->shape[0];
-    const int64_t k = ta ? a->shape[0] : a->shape[1];
-    const int64_t n = tb ? b->shape[0] : b->shape[1];
-    if (m != out->shape[0] || n != out->shape[1] || (tb ? b->shape[1] : b->shape[0]) != k)
-        return yolo_error(YOLO_ERR_SHAPE, "MATMUL: a [%lld,%lld]%s x b [%lld,%lld]%s does not give out [%lld,%lld]",
-                          (long long)a->shape[0], (long long)a->shape[1], ta ? "^T" : "", (long long)b->shape[0],
-                          (long long)b->shape[1], tb ? "^T" : "", (long long)out->shape[0],
-                          (long long)out->shape[1]);
-    if (m > INT_MAX || n > INT_MAX || k > INT_MAX || a->shape[1] > INT_MAX || b->shape[1] > INT_MAX)
+    const int r = out->ndim - 2; /* 1 when batched */
+    const int64_t batches = r ? out->shape[0] : 1;
+    const int64_t a_rows = a->shape[r], a_cols = a->shape[r + 1], b_rows = b->shape[r], b_cols = b->shape[r + 1];
+    const int64_t m = ta ? a_cols : a_rows, k = ta ? a_rows : a_cols, n = tb ? b_rows : b_cols;
+    if (a->ndim != out->ndim || b->ndim != out->ndim || (r && (a->shape[0] != batches || b->shape[0] != batches)) ||
+        m != out->shape[r] || n != out->shape[r + 1] || (tb ? b_cols : b_rows) != k)
+        return yolo_error(YOLO_ERR_SHAPE,
+                          "MATMUL: a [%lld,%lld]%s x b [%lld,%lld]%s (%lld batches) does not give out [%lld,%lld]",
+                          (long long)a_rows, (long long)a_cols, ta ? "^T" : "", (long long)b_rows, (long long)b_cols,
+                          tb ? "^T" : "", (long long)batches, (long long)out->shape[r], (long long)out->shape[r + 1]);
+    if (m > INT_MAX || n > INT_MAX || k > INT_MAX || a_cols > INT_MAX || b_cols > INT_MAX)
         return yolo_error(YOLO_ERR_UNSUPPORTED, "MATMUL: dimensions [%lld,%lld,%lld] exceed the BLAS int range",
                           (long long)m, (long long)k, (long long)n);
     float *c = yolo_cpu_f32(out);
-    if (m == 0 || n == 0) return YOLO_OK;
+    if (m == 0 || n == 0 || batches == 0) return YOLO_OK;
     if (k == 0) { /* empty sum */
-        memset(c, 0, (size_t)(m * n) * sizeof(float));
+        memset(c, 0, (size_t)(batches * m * n) * sizeof(float));
+        return YOLO_OK;
+    }
+    matmul_job j = {yolo_cpu_f32(a), yolo_cpu_f32(b), c, ta, tb, m, n, k, a_rows * a_cols, b_rows * b_cols, a_cols,
+                    b_cols};
+    if (batches > 1 && ctx && ctx->pool) {
+        /* attention's many small products: one per pool thread, each single-threaded in OpenBLAS
+         * (its own threads would synchronise for every tiny product) */
+        if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
+        yolo_parallel_for(ctx->pool, batches, matmul_range, &j);
         return YOLO_OK;
     }
     /* OpenBLAS runs its own threads: as many as the pool, never more (threads=). */
     if (ctx && ctx->threads > 0 && openblas_get_num_threads() != ctx->threads) openblas_set_num_threads(ctx->threads);
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k,
-                1.0f, yolo_cpu_f32(a), (int)a->shape[1], yolo_cpu_f32(b), (int)b->shape[1], 0.0f, c, (int)n);
+    matmul_range(&j, 0, batches);
     return YOLO_OK;
 }
 

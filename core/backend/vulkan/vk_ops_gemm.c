@@ -1,4 +1,4 @@
-/* MATMUL and the convolutions as implicit GEMMs on the shared-memory tiled
+/* MATMUL (2-D or batched) and the convolutions as implicit GEMMs on the shared-memory tiled
  * kernel (shaders/gemm_core.glsl): conv_fwd.comp (CONV2D), conv_bwd_data.comp
  * (CONV2D_BWD_DATA, CONV_TRANSPOSE2D), conv_bwd_weight.comp.
  *
@@ -124,18 +124,21 @@ static yolo_status run_gemm(yolo_vk_recorder *r, const gemm_job *j) {
 static yolo_status op_matmul(yolo_vk_recorder *r, const yolo_tensor *out) {
     const yolo_tensor *a = out->node->src[0], *b = out->node->src[1];
     const bool ta = out->node->iparams[0] != 0, tb = out->node->iparams[1] != 0;
+    const int d = out->ndim - 2; /* 1 when batched: one product per leading index */
     gemm_job j = {.shader = "matmul", .a = a, .b = b, .c = out};
-    j.m = out->shape[0];
-    j.n = out->shape[1];
-    j.k = ta ? a->shape[0] : a->shape[1];
-    j.batches = j.groups = 1;
+    j.m = out->shape[d];
+    j.n = out->shape[d + 1];
+    j.k = ta ? a->shape[d] : a->shape[d + 1];
+    j.batches = d ? out->shape[0] : 1;
+    j.groups = 1;
     j.a_count = yolo_vk_numel(a);
     j.b_count = yolo_vk_numel(b);
-    const int64_t lda = a->shape[1], ldb = b->shape[1];
-    const uint32_t extra[4] = {(uint32_t)(ta ? 1 : lda), (uint32_t)(ta ? lda : 1), (uint32_t)(tb ? 1 : ldb),
-                               (uint32_t)(tb ? ldb : 1)};
+    const int64_t lda = a->shape[d + 1], ldb = b->shape[d + 1];
+    const uint32_t extra[6] = {(uint32_t)(ta ? 1 : lda), (uint32_t)(ta ? lda : 1), (uint32_t)(tb ? 1 : ldb),
+                               (uint32_t)(tb ? ldb : 1), (uint32_t)(a->shape[d] * lda),
+                               (uint32_t)(b->shape[d] * ldb)};
     memcpy(j.extra, extra, sizeof extra);
-    j.n_extra = 4;
+    j.n_extra = 6;
     return run_gemm(r, &j);
 }
 

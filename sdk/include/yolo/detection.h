@@ -554,10 +554,15 @@ typedef struct yolo_det_anchor_cache {
 } yolo_det_anchor_cache;
 
 /* One level of a Detect-style branch (Detect's cv2 and cv3, Segment's and
- * Pose's cv4): Conv(c_in, c, 3), Conv(c, c, 3), nn.Conv2d(c, c_out, 1). */
+ * Pose's cv4): Conv(c_in, c, 3), Conv(c, c, 3), nn.Conv2d(c, c_out, 1); or,
+ * with depthwise (the class branch of current heads, Ultralytics'
+ * legacy=False, YOLO11): DWConv(c_in, c_in, 3) + Conv(c_in, c, 1), then
+ * DWConv(c, c, 3) + Conv(c, c, 1), then the nn.Conv2d. */
 typedef struct yolo_det_branch {
     yolo_conv_block conv[2];
     yolo_conv_layer pred;
+    bool depthwise;
+    yolo_conv_block dw[2]; /* depthwise only: before conv[0] and conv[1] */
 } yolo_det_branch;
 
 typedef struct yolo_det_head {
@@ -582,12 +587,17 @@ YOLO_DETECTION_API void yolo_det_channels_text(int nl, const int *ch, char *buf,
  * as in Ultralytics' state dict, created level by level. */
 YOLO_DETECTION_API yolo_status yolo_det_branches_init(yolo_module_ctx *ctx, yolo_det_branch *b, const char *name,
                                                       int nl, const int *ch, int c, int c_out);
+/* The same in the depthwise form, named "<name>.<i>.0.0" (DWConv), ".0.1",
+ * ".1.0", ".1.1", ".2" as Ultralytics' current Detect.cv3. */
+YOLO_DETECTION_API yolo_status yolo_det_dw_branches_init(yolo_module_ctx *ctx, yolo_det_branch *b, const char *name,
+                                                         int nl, const int *ch, int c, int c_out);
 /* One level's branch on x; NULL (the graph's status set) on error. */
 YOLO_DETECTION_API yolo_tensor *yolo_det_branch_forward(const yolo_forward_ctx *f, const yolo_det_branch *b,
                                                         yolo_tensor *x);
 /* Creates the branches (cv2 = box, cv3 = class, Ultralytics' state-dict
  * names under the module prefix) and the DFL conv for nl inputs of ch[i]
- * channels. h lives in the module state. */
+ * channels; the class branch is depthwise unless yolo_module_legacy_heads
+ * (a YOLO11 model's heads). h lives in the module state. */
 YOLO_DETECTION_API yolo_status yolo_det_head_init(yolo_module_ctx *ctx, yolo_det_head *h, int nc, int nl, const int *ch);
 /* From the module's finalize: the strides from the probe, then Ultralytics'
  * bias_init (box 1.0, class log(5 / nc / (640 / stride)^2)). */

@@ -106,7 +106,9 @@ YOLO_API yolo_tensor *yolo_maxpool2d(yolo_graph *g, yolo_tensor *x, int kernel, 
 YOLO_API yolo_tensor *yolo_global_avgpool(yolo_graph *g, yolo_tensor *x);
 
 /* ---- linear algebra ---- */
-/* 2-D matrix product: op(a) [M,K] x op(b) [K,N], op transposes when asked. */
+/* Matrix product: op(a) [M,K] x op(b) [K,N] -> [M,N], op transposes when asked;
+ * or batched, a and b 3-D with the same batch size B: [B,M,N], one product
+ * per batch index (attention's q^T k and v attn^T). */
 YOLO_API yolo_tensor *yolo_matmul(yolo_graph *g, yolo_tensor *a, yolo_tensor *b, bool transpose_a, bool transpose_b);
 /* x [N,K], w [M,K], bias [M] or NULL -> [N,M] (PyTorch nn.Linear). */
 YOLO_API yolo_tensor *yolo_linear(yolo_graph *g, yolo_tensor *x, yolo_tensor *w, yolo_tensor *bias);

@@ -125,6 +125,11 @@ typedef struct yolo_module_type {
 /* The yaml repeat count goes into the module (C2f, C3) instead of stacking
  * `repeats` copies of it (every other module). */
 #define YOLO_MODULE_REPEATS_INSIDE 1u
+/* A model holding this module builds its heads in their current form, not
+ * the legacy (YOLOv8) one: Ultralytics' parse_model sets legacy=False when it
+ * meets C3k2 (YOLO11), and Detect's class branch then starts with depthwise
+ * convs. Heads ask yolo_module_legacy_heads. */
+#define YOLO_MODULE_CURRENT_HEADS 2u
 
 /* ---- build context: what build and finalize may ask ---- */
 /* Zeroed module state of `size` bytes owned by the model (freed with it);
@@ -139,6 +144,9 @@ YOLO_API int yolo_module_in_channels(const yolo_module_ctx *ctx, int i);
 /* Stride of input i relative to the image (finalize only; 0 before). */
 YOLO_API int yolo_module_in_stride(const yolo_module_ctx *ctx, int i);
 YOLO_API int yolo_module_nc(const yolo_module_ctx *ctx);
+/* True unless an earlier layer's type has YOLO_MODULE_CURRENT_HEADS (YOLOv8
+ * and YOLOv5 yamls: legacy heads; YOLO11: current ones). */
+YOLO_API bool yolo_module_legacy_heads(const yolo_module_ctx *ctx);
 /* The scaled repeat count for YOLO_MODULE_REPEATS_INSIDE modules (1 otherwise). */
 YOLO_API int yolo_module_repeats(const yolo_module_ctx *ctx);
 /* Ultralytics' width rule: ceil(min(c, max_channels) * width / 8) * 8,

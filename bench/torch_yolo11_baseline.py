@@ -1,0 +1,204 @@
+#!/usr/bin/python3
+"""YOLO11n in the PyTorch CPU anchor beside YOLOv8n.
+
+Extends ../shared/bench/torch_yolo_baseline.py (read-only, given with --base):
+its Conv, Bottleneck, C2f, SPPF, Concat, Detect and benchmark worker are reused
+unchanged; this file adds the modules YOLO11 needs (DWConv, C3k, C3k2,
+Attention, PSABlock, C2PSA and Detect's current class branch, Ultralytics 8.3
+ultralytics/nn/modules/{conv,block,head}.py semantics) and the yolo11.yaml
+layer table at scale n (depth 0.50, width 0.25, max_channels 1024), then runs
+the base script's worker with `build` pointing at this model.
+
+    /usr/bin/python3 bench/torch_yolo11_baseline.py --base ../shared/bench/torch_yolo_baseline.py --summary
+    /usr/bin/python3 bench/torch_yolo11_baseline.py --base ... --worker '{"task":"detect","mode":"train",...}'
+
+--summary prints the parameter count (2,624,080 for YOLO11n at nc 80, as
+Ultralytics' model.info()), the proof that the architecture is the same.
+"""
+import argparse
+import importlib.util
+import json
+import math
+
+import torch
+import torch.nn as nn
+
+
+def load_base(path):
+    spec = importlib.util.spec_from_file_location("torch_yolo_baseline", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def yolo11_modules(b):
+    """The YOLO11 modules on top of the base script's Conv / Bottleneck / C2f / Detect."""
+
+    class DWConv(b.Conv):
+        def __init__(self, c1, c2, k=1, s=1, act=True):
+            super().__init__(c1, c2, k, s, g=math.gcd(c1, c2), act=act)
+
+    class C3k(nn.Module):
+        """C3 with k x k inner bottlenecks."""
+
+        def __init__(self, c1, c2, n=1, shortcut=True, g=1, e=0.5, k=3):
+            super().__init__()
+            c_ = int(c2 * e)
+            self.cv1 = b.Conv(c1, c_, 1, 1)
+            self.cv2 = b.Conv(c1, c_, 1, 1)
+            self.cv3 = b.Conv(2 * c_, c2, 1)
+            self.m = nn.Sequential(*(b.Bottleneck(c_, c_, shortcut, g, k=(k, k), e=1.0) for _ in range(n)))
+
+        def forward(self, x):
+            return self.cv3(torch.cat((self.m(self.cv1(x)), self.cv2(x)), 1))
+
+    class C3k2(b.C2f):
+        def __init__(self, c1, c2, n=1, c3k=False, e=0.5, g=1, shortcut=True):
+            super().__init__(c1, c2, n, shortcut, g, e)
+            self.m = nn.ModuleList(
+                C3k(self.c, self.c, 2, shortcut, g) if c3k else b.Bottleneck(self.c, self.c, shortcut, g)
+                for _ in range(n))
+
+    class Attention(nn.Module):
+        def __init__(self, dim, num_heads=8, attn_ratio=0.5):
+            super().__init__()
+            self.num_heads = num_heads
+            self.head_dim = dim // num_heads
+            self.key_dim = int(self.head_dim * attn_ratio)
+            self.scale = self.key_dim ** -0.5
+            h = dim + self.key_dim * num_heads * 2
+            self.qkv = b.Conv(dim, h, 1, act=False)
+            self.proj = b.Conv(dim, dim, 1, act=False)
+            self.pe = b.Conv(dim, dim, 3, 1, g=dim, act=False)
+
+        def forward(self, x):
+            B, C, H, W = x.shape
+            N = H * W
+            q, k, v = self.qkv(x).view(B, self.num_heads, self.key_dim * 2 + self.head_dim, N).split(
+                [self.key_dim, self.key_dim, self.head_dim], dim=2)
+            attn = ((q.transpose(-2, -1) @ k) * self.scale).softmax(dim=-1)
+            x = (v @ attn.transpose(-2, -1)).view(B, C, H, W) + self.pe(v.reshape(B, C, H, W))
+            return self.proj(x)
+
+    class PSABlock(nn.Module):
+        def __init__(self, c, attn_ratio=0.5, num_heads=4, shortcut=True):
+            super().__init__()
+            self.attn = Attention(c, attn_ratio=attn_ratio, num_heads=num_heads)
+            self.ffn = nn.Sequential(b.Conv(c, c * 2, 1), b.Conv(c * 2, c, 1, act=False))
+            self.add = shortcut
+
+        def forward(self, x):
+            x = x + self.attn(x) if self.add else self.attn(x)
+            return x + self.ffn(x) if self.add else self.ffn(x)
+
+    class C2PSA(nn.Module):
+        def __init__(self, c1, c2, n=1, e=0.5):
+            super().__init__()
+            assert c1 == c2
+            self.c = int(c1 * e)
+            self.cv1 = b.Conv(c1, 2 * self.c, 1, 1)
+            self.cv2 = b.Conv(2 * self.c, c1, 1)
+            self.m = nn.Sequential(*(PSABlock(self.c, attn_ratio=0.5, num_heads=self.c // 64) for _ in range(n)))
+
+        def forward(self, x):
+            a, c = self.cv1(x).split((self.c, self.c), dim=1)
+            return self.cv2(torch.cat((a, self.m(c)), 1))
+
+    class Detect11(b.Detect):
+        """Detect with its current (legacy=False) class branch: DWConv + 1x1 Conv pairs."""
+
+        def __init__(self, nc=80, ch=()):
+            super().__init__(nc, ch)
+            c3 = max(ch[0], min(self.nc, 100))
+            self.cv3 = nn.ModuleList(
+                nn.Sequential(nn.Sequential(DWConv(x, x, 3), b.Conv(x, c3, 1)),
+                              nn.Sequential(DWConv(c3, c3, 3), b.Conv(c3, c3, 1)), nn.Conv2d(c3, self.nc, 1))
+                for x in ch)
+
+    return dict(C3k2=C3k2, C2PSA=C2PSA, Detect=Detect11, Conv=b.Conv, SPPF=b.SPPF)
+
+
+# (from, repeats, module, args) exactly as in ultralytics/cfg/models/11/yolo11.yaml
+YOLO11 = [
+    (-1, 1, "Conv", [64, 3, 2]), (-1, 1, "Conv", [128, 3, 2]), (-1, 2, "C3k2", [256, False, 0.25]),
+    (-1, 1, "Conv", [256, 3, 2]), (-1, 2, "C3k2", [512, False, 0.25]), (-1, 1, "Conv", [512, 3, 2]),
+    (-1, 2, "C3k2", [512, True]), (-1, 1, "Conv", [1024, 3, 2]), (-1, 2, "C3k2", [1024, True]),
+    (-1, 1, "SPPF", [1024, 5]), (-1, 2, "C2PSA", [1024]),
+    (-1, 1, "Upsample", [None, 2, "nearest"]), ([-1, 6], 1, "Concat", [1]), (-1, 2, "C3k2", [512, False]),
+    (-1, 1, "Upsample", [None, 2, "nearest"]), ([-1, 4], 1, "Concat", [1]), (-1, 2, "C3k2", [256, False]),
+    (-1, 1, "Conv", [256, 3, 2]), ([-1, 13], 1, "Concat", [1]), (-1, 2, "C3k2", [512, False]),
+    (-1, 1, "Conv", [512, 3, 2]), ([-1, 10], 1, "Concat", [1]), (-1, 2, "C3k2", [1024, True]),
+    ([16, 19, 22], 1, "Detect", ["nc"]),
+]
+SCALE_11N = (0.50, 0.25, 1024)
+
+
+def parse_yolo11(b, mods, nc, scale=SCALE_11N, ch=3):
+    depth, width, max_channels = scale
+    chs, layers, save = [ch], [], []
+    for i, (f, n, name, args) in enumerate(YOLO11):
+        args = [nc if a == "nc" else a for a in args]
+        n = max(round(n * depth), 1) if n > 1 else n
+        if name in ("Conv", "C3k2", "SPPF", "C2PSA"):
+            c1, c2 = chs[f], b.make_divisible(min(args[0], max_channels) * width, 8)
+            args = [c1, c2, *args[1:]]
+            if name in ("C3k2", "C2PSA"):
+                args.insert(2, n)  # repeats inside
+                n = 1
+            m = mods[name](*args)
+        elif name == "Upsample":
+            c2, m = chs[f], nn.Upsample(*args)
+        elif name == "Concat":
+            c2, m = sum(chs[x] for x in f), b.Concat(*args)
+        else:  # Detect
+            c2, m = None, mods["Detect"](args[0], [chs[x] for x in f])
+        m.i, m.f = i, f
+        save.extend(x % i for x in ([f] if isinstance(f, int) else f) if x != -1)
+        layers.append(m)
+        if i == 0:
+            chs = []
+        chs.append(c2)
+    return nn.Sequential(*layers), sorted(save)
+
+
+def make_builder(b):
+    mods = yolo11_modules(b)
+
+    def build(task):
+        if task != "detect":
+            raise ValueError("this baseline builds YOLO11n detect only")
+        model = b.YOLO.__new__(b.YOLO)
+        nn.Module.__init__(model)
+        model.task = task
+        model.model, model.save = parse_yolo11(b, mods, 80)
+        head = model.model[-1]
+        head.stride = torch.tensor([8.0, 16.0, 32.0])
+        head.bias_init()
+        return model
+
+    return build
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--base", required=True, help="path of ../shared/bench/torch_yolo_baseline.py")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--worker", type=str, default=None, help="JSON config: run one benchmark, print RESULT JSON")
+    ap.add_argument("--summary", action="store_true")
+    args = ap.parse_args()
+    b = load_base(args.base)
+    b.build = make_builder(b)  # the base worker calls build(task)
+    if args.summary:
+        m = b.build("detect")
+        n_p = sum(p.numel() for p in m.parameters())
+        n_g = sum(p.numel() for p in m.parameters() if p.requires_grad)
+        print(f"YOLO11n (nc 80): {n_p:,} parameters, {n_g:,} gradients, analytical fwd GFLOPs at 640 "
+              f"{b.count_flops(m, 640, train_mode=False) / 1e9:.3f}")
+        return
+    if args.worker:
+        torch.set_num_threads(args.threads)
+        print("RESULT " + json.dumps(b.run_one(json.loads(args.worker))), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,309 @@
+/* The CSP family of core module types (Ultralytics' ultralytics/nn/modules/
+ * block.py): Bottleneck, C2f (YOLOv8), C3 (YOLOv5), C3k2 with its C3k inner
+ * blocks (YOLO11) and C2 (YOLOv8-p6). yaml args as parse_model passes them:
+ * the input channels first and, for all but Bottleneck, `repeats` inside. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/model_internal.h"
+
+/* ---- Bottleneck(c1, c2, shortcut=True, g=1, k=(3, 3), e=0.5) ---- */
+
+typedef struct bottleneck {
+    yolo_conv_block cv1, cv2;
+    bool add;
+} bottleneck;
+
+static yolo_status bottleneck_init(yolo_module_ctx *ctx, bottleneck *b, const char *name, int c1, int c2,
+                                   bool shortcut, int g, int k1, int k2, double e) {
+    char n1[64], n2[64];
+    if (!module_join_name(ctx, n1, sizeof(n1), name, "cv1") || !module_join_name(ctx, n2, sizeof(n2), name, "cv2"))
+        return YOLO_ERR_ARG;
+    int c_ = (int)(c2 * e);
+    yolo_status st;
+    if ((st = yolo_conv_block_init(ctx, &b->cv1, n1, c1, c_, k1, 1, YOLO_AUTOPAD, 1, 1, YOLO_ACT_DEFAULT)) ||
+        (st = yolo_conv_block_init(ctx, &b->cv2, n2, c_, c2, k2, 1, YOLO_AUTOPAD, g, 1, YOLO_ACT_DEFAULT)))
+        return st;
+    b->add = shortcut && c1 == c2;
+    return YOLO_OK;
+}
+
+static yolo_tensor *bottleneck_forward(const yolo_forward_ctx *f, const void *block, yolo_tensor *x) {
+    const bottleneck *b = block;
+    yolo_tensor *y = yolo_conv_block_forward(f, &b->cv2, yolo_conv_block_forward(f, &b->cv1, x));
+    return b->add && y ? yolo_add(f->graph, x, y) : y;
+}
+
+/* n bottlenecks named "<name>.m.<i>" (or "m.<i>") in the model's allocations. */
+static bottleneck *bottlenecks_init(yolo_module_ctx *ctx, const char *name, int n, int c, bool shortcut, int g,
+                                    int k1, int k2, double e) {
+    bottleneck *m = module_alloc(ctx, sizeof(bottleneck) * (size_t)(n ? n : 1));
+    if (!m) {
+        yolo_module_error(ctx, YOLO_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        char leaf[32], full[64];
+        snprintf(leaf, sizeof(leaf), "m.%d", i);
+        if (!module_join_name(ctx, full, sizeof(full), name, leaf) ||
+            bottleneck_init(ctx, &m[i], full, c, c, shortcut, g, k1, k2, e))
+            return NULL;
+    }
+    return m;
+}
+
+static yolo_status kernel_pair_arg(yolo_module_ctx *ctx, int i, int *k1, int *k2) {
+    const yolo_arg *a = yolo_module_arg(ctx, i);
+    *k1 = *k2 = 3;
+    if (!a || a->kind == YOLO_ARG_NULL) return YOLO_OK;
+    if (a->kind == YOLO_ARG_INT) {
+        *k1 = *k2 = (int)a->i;
+    } else if (a->kind == YOLO_ARG_LIST && a->n_items == 2 && a->items[0].kind == YOLO_ARG_INT &&
+               a->items[1].kind == YOLO_ARG_INT) {
+        *k1 = (int)a->items[0].i;
+        *k2 = (int)a->items[1].i;
+    } else {
+        return yolo_module_error(ctx, YOLO_ERR_CONFIG, "argument %d (k) must be [k1, k2]", i);
+    }
+    if (*k1 < 1 || *k2 < 1 || *k1 > 31 || *k2 > 31)
+        return yolo_module_error(ctx, YOLO_ERR_CONFIG, "kernel sizes %d, %d out of range", *k1, *k2);
+    return YOLO_OK;
+}
+
+static yolo_status check_g_e(yolo_module_ctx *ctx, int64_t g, double e) {
+    if (g < 1 || !(e > 0) || e > 16) return yolo_module_error(ctx, YOLO_ERR_CONFIG, "g=%lld e=%g out of range", (long long)g, e);
+    return YOLO_OK;
+}
+
+static yolo_status bottleneck_build(yolo_module_ctx *ctx) {
+    int c1, c2, k1, k2;
+    bool shortcut;
+    int64_t g;
+    double e;
+    yolo_status st;
+    if ((st = module_single_input(ctx, &c1)) || (st = module_out_channels_arg(ctx, &c2)) ||
+        (st = yolo_module_arg_bool(ctx, 1, true, &shortcut)) || (st = yolo_module_arg_int(ctx, 2, 1, &g)) ||
+        (st = kernel_pair_arg(ctx, 3, &k1, &k2)) || (st = yolo_module_arg_float(ctx, 4, 0.5, &e)) ||
+        (st = check_g_e(ctx, g, e)))
+        return st;
+    bottleneck *b = yolo_module_state_alloc(ctx, sizeof(*b));
+    if (!b) return yolo_module_error(ctx, YOLO_ERR_NOMEM, "out of memory");
+    if ((st = bottleneck_init(ctx, b, "", c1, c2, shortcut, (int)g, k1, k2, e))) return st;
+    char tail[192];
+    yolo_module_set_args_text(ctx, "[%d, %d%s]", c1, c2, module_args_tail(ctx, 1, tail, sizeof(tail)));
+    yolo_module_set_out_channels(ctx, c2);
+    return YOLO_OK;
+}
+
+static yolo_status bottleneck_module_forward(const yolo_forward_ctx *f, void *state, int n_in, yolo_tensor *const *in,
+                                             yolo_module_outputs *out) {
+    (void)n_in;
+    return module_one_output(out, bottleneck_forward(f, state, in[0]));
+}
+
+/* ---- the C3 form: cv1, cv2 (c1 -> c_), n bottlenecks after cv1, cv3 on the concatenation ----
+ * C3(c1, c2, n=1, shortcut=True, g=1, e=0.5): inner kernels (1, 3);
+ * C3k(c1, c2, n=1, shortcut=True, g=1, e=0.5, k=3): inner kernels (k, k). */
+
+typedef struct c3_block {
+    int n, c;
+    yolo_conv_block cv1, cv2, cv3;
+    bottleneck *m;
+} c3_block;
+
+static yolo_status c3_block_init(yolo_module_ctx *ctx, c3_block *b, const char *name, int c1, int c2, int n,
+                                 bool shortcut, int g, double e, int k1, int k2) {
+    char n1[64], n2[64], n3[64];
+    if (!module_join_name(ctx, n1, sizeof(n1), name, "cv1") || !module_join_name(ctx, n2, sizeof(n2), name, "cv2") ||
+        !module_join_name(ctx, n3, sizeof(n3), name, "cv3"))
+        return YOLO_ERR_ARG;
+    b->n = n;
+    b->c = (int)(c2 * e);
+    if (b->c < 1) return yolo_module_error(ctx, YOLO_ERR_CONFIG, "hidden channels %d*%g < 1", c2, e);
+    yolo_status st;
+    if ((st = yolo_conv_block_init(ctx, &b->cv1, n1, c1, b->c, 1, 1, YOLO_AUTOPAD, 1, 1, YOLO_ACT_DEFAULT)) ||
+        (st = yolo_conv_block_init(ctx, &b->cv2, n2, c1, b->c, 1, 1, YOLO_AUTOPAD, 1, 1, YOLO_ACT_DEFAULT)) ||
+        (st = yolo_conv_block_init(ctx, &b->cv3, n3, 2 * b->c, c2, 1, 1, YOLO_AUTOPAD, 1, 1, YOLO_ACT_DEFAULT)))
+        return st;
+    b->m = bottlenecks_init(ctx, name, n, b->c, shortcut, g, k1, k2, 1.0);
+    return b->m ? YOLO_OK : YOLO_ERR_CONFIG;
+}
+
+static yolo_tensor *c3_block_forward(const yolo_forward_ctx *f, const c3_block *b, yolo_tensor *x) {
+    yolo_tensor *y = yolo_conv_block_forward(f, &b->cv1, x);
+    for (int i = 0; y && i < b->n; i++) y = bottleneck_forward(f, &b->m[i], y);
+    yolo_tensor *parts[2] = {y, yolo_conv_block_forward(f, &b->cv2, x)};
+    return parts[0] && parts[1] ? yolo_conv_block_forward(f, &b->cv3, yolo_concat(f->graph, 2, parts, 1)) : NULL;
+}
+
+/* ---- the C2f form: cv1 (c1 -> 2c), chunk, n inner blocks chained on the second half, cv2 on all ----
+ * C2f(c1, c2, n=1, shortcut=False, g=1, e=0.5): Bottleneck(c, c, shortcut, g, (3, 3), e=1.0);
+ * C3k2(c1, c2, n=1, c3k=False, e=0.5, g=1, shortcut=True): Bottleneck(c, c, shortcut, g) (e=0.5),
+ * or with c3k C3k(c, c, 2, shortcut, g). */
+
+typedef struct c2f_block {
+    int n, c;
+    yolo_conv_block cv1, cv2;
+    bottleneck *m; /* n of them, or NULL when m3 */
+    c3_block *m3;  /* C3k2 with c3k: n C3k blocks */
+} c2f_block;
+
+static yolo_status c2f_block_convs(yolo_module_ctx *ctx, c2f_block *b, int c1, int c2, int n, double e) {
+    b->n = n;
+    b->c = (int)(c2 * e);
+    if (b->c < 1) return yolo_module_error(ctx, YOLO_ERR_CONFIG, "hidden channels %d*%g < 1", c2, e);
+    yolo_status st;
+    if ((st = yolo_conv_block_init(ctx, &b->cv1, "cv1", c1, 2 * b->c, 1, 1, YOLO_AUTOPAD, 1, 1, YOLO_ACT_DEFAULT)) ||
+        (st = yolo_conv_block_init(ctx, &b->cv2, "cv2", (2 + n) * b->c, c2, 1, 1, YOLO_AUTOPAD, 1, 1,
+                                   YOLO_ACT_DEFAULT)))
+        return st;
+    return YOLO_OK;
+}
+
+static yolo_status c2f_forward(const yolo_forward_ctx *f, void *state, int n_in, yolo_tensor *const *in,
+                               yolo_module_outputs *out) {
+    (void)n_in;
+    const c2f_block *b = state;
+    yolo_tensor *stack[2 + 64];
+    yolo_tensor **ys = b->n + 2 <= 66 ? stack : malloc(sizeof(yolo_tensor *) * (size_t)(b->n + 2));
+    if (!ys) return yolo_error(YOLO_ERR_NOMEM, "C2f forward: out of memory");
+    yolo_tensor *y = yolo_conv_block_forward(f, &b->cv1, in[0]);
+    yolo_tensor *r = y ? yolo_chunk(f->graph, y, 2, 1, ys) : NULL;
+    for (int i = 0; r && i < b->n; i++) {
+        ys[2 + i] = b->m3 ? c3_block_forward(f, &b->m3[i], ys[1 + i]) : bottleneck_forward(f, &b->m[i], ys[1 + i]);
+        if (!ys[2 + i]) r = NULL;
+    }
+    y = r ? yolo_conv_block_forward(f, &b->cv2, yolo_concat(f->graph, 2 + b->n, ys, 1)) : NULL;
+    if (ys != stack) free(ys);
+    return module_one_output(out, y);
+}
+
+/* The yaml args [c2, shortcut, g, e] of C2f, C3 and C2. */
+static yolo_status csp_args(yolo_module_ctx *ctx, bool shortcut_default, int *c1, int *c2, bool *shortcut,
+                            int64_t *g, double *e) {
+    yolo_status st;
+    if ((st = module_single_input(ctx, c1)) || (st = module_out_channels_arg(ctx, c2)) ||
+        (st = yolo_module_arg_bool(ctx, 1, shortcut_default, shortcut)) || (st = yolo_module_arg_int(ctx, 2, 1, g)) ||
+        (st = yolo_module_arg_float(ctx, 3, 0.5, e)))
+        return st;
+    return check_g_e(ctx, *g, *e);
+}
+
+static yolo_status csp_build(yolo_module_ctx *ctx, bool c2f) {
+    int c1, c2;
+    bool shortcut;
+    int64_t g;
+    double e;
+    yolo_status st = csp_args(ctx, !c2f, &c1, &c2, &shortcut, &g, &e);
+    if (st) return st;
+    const int n = yolo_module_repeats(ctx);
+    if (c2f) {
+        c2f_block *b = yolo_module_state_alloc(ctx, sizeof(*b));
+        if (!b) return yolo_module_error(ctx, YOLO_ERR_NOMEM, "out of memory");
+        if ((st = c2f_block_convs(ctx, b, c1, c2, n, e))) return st;
+        if (!(b->m = bottlenecks_init(ctx, "", n, b->c, shortcut, (int)g, 3, 3, 1.0))) return YOLO_ERR_CONFIG;
+    } else {
+        c3_block *b = yolo_module_state_alloc(ctx, sizeof(*b));
+        if (!b) return yolo_module_error(ctx, YOLO_ERR_NOMEM, "out of memory");
+        if ((st = c3_block_init(ctx, b, "", c1, c2, n, shortcut, (int)g, e, 1, 3))) return st;
+    }
+    return module_finish_repeated(ctx, c1, c2, n, 1);
+}
+
+static yolo_status c2f_build(yolo_module_ctx *ctx) { return csp_build(ctx, true); }
+static yolo_status c3_build(yolo_module_ctx *ctx) { return csp_build(ctx, false); }
+
+static yolo_status c3_forward(const yolo_forward_ctx *f, void *state, int n_in, yolo_tensor *const *in,
+                              yolo_module_outputs *out) {
+    (void)n_in;
+    return module_one_output(out, c3_block_forward(f, state, in[0]));
+}
+
+/* ---- C3k2(c1, c2, n=1, c3k=False, e=0.5, g=1, shortcut=True) ----
+ * parse_model turns c3k on for the m, l and x scales whatever the yaml says. */
+
+static yolo_status c3k2_build(yolo_module_ctx *ctx) {
+    int c1, c2;
+    bool c3k, shortcut;
+    int64_t g;
+    double e;
+    yolo_status st;
+    if ((st = module_single_input(ctx, &c1)) || (st = module_out_channels_arg(ctx, &c2)) ||
+        (st = yolo_module_arg_bool(ctx, 1, false, &c3k)) || (st = yolo_module_arg_float(ctx, 2, 0.5, &e)) ||
+        (st = yolo_module_arg_int(ctx, 3, 1, &g)) || (st = yolo_module_arg_bool(ctx, 4, true, &shortcut)) ||
+        (st = check_g_e(ctx, g, e)))
+        return st;
+    const char *scale = ctx->model->scale;
+    if (scale[0] && !scale[1] && strchr("mlx", scale[0])) c3k = true;
+    const int n = yolo_module_repeats(ctx);
+    c2f_block *b = yolo_module_state_alloc(ctx, sizeof(*b));
+    if (!b) return yolo_module_error(ctx, YOLO_ERR_NOMEM, "out of memory");
+    if ((st = c2f_block_convs(ctx, b, c1, c2, n, e))) return st;
+    if (c3k) {
+        if (!(b->m3 = module_alloc(ctx, sizeof(c3_block) * (size_t)(n ? n : 1))))
+            return yolo_module_error(ctx, YOLO_ERR_NOMEM, "out of memory");
+        for (int i = 0; i < n; i++) {
+            char name[32];
+            snprintf(name, sizeof(name), "m.%d", i);
+            if ((st = c3_block_init(ctx, &b->m3[i], name, b->c, b->c, 2, shortcut, (int)g, 0.5, 3, 3))) return st;
+        }
+    } else if (!(b->m = bottlenecks_init(ctx, "", n, b->c, shortcut, (int)g, 3, 3, 0.5))) {
+        return YOLO_ERR_CONFIG;
+    }
+    char tail[192];
+    yolo_module_set_args_text(ctx, "[%d, %d, %d, %s%s]", c1, c2, n, c3k ? "True" : "False",
+                              module_args_tail(ctx, 2, tail, sizeof(tail)));
+    yolo_module_set_out_channels(ctx, c2);
+    return YOLO_OK;
+}
+
+/* ---- C2(c1, c2, n=1, shortcut=True, g=1, e=0.5): cv1 (c1 -> 2c), chunk a, b; cv2(cat(m(a), b)) ---- */
+
+typedef struct c2_block {
+    int n;
+    yolo_conv_block cv1, cv2;
+    bottleneck *m;
+} c2_block;
+
+static yolo_status c2_build(yolo_module_ctx *ctx) {
+    int c1, c2;
+    bool shortcut;
+    int64_t g;
+    double e;
+    yolo_status st = csp_args(ctx, true, &c1, &c2, &shortcut, &g, &e);
+    if (st) return st;
+    c2_block *b = yolo_module_state_alloc(ctx, sizeof(*b));
+    if (!b) return yolo_module_error(ctx, YOLO_ERR_NOMEM, "out of memory");
+    b->n = yolo_module_repeats(ctx);
+    const int c = (int)(c2 * e);
+    if (c < 1) return yolo_module_error(ctx, YOLO_ERR_CONFIG, "hidden channels %d*%g < 1", c2, e);
+    if ((st = yolo_conv_block_init(ctx, &b->cv1, "cv1", c1, 2 * c, 1, 1, YOLO_AUTOPAD, 1, 1, YOLO_ACT_DEFAULT)) ||
+        (st = yolo_conv_block_init(ctx, &b->cv2, "cv2", 2 * c, c2, 1, 1, YOLO_AUTOPAD, 1, 1, YOLO_ACT_DEFAULT)))
+        return st;
+    if (!(b->m = bottlenecks_init(ctx, "", b->n, c, shortcut, (int)g, 3, 3, 1.0))) return YOLO_ERR_CONFIG;
+    return module_finish_repeated(ctx, c1, c2, b->n, 1);
+}
+
+static yolo_status c2_forward(const yolo_forward_ctx *f, void *state, int n_in, yolo_tensor *const *in,
+                              yolo_module_outputs *out) {
+    (void)n_in;
+    const c2_block *b = state;
+    return module_split_chain_concat(f, &b->cv1, &b->cv2, in[0], 0, bottleneck_forward, b->m, sizeof(*b->m), b->n,
+                                     out);
+}
+
+/* ---- the table entries (modules_core.c lists them) ---- */
+
+const yolo_module_type yolo_bottleneck_type = {"Bottleneck", "two Convs with an optional residual",
+                                               bottleneck_build, bottleneck_module_forward, NULL, NULL, 0};
+const yolo_module_type yolo_c2f_type = {"C2f", "CSP bottleneck with 2 convolutions (YOLOv8)", c2f_build, c2f_forward,
+                                        NULL, NULL, YOLO_MODULE_REPEATS_INSIDE};
+const yolo_module_type yolo_c3_type = {"C3", "CSP bottleneck with 3 convolutions (YOLOv5)", c3_build, c3_forward,
+                                       NULL, NULL, YOLO_MODULE_REPEATS_INSIDE};
+/* Ultralytics' parse_model sets legacy=False on meeting C3k2: the heads of such a model take their current form */
+const yolo_module_type yolo_c3k2_type = {"C3k2", "C2f with Bottleneck or C3k (c3k) inner blocks (YOLO11)",
+                                         c3k2_build, c2f_forward, NULL, NULL,
+                                         YOLO_MODULE_REPEATS_INSIDE | YOLO_MODULE_CURRENT_HEADS};
+const yolo_module_type yolo_c2_type = {"C2", "CSP bottleneck with 2 convolutions, bottlenecks on one half",
+                                       c2_build, c2_forward, NULL, NULL, YOLO_MODULE_REPEATS_INSIDE};
