@@ -13,11 +13,16 @@
 src=${1:?source dir}
 verbose=$2
 table=$src/core/settings/settings_table.c
-first_hit() { # pattern dirs...: the first file:line outside core/settings and core/cfg
+# every line of the C sources outside core/settings and the key list, once
+sources=$(mktemp)
+trap 'rm -f "$sources"' EXIT
+grep -rn --include='*.c' '' "$src/core" "$src/plugins" "$src/detection" |
+    grep -v -e '/core/settings/' -e '/core/cfg/keys.c' | sed "s|^$src/||" > "$sources"
+first_hit() { # pattern [dir prefixes...]: the first file:line whose text matches
     pattern=$1
     shift
-    grep -rnE --include='*.c' "$pattern" "$@" 2>/dev/null | grep -v -e '/core/settings/' -e '/core/cfg/keys.c' | head -n 1 |
-        cut -d: -f1,2 | sed "s|^$src/||"
+    prefixes=$(printf '%s|' "$@" | sed 's/|$//')
+    grep -E "^($prefixes)/[^:]*:[0-9]+:.*$pattern" "$sources" | head -n 1 | cut -d: -f1,2
 }
 report=$(
 # rows, each joined onto one line (a row's reason may span lines)
@@ -37,10 +42,10 @@ awk '/^ *[A-Z_]+\(/ { row = $0 } row && !/^ *[A-Z_]+\(/ { row = row " " $0 } row
         esac
         [ -n "$key" ] || continue
         case $kind in
-        CORE) where=$(first_hit "\"$key\"" "$src/core") ;;
-        PLUGIN) where=$(first_hit "\"$key\"" "$src/plugins" "$src/detection") ;;
+        CORE) where=$(first_hit "\"$key\"" core) ;;
+        PLUGIN) where=$(first_hit "\"$key\"" plugins detection) ;;
         NOT_IMPLEMENTED | REFUSED) where="($kind)" ;;
-        *) where=$(first_hit "(\\.|->)$field\\b" "$src/core" "$src/plugins" "$src/detection") ;;
+        *) where=$(first_hit "(\\.|->)$field\\b" core plugins detection) ;;
         esac
         if [ -z "$where" ]; then
             echo "$key ($kind${field:+ .$field}): read nowhere outside core/settings"
