@@ -297,7 +297,7 @@ static uint64_t cache_key(const yolo_dataset *ds, const list *images, float tol)
 static void keep_fraction(list *images, double fraction) {
     if (!(fraction > 0.0 && fraction < 1.0))
         return;
-    int64_t keep = (int64_t)llround((double)images->n * fraction);
+    int64_t keep = (int64_t)nearbyint((double)images->n * fraction); /* Python round(): halves to even */
     for (int64_t i = keep; i < images->n; i++)
         free(images->v[i].path);
     if (keep < images->n)
