@@ -104,7 +104,7 @@ static yolo_status open_compute(yolo_session *s) {
     }
     if (!st) st = open_backend(s, run->device ? rank_device : NULL, threads);
     if (st) return st;
-    if (run->profile && strncmp(yolo_backend_name(s->backend), "cpu", 3) == 0) yolo_cpu_profile_enable();
+    if (run->profile && yolo_backend_supports(s->backend, YOLO_BACKEND_CAP_OP_PROFILE)) yolo_cpu_profile_enable();
     else if (run->profile)
         fprintf(stderr, "WARNING: profile=True: the per-op timing table is built for the CPU backend only, not %s\n",
                 yolo_backend_name(s->backend));
@@ -131,7 +131,7 @@ yolo_status yolo_session_make_run_dir(yolo_session *s) {
 }
 
 void yolo_session_close(yolo_session *s) {
-    if (s->set.run.profile && s->backend && strncmp(yolo_backend_name(s->backend), "cpu", 3) == 0) {
+    if (s->set.run.profile && s->backend && yolo_backend_supports(s->backend, YOLO_BACKEND_CAP_OP_PROFILE)) {
         printf("profile=True: time per op on the CPU backend\n");
         yolo_cpu_profile_report(stdout);
     }

@@ -121,7 +121,7 @@ static void cpu_graph_release(yolo_backend *backend, yolo_graph *graph) {
 /* Nodes run one by one on the host: a collective node may call out mid-graph. */
 static bool cpu_supports(const yolo_backend *backend, yolo_backend_capability cap) {
     (void)backend;
-    return cap == YOLO_BACKEND_CAP_COLLECTIVE_IN_GRAPH;
+    return cap == YOLO_BACKEND_CAP_COLLECTIVE_IN_GRAPH || cap == YOLO_BACKEND_CAP_OP_PROFILE;
 }
 
 static const yolo_backend_ops cpu_ops = {
