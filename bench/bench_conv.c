@@ -105,8 +105,16 @@ static double time_sgemm(int threads, int64_t M, int64_t N, int64_t K, buffers *
     return best;
 }
 
+/* oneDNN with bf16 inputs (amp on the CPU backend): f32 tensors in and out. */
+static yolo_status onednn_bf16(yolo_cpu_context *ctx, yolo_conv_pass pass, const yolo_conv_geom *g, const float *a,
+                               const float *b, const float *bias, float *out) {
+    yolo_cpu_context c = *ctx;
+    c.bf16 = true;
+    return yolo_conv_onednn(&c, pass, g, a, b, bias, out);
+}
+
 static void usage(void) {
-    fprintf(stderr, "usage: bench_conv [--threads N] [--impl onednn|im2col|both] [--batch N] [--imgsz N] "
+    fprintf(stderr, "usage: bench_conv [--threads N] [--impl onednn|im2col|both|bf16] [--batch N] [--imgsz N] "
                     "[--rounds N] [--min-time S] [--only LAYER-SUBSTRING] [--kernel K]\n");
 }
 
@@ -135,7 +143,8 @@ int main(int argc, char **argv) {
     double min_time = 0.05;
     const char *only = NULL; /* substring of the layer names to run */
     int only_k = 0;          /* kernel size to run, 0: all */
-    bool use[3] = {false, true, true}; /* indexed by yolo_conv_impl */
+    bool use[4] = {false, true, true, false}; /* indexed by yolo_conv_impl; 3: oneDNN bf16 */
+#define ENGINES 4 /* 1 onednn, 2 im2col, 3 onednn-bf16, ENGINES: sgemm */
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(argv[i], "--threads") == 0 && v) threads = atoi(v), i++;
@@ -148,6 +157,7 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--impl") == 0 && v) {
             use[YOLO_CONV_IMPL_ONEDNN] = strcmp(v, "onednn") == 0 || strcmp(v, "both") == 0;
             use[YOLO_CONV_IMPL_IM2COL] = strcmp(v, "im2col") == 0 || strcmp(v, "both") == 0;
+            if (strcmp(v, "bf16") == 0) use[1] = use[3] = true; /* fp32 and bf16 oneDNN, alternating */
             if (!use[1] && !use[2]) return usage(), 2;
             i++;
         } else {
@@ -156,17 +166,18 @@ int main(int argc, char **argv) {
     }
     if (threads < 1 || batch < 1 || imgsz < 32 || imgsz % 32 || rounds < 1) return usage(), 2;
 
-    yolo_cpu_context ctx = {NULL, threads};
+    yolo_cpu_context ctx = {NULL, threads, false};
     if (yolo_thread_pool_create(threads, &ctx.pool) != YOLO_OK) {
         fprintf(stderr, "bench_conv: %s\n", yolo_last_error());
         return 1;
     }
-    impl_fn fns[3] = {NULL, yolo_conv_onednn, yolo_conv_im2col};
+    impl_fn fns[ENGINES] = {NULL, yolo_conv_onednn, yolo_conv_im2col, onednn_bf16};
+    const char *engine_names[ENGINES] = {"", "onednn", "im2col", "bf16"};
 
     /* Every shape's tensors, made once and shared by all engines. */
     static yolo_conv_geom geo[N_LAYERS];
     static buffers buf[N_LAYERS];
-    static double best[N_LAYERS][4][3]; /* [layer][engine: 1 onednn, 2 im2col, 3 sgemm][pass] */
+    static double best[N_LAYERS][ENGINES + 1][3]; /* [layer][engine][pass] */
     for (int li = 0; li < N_LAYERS; li++) {
         const layer *L = &model[li];
         yolo_conv_geom *g = &geo[li];
@@ -182,7 +193,7 @@ int main(int argc, char **argv) {
                             random_buffer(ys, 4),  random_buffer(ys, 5),      random_buffer(xs, 6),
                             random_buffer(g->o * K, 7), random_buffer(M * K, 8), random_buffer(K * N, 9),
                             random_buffer(M * N, 10)};
-        for (int e = 0; e < 4; e++)
+        for (int e = 0; e <= ENGINES; e++)
             for (int p = 0; p < 3; p++) best[li][e][p] = 1e30;
     }
 
@@ -200,11 +211,11 @@ int main(int argc, char **argv) {
         for (int li = 0; li < N_LAYERS && !error; li++) {
             if ((only && !strstr(model[li].where, only)) || (only_k && model[li].k != only_k)) continue;
             const yolo_conv_geom *g = &geo[li];
-            for (int e = 1; e <= 3 && !error; e++) {
-                if (e < 3 && !use[e]) continue;
+            for (int e = 1; e <= ENGINES && !error; e++) {
+                if (e < ENGINES && !use[e]) continue;
                 for (int p = 0; p < 3; p++) {
                     double t;
-                    if (e == 3) {
+                    if (e == ENGINES) {
                         if (p > 0) break;
                         t = time_sgemm(threads, g->o, g->n * g->ho * g->wo, g->c / g->groups * g->kh * g->kw, &buf[li],
                                        min_time);
@@ -217,36 +228,43 @@ int main(int argc, char **argv) {
         }
     }
 
-    printf("# GFLOP/s per pass (fwd / bwd_data / bwd_weight) and all three together; ratio = all / sgemm\n");
-    printf("%-34s %4s %4s %4s %5s %3s | %-26s %-26s | %7s | %6s %6s\n", "layer", "C", "HW", "O", "k/s", "n",
-           use[1] ? "onednn fwd/bd/bw (all)" : "", use[2] ? "im2col fwd/bd/bw (all)" : "", "sgemm", "r.dnn",
-           "r.i2c");
-    double total[3] = {0, 0, 0}, total_gemm = 0, total_flop = 0;
-    double worst_ratio[3] = {1e30, 1e30, 1e30}; /* over 3x3 convs with >= 64 channels */
+    printf("# GFLOP/s per pass (fwd / bwd_data / bwd_weight) and all three together; r.X = all / sgemm\n");
+    printf("%-34s %4s %4s %4s %5s %3s |", "layer", "C", "HW", "O", "k/s", "n");
+    for (int i = 1; i < ENGINES; i++)
+        if (use[i]) printf(" %-6s fwd/bd/bw (all)     ", engine_names[i]);
+    printf("| %7s |", "sgemm");
+    for (int i = 1; i < ENGINES; i++)
+        if (use[i]) printf(" r.%-6s", engine_names[i]);
+    printf("\n");
+    double total[ENGINES] = {0}, total_gemm = 0, total_flop = 0;
+    double worst_ratio[ENGINES]; /* over 3x3 convs with >= 64 channels */
+    for (int i = 0; i < ENGINES; i++) worst_ratio[i] = 1e30;
     for (int li = 0; li < N_LAYERS && !error; li++) {
         if ((only && !strstr(model[li].where, only)) || (only_k && model[li].k != only_k)) continue;
         const layer *L = &model[li];
         const yolo_conv_geom *g = &geo[li];
         double flop = 2.0 * g->o * (g->n * g->ho * g->wo) * (g->c / g->groups * g->kh * g->kw); /* per pass */
-        double gemm_gf = flop / best[li][3][0] * 1e-9;
-        char cols[3][64] = {"", "", ""};
-        double ratio[3] = {0, 0, 0};
-        for (int i = 1; i < 3; i++) {
+        double gemm_gf = flop / best[li][ENGINES][0] * 1e-9;
+        char ks[8];
+        snprintf(ks, sizeof ks, "%d/%d", L->k, L->s);
+        printf("%-34s %4d %4lld %4d %5s %3d |", L->where, L->c, (long long)g->h, L->o, ks, L->count);
+        double ratio[ENGINES] = {0};
+        for (int i = 1; i < ENGINES; i++) {
             if (!use[i]) continue;
             const double *b = best[li][i];
             double all = b[0] + b[1] + b[2];
             ratio[i] = 3 * flop / all * 1e-9 / gemm_gf;
-            snprintf(cols[i], sizeof cols[i], "%5.0f/%4.0f/%4.0f (%5.1f)", flop / b[0] * 1e-9, flop / b[1] * 1e-9,
-                     flop / b[2] * 1e-9, 3 * flop / all * 1e-9);
+            printf(" %5.0f/%4.0f/%4.0f (%5.1f)     ", flop / b[0] * 1e-9, flop / b[1] * 1e-9, flop / b[2] * 1e-9,
+                   3 * flop / all * 1e-9);
             total[i] += L->count * all;
             if (L->k == 3 && L->c >= 64 && L->o >= 64 && ratio[i] < worst_ratio[i]) worst_ratio[i] = ratio[i];
         }
-        total_gemm += L->count * 3 * best[li][3][0];
+        printf("| %7.1f |", gemm_gf);
+        for (int i = 1; i < ENGINES; i++)
+            if (use[i]) printf(" %8.2f", ratio[i]);
+        printf("\n");
+        total_gemm += L->count * 3 * best[li][ENGINES][0];
         total_flop += L->count * 3 * flop;
-        char ks[8];
-        snprintf(ks, sizeof ks, "%d/%d", L->k, L->s);
-        printf("%-34s %4d %4lld %4d %5s %3d | %-26s %-26s | %7.1f | %6.2f %6.2f\n", L->where, L->c, (long long)g->h,
-               L->o, ks, L->count, cols[1], cols[2], gemm_gf, ratio[1], ratio[2]);
     }
     for (int li = 0; li < N_LAYERS; li++) {
         buffers *B = &buf[li];
@@ -258,9 +276,9 @@ int main(int argc, char **argv) {
                total_flop * 1e-9);
         printf("#   sgemm on the same GEMMs: %.1f ms (%.1f GFLOP/s)\n", total_gemm * 1e3,
                total_flop / total_gemm * 1e-9);
-        for (int i = 1; i < 3; i++) {
+        for (int i = 1; i < ENGINES; i++) {
             if (!use[i]) continue;
-            printf("#   %-6s %.1f ms (%.1f GFLOP/s, %.2f of sgemm)", yolo_conv_impl_name((yolo_conv_impl)i),
+            printf("#   %-6s %.1f ms (%.1f GFLOP/s, %.2f of sgemm)", engine_names[i],
                    total[i] * 1e3, total_flop / total[i] * 1e-9, total_gemm / total[i]);
             if (worst_ratio[i] < 1e30)
                 printf("; 3x3 with >= 64 channels: worst ratio %.2f %s", worst_ratio[i],
@@ -268,6 +286,12 @@ int main(int argc, char **argv) {
             printf("\n");
         }
         printf("#   default implementation: %s\n", yolo_conv_impl_name(yolo_conv_current_impl()));
+        if (use[3]) {
+            char why[128];
+            bool hw = yolo_conv_onednn_bf16_available(why, sizeof why);
+            printf("#   bf16 / fp32 (oneDNN): %.2fx faster; %s%s\n", total[1] / total[3], why,
+                   hw ? "" : " (bf16 emulated or refused: not a target)");
+        }
     }
     print_load("after");
     yolo_thread_pool_free(ctx.pool);

@@ -1,18 +1,26 @@
 /* Training throughput: images/s of forward + task loss + backward +
- * optimizer step (+ EMA) for a model at a given size, printed beside the
- * PyTorch baseline (../shared/bench/torch_yolo_baseline.py) run in the same
- * process tree, alternating, so that both see the same machine load.
+ * optimizer step (+ EMA) for a model at a given size, ours in fp32 and with
+ * amp, printed beside the PyTorch baseline (../shared/bench/torch_yolo_baseline.py)
+ * in fp32 and under torch.autocast("cpu", bfloat16) (through
+ * bench/torch_autocast_baseline.py), all run in the same process tree, one
+ * after the other in each round, so that all see the same machine load.
  *
  *   bench_train [--task detect] [--model yolov8n.yaml] [--imgsz 320] [--batch 8]
- *               [--threads 2] [--iters 10] [--rounds 2] [--no-baseline]
+ *               [--threads 2] [--iters 10] [--rounds 2] [--device cpu|vulkan]
+ *               [--modes fp32,amp] [--no-baseline] [--baseline PATH]
+ *
+ * Per step it also reports the host time the device waits for (output
+ * download, loss, gradient upload), the bytes moved, the transfers and the
+ * graph runs (on Vulkan each is a queue submission).
  *
  * --model yolo11n.yaml runs the baseline through bench/torch_yolo11_baseline.py
  * (--baseline11), which adds YOLO11's modules to the shared script and builds
- * the same architecture (2,624,080 parameters at nc 80). Run from the
- * repository root, e.g.
+ * the same architecture (2,624,080 parameters at nc 80); its autocast mode is
+ * not wired (the autocast wrapper extends the YOLOv8 script only). Run from
+ * the repository root, e.g.
  *   build/bin/bench_train --model yolo11n.yaml --imgsz 320 --batch 8
  *
- * YOLO_PROFILE=1 adds a per-op time table. */
+ * YOLO_PROFILE=1 adds a per-op time table (CPU). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +38,7 @@
 #include "test_util.h"
 
 typedef struct options {
-    const char *task, *model, *baseline, *baseline11;
+    const char *task, *model, *baseline, *baseline11, *device, *modes;
     int imgsz, batch, threads, iters, rounds, nc;
     bool no_baseline;
 } options;
@@ -38,7 +46,7 @@ typedef struct options {
 static void parse(int argc, char **argv, options *o) {
     *o = (options){.task = "detect", .model = NULL, .imgsz = 320, .batch = 8, .threads = 2, .iters = 10,
                    .rounds = 2, .nc = 80, .baseline = "../shared/bench/torch_yolo_baseline.py",
-                   .baseline11 = "bench/torch_yolo11_baseline.py"};
+                   .baseline11 = "bench/torch_yolo11_baseline.py", .device = "cpu", .modes = "fp32,amp"};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
         if (!strcmp(a, "--task")) o->task = v, i++;
@@ -51,6 +59,8 @@ static void parse(int argc, char **argv, options *o) {
         else if (!strcmp(a, "--nc")) o->nc = atoi(v), i++;
         else if (!strcmp(a, "--baseline")) o->baseline = v, i++;
         else if (!strcmp(a, "--baseline11")) o->baseline11 = v, i++;
+        else if (!strcmp(a, "--device")) o->device = v, i++;
+        else if (!strcmp(a, "--modes")) o->modes = v, i++;
         else if (!strcmp(a, "--no-baseline")) o->no_baseline = true;
     }
     if (!o->model) o->model = !strcmp(o->task, "segment") ? "yolov8n-seg.yaml"
@@ -68,18 +78,23 @@ static double peak_rss_mib(void) {
     return ru.ru_maxrss / 1024.0;
 }
 
-static int run_baseline(const options *o, double *img_s) {
-    char cmd[2048], script[1024];
-    const char *task = o->task;
-    /* YOLO11: the bench-local extension, given the shared script to extend */
-    if (!strncmp(o->model, "yolo11", 6))
-        snprintf(script, sizeof script, "%s --base %s", o->baseline11, o->baseline);
-    else
-        snprintf(script, sizeof script, "%s", o->baseline);
-    snprintf(cmd, sizeof cmd,
-             "/usr/bin/python3 %s --threads %d --worker '{\"task\":\"%s\",\"mode\":\"train\",\"imgsz\":%d,"
-             "\"batch\":%d,\"threads\":%d,\"warmup\":2,\"min_iters\":%d,\"max_iters\":%d,\"budget_s\":120}' 2>/dev/null",
-             script, o->threads, task, o->imgsz, o->batch, o->threads, o->iters, o->iters);
+static int run_baseline(const options *o, bool autocast, double *img_s) {
+    char cmd[2048];
+    if (!strncmp(o->model, "yolo11", 6)) { /* the bench-local YOLO11 extension of the shared script */
+        if (autocast) return -1;
+        snprintf(cmd, sizeof cmd,
+                 "/usr/bin/python3 %s --base %s --threads %d --worker '{\"task\":\"%s\",\"mode\":\"train\","
+                 "\"imgsz\":%d,\"batch\":%d,\"threads\":%d,\"warmup\":2,\"min_iters\":%d,\"max_iters\":%d,"
+                 "\"budget_s\":120}' 2>/dev/null",
+                 o->baseline11, o->baseline, o->threads, o->task, o->imgsz, o->batch, o->threads, o->iters, o->iters);
+    } else {
+        snprintf(cmd, sizeof cmd,
+                 "/usr/bin/python3 %s/torch_autocast_baseline.py %s --worker '{\"task\":\"%s\",\"mode\":\"train\","
+                 "\"imgsz\":%d,\"batch\":%d,\"threads\":%d,\"warmup\":2,\"min_iters\":%d,\"max_iters\":%d,"
+                 "\"budget_s\":120,\"autocast\":%s}' 2>/dev/null",
+                 YOLO_BENCH_DIR, o->baseline, o->task, o->imgsz, o->batch, o->threads, o->iters, o->iters,
+                 autocast ? "true" : "false");
+    }
     FILE *p = popen(cmd, "r");
     if (!p) return -1;
     char line[4096];
@@ -95,68 +110,158 @@ static int run_baseline(const options *o, double *img_s) {
     return found;
 }
 
+/* The CPU's bf16 feature flags as /proc/cpuinfo lists them. */
+static void cpu_flags(char *out, size_t size) {
+    snprintf(out, size, "none of avx512_bf16, amx_bf16, amx_tile");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return;
+    char line[8192];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "flags", 5) != 0) continue;
+        const char *want[] = {"avx512_bf16", "amx_bf16", "amx_tile", "avx512f"};
+        size_t used = 0;
+        out[0] = '\0';
+        for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+            char pat[32];
+            snprintf(pat, sizeof pat, " %s", want[i]);
+            const char *at = strstr(line, pat);
+            char end = at ? at[strlen(pat)] : 0;
+            if (at && (end == ' ' || end == '\n' || end == '\0') && used < size)
+                used += (size_t)snprintf(out + used, size - used, "%s%s", used ? " " : "", want[i]);
+        }
+        if (!used) snprintf(out, size, "none of avx512_bf16, amx_bf16, amx_tile");
+        break;
+    }
+    fclose(f);
+}
+
+/* One step's host-side figures (medians over the iterations). */
+typedef struct step_figures {
+    double seconds, wait_download, wait_loss, wait_upload;
+    double bytes_moved, transfers, graph_runs;
+} step_figures;
+
+typedef struct bench {
+    const options *o;
+    const yolo_task *task;
+    yolo_backend *be;
+    yolo_model_graph *mg;
+    yolo_optimizer *opt;
+    yolo_ema *ema;
+    void *loss_state;
+    yolo_batch batch;
+} bench;
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, compare_double);
+    return v[n / 2];
+}
+
+/* iters timed steps after 2 warmup steps; the median of each figure. */
+static yolo_status run_ours(bench *b, step_figures *fig) {
+    const options *o = b->o;
+    yolo_model_graph *mg = b->mg;
+    double *v[7];
+    for (int k = 0; k < 7; k++) v[k] = calloc((size_t)o->iters + 1, sizeof(double));
+    yolo_status st = YOLO_OK;
+    for (int it = -2; it < o->iters && !st; it++) {
+        yolo_backend_traffic c0 = b->be->traffic;
+        double t0 = yolo_seconds_now();
+        double loss;
+        float items[YOLO_TASK_MAX_ITEMS];
+        st = yolo_model_graph_forward(mg, &b->batch);
+        yolo_backend_traffic c1 = b->be->traffic;
+        double t1 = yolo_seconds_now();
+        for (int k = 0; !st && k < mg->out.n; k++)
+            memset(mg->host_grad[k].data, 0, (size_t)yolo_tensor_numel(mg->out.t[k]) * sizeof(float));
+        if (!st) st = b->task->hooks->loss_compute(b->loss_state, &b->batch, mg->out.n, mg->host_out, mg->host_grad,
+                                                   &loss, items);
+        double t2 = yolo_seconds_now();
+        yolo_backend_traffic c2 = b->be->traffic;
+        if (!st) st = yolo_model_graph_backward(mg);
+        yolo_backend_traffic c3 = b->be->traffic;
+        if (!st) st = yolo_optimizer_step(b->opt, 10.0f, NULL);
+        if (!st) st = yolo_ema_step(b->ema);
+        yolo_backend_traffic c4 = b->be->traffic;
+        if (it < 0) continue;
+        v[0][it] = yolo_seconds_now() - t0;
+        v[1][it] = c1.seconds_down - c0.seconds_down; /* the head outputs */
+        v[2][it] = t2 - t1;
+        v[3][it] = c3.seconds_up - c2.seconds_up; /* their gradients */
+        v[4][it] = (double)(c4.bytes_up + c4.bytes_down - c0.bytes_up - c0.bytes_down);
+        v[5][it] = (double)(c4.uploads + c4.downloads - c0.uploads - c0.downloads);
+        v[6][it] = (double)(c4.graph_runs - c0.graph_runs);
+    }
+    if (!st) {
+        *fig = (step_figures){median(v[0], o->iters), median(v[1], o->iters), median(v[2], o->iters),
+                              median(v[3], o->iters), median(v[4], o->iters), median(v[5], o->iters),
+                              median(v[6], o->iters)};
+    }
+    for (int k = 0; k < 7; k++) free(v[k]);
+    return st;
+}
+
+static void print_ours(const options *o, int round, const char *mode, const step_figures *f) {
+    double wait = f->wait_download + f->wait_loss + f->wait_upload;
+    printf("round %d: yolo %-4s %7.2f img/s (median step %.1f ms; host wait %.1f ms = download %.2f + loss %.1f + "
+           "upload %.2f; %.2f MB moved in %.0f transfers, %.0f graph runs)\n",
+           round + 1, mode, o->batch / f->seconds, f->seconds * 1e3, wait * 1e3, f->wait_download * 1e3,
+           f->wait_loss * 1e3, f->wait_upload * 1e3, f->bytes_moved / 1e6, f->transfers, f->graph_runs);
+}
+
 int main(int argc, char **argv) {
     options o;
     parse(argc, argv, &o);
-    const yolo_task *task = NULL;
-    yolo_backend *be = NULL;
+    bench b = {.o = &o};
     yolo_model *model = NULL, *ema_model = NULL;
-    if (yolo_plugin_load_task(o.task, &task) || yolo_backend_create("cpu", o.threads, &be)) {
+    if (yolo_plugin_load_task(o.task, &b.task) || yolo_backend_create(o.device, o.threads, &b.be)) {
         fprintf(stderr, "bench_train: %s\n", yolo_last_error());
         return 1;
     }
-    const yolo_task *tasks[1] = {task};
+    const yolo_task *tasks[1] = {b.task};
     yolo_model_options mo = {.tasks = tasks, .n_tasks = 1, .nc = !strcmp(o.task, "classify") ? 10 : o.nc};
     yolo_config *cfg = NULL;
-    yolo_optimizer *opt = NULL;
-    yolo_ema *ema = NULL;
-    yolo_model_graph *mg = NULL;
-    void *loss_state = NULL;
-    yolo_status st = yolo_model_load(o.model, be, &mo, &model);
-    if (!st) st = yolo_model_load(o.model, be, &mo, &ema_model);
-    if (!st) st = yolo_ema_create(model, ema_model, &ema);
+    yolo_status st = yolo_model_load(o.model, b.be, &mo, &model);
+    if (!st) st = yolo_model_load(o.model, b.be, &mo, &ema_model);
+    if (!st) st = yolo_ema_create(model, ema_model, &b.ema);
     if (!st) st = yolo_config_new(&cfg);
-    if (!st && task->n_config_keys) st = yolo_config_add_keys(cfg, task->config_keys, task->n_config_keys, task->name);
-    if (!st) st = yolo_optimizer_create(model, YOLO_OPTIMIZER_SGD, 0.01f, 0.937f, 5e-4f, &opt);
-    if (!st) st = yolo_model_graph_build(model, o.batch, o.imgsz, o.imgsz, true, &mg);
+    if (!st && b.task->n_config_keys)
+        st = yolo_config_add_keys(cfg, b.task->config_keys, b.task->n_config_keys, b.task->name);
+    if (!st) st = yolo_optimizer_create(model, YOLO_OPTIMIZER_SGD, 0.01f, 0.937f, 5e-4f, &b.opt);
+    if (!st) st = yolo_model_graph_build(model, o.batch, o.imgsz, o.imgsz, true, &b.mg);
     const char *names[80];
     for (int i = 0; i < 80; i++) names[i] = "class";
     yolo_task_context tctx = {.cfg = cfg, .model = model, .nc = mo.nc, .names = names, .imgsz = o.imgsz, .world = 1};
-    if (!st) st = task->hooks->loss_create(&tctx, &loss_state);
+    if (!st) st = b.task->hooks->loss_create(&tctx, &b.loss_state);
     if (st) {
         fprintf(stderr, "bench_train: %s\n", yolo_last_error());
         return 1;
     }
-    yolo_batch batch;
-    test_synthetic_batch(&batch, o.batch, o.imgsz, mo.nc);
-    printf("bench_train: %s %s imgsz %d batch %d threads %d, activation memory %.1f MiB\n", o.task, o.model, o.imgsz,
-           o.batch, o.threads, mg->peak_bytes / 1048576.0);
-    double ours_best = 0, torch_best = 0;
-    double *times = calloc((size_t)o.iters + 1, sizeof *times);
+    test_synthetic_batch(&b.batch, o.batch, o.imgsz, mo.nc);
+    char flags[128];
+    cpu_flags(flags, sizeof flags);
+    printf("bench_train: %s %s imgsz %d batch %d threads %d on %s, activation memory %.1f MiB\n", o.task, o.model,
+           o.imgsz, o.batch, o.threads, yolo_backend_name(b.be), b.mg->peak_bytes / 1048576.0);
+    yolo_backend_set_amp(b.be, true);
+    printf("CPU flags: %s; amp runs %s\n", flags, yolo_backend_precision(b.be));
+    bool want[2] = {strstr(o.modes, "fp32") != NULL, strstr(o.modes, "amp") != NULL};
+    const char *mode_names[2] = {"fp32", "amp"};
+    double ours_best[2] = {0, 0}, torch_best[2] = {0, 0};
     for (int round = 0; round < o.rounds && !st; round++) {
-        for (int it = -2; it < o.iters && !st; it++) { /* 2 warmup iterations */
-            double t0 = yolo_seconds_now();
-            double loss;
-            float items[YOLO_TASK_MAX_ITEMS];
-            st = yolo_model_graph_forward(mg, &batch);
-            for (int k = 0; !st && k < mg->out.n; k++)
-                memset(mg->host_grad[k].data, 0, (size_t)yolo_tensor_numel(mg->out.t[k]) * sizeof(float));
-            if (!st) st = task->hooks->loss_compute(loss_state, &batch, mg->out.n, mg->host_out, mg->host_grad, &loss, items);
-            if (!st) st = yolo_model_graph_backward(mg);
-            if (!st) st = yolo_optimizer_step(opt, 10.0f, NULL);
-            if (!st) st = yolo_ema_step(ema);
-            if (it >= 0) times[it] = yolo_seconds_now() - t0;
+        for (int m = 0; m < 2 && !st; m++) {
+            if (!want[m]) continue;
+            yolo_backend_set_amp(b.be, m == 1);
+            step_figures f = {0};
+            st = run_ours(&b, &f);
+            if (st) break;
+            if (o.batch / f.seconds > ours_best[m]) ours_best[m] = o.batch / f.seconds;
+            print_ours(&o, round, mode_names[m], &f);
         }
-        /* the median step, as the baseline measures */
-        qsort(times, (size_t)o.iters, sizeof *times, compare_double);
-        double rate = o.batch / times[o.iters / 2];
-        if (rate > ours_best) ours_best = rate;
-        printf("round %d: yolo %.2f img/s (median step)\n", round + 1, rate);
-        if (!o.no_baseline) {
+        for (int m = 0; m < 2 && !st && !o.no_baseline; m++) {
             double t = 0;
-            if (run_baseline(&o, &t) == 0) {
-                if (t > torch_best) torch_best = t;
-                printf("round %d: pytorch %.2f img/s\n", round + 1, t);
+            if (run_baseline(&o, m == 1, &t) == 0) {
+                if (t > torch_best[m]) torch_best[m] = t;
+                printf("round %d: pytorch %s %.2f img/s\n", round + 1, m ? "autocast-bf16" : "fp32", t);
             } else {
                 printf("pytorch baseline skipped: /usr/bin/python3 with torch (python3-torch) or %s not available\n",
                        o.baseline);
@@ -168,17 +273,22 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench_train: %s\n", yolo_last_error());
         return 1;
     }
-    printf("RESULT (best round of each) yolo %.2f img/s, peak RSS %.0f MiB", ours_best, peak_rss_mib());
-    if (torch_best > 0) printf(", pytorch %.2f img/s, ratio %.2fx", torch_best, ours_best / torch_best);
-    printf("\n");
+    printf("RESULT (best round of each) yolo fp32 %.2f img/s, yolo amp %.2f img/s (%.2fx fp32)", ours_best[0],
+           ours_best[1], ours_best[0] > 0 ? ours_best[1] / ours_best[0] : 0.0);
+    if (torch_best[0] > 0)
+        printf(", pytorch fp32 %.2f img/s, pytorch autocast-bf16 %.2f img/s; yolo amp / pytorch autocast %.2fx, "
+               "yolo fp32 / pytorch fp32 %.2fx",
+               torch_best[0], torch_best[1], torch_best[1] > 0 ? ours_best[1] / torch_best[1] : 0.0,
+               ours_best[0] / torch_best[0]);
+    printf("; peak RSS %.0f MiB\n", peak_rss_mib());
     if (getenv("YOLO_PROFILE")) yolo_cpu_profile_report(stdout);
-    free(times);
-    task->hooks->loss_destroy(loss_state);
-    yolo_model_graph_free(mg);
-    yolo_optimizer_free(opt);
-    yolo_ema_free(ema);
+    b.task->hooks->loss_destroy(b.loss_state);
+    test_synthetic_batch_free(&b.batch);
+    yolo_model_graph_free(b.mg);
+    yolo_optimizer_free(b.opt);
+    yolo_ema_free(b.ema);
     yolo_model_free(model);
     yolo_config_free(cfg);
-    yolo_backend_free(be);
+    yolo_backend_free(b.be);
     return 0;
 }

@@ -223,17 +223,18 @@ static int by_conf_desc(const void *pa, const void *pb) {
 void yolo_ap_summary_free(yolo_ap_summary *out) {
     if (!out) return;
     free(out->ap), free(out->p), free(out->r), free(out->f1), free(out->n_targets), free(out->n_target_img);
+    free(out->curve_cls), free(out->px), free(out->curves);
     memset(out, 0, sizeof *out);
 }
 
-#define AP_CURVE_POINTS 1000
+#define AP_CURVE_POINTS YOLO_AP_CURVE_POINTS
 
 /* Per class (with predictions): recall/precision over the sorted
  * predictions, the AP per threshold, and the recall and precision curves
  * sampled at the confidences px (np.interp on negated confidences). */
 static void class_curves(const yolo_ap_stats *s, const conf_index *sorted, const size_t *idx, int n_p, int64_t n_l,
                          double *rec, double *prec, double *negconf, double *mrec, double *mpre,
-                         const double *px, double *ap, double *r_curve, double *p_curve) {
+                         const double *px, double *ap, double *r_curve, double *p_curve, double *pr_curve) {
     int T = s->n_iou;
     for (int t = 0; t < T; t++) {
         double tpc = 0, fpc = 0;
@@ -244,6 +245,8 @@ static void class_curves(const yolo_ap_stats *s, const conf_index *sorted, const
             prec[(size_t)t * n_p + i] = tpc / (tpc + fpc);
         }
         ap[t] = compute_ap(rec + (size_t)t * n_p, prec + (size_t)t * n_p, n_p, mrec, mpre);
+        for (int k = 0; t == 0 && k < AP_CURVE_POINTS; k++) /* the PR curve at IoU 0.5 */
+            pr_curve[k] = np_interp(px[k], mrec, mpre, n_p + 2, mpre[0], mpre[n_p + 1]);
     }
     for (int i = 0; i < n_p; i++) negconf[i] = -(double)sorted[idx[i]].conf;
     for (int k = 0; k < AP_CURVE_POINTS; k++) {
@@ -288,10 +291,12 @@ yolo_status yolo_ap_summarize(const yolo_ap_stats *s, int nc, yolo_ap_summary *o
     size_t *start = calloc((size_t)nc + 1, sizeof *start), *idx = malloc(n * sizeof *idx);
     int nu = 0;
     for (int c = 0; c < nc; c++) nu += out->n_targets[c] > 0;
-    double *curves = calloc((size_t)nu * 2 * AP_CURVE_POINTS + 2 * AP_CURVE_POINTS, sizeof(double));
+    double *curves = calloc((size_t)nu * 4 * AP_CURVE_POINTS + 2 * AP_CURVE_POINTS, sizeof(double));
+    out->curve_cls = calloc((size_t)nu + 1, sizeof *out->curve_cls);
+    out->px = malloc(AP_CURVE_POINTS * sizeof *out->px);
     double *work = malloc((n * (2 * (size_t)T + 1) + 2 * (n + 2)) * sizeof(double));
     yolo_status st = YOLO_OK;
-    if (!sorted || !start || !idx || !curves || !work) {
+    if (!sorted || !start || !idx || !curves || !work || !out->curve_cls || !out->px) {
         st = yolo_error(YOLO_ERR_NOMEM, "yolo_ap_summarize: out of memory for %zu predictions", n);
         goto done;
     }
@@ -321,19 +326,24 @@ yolo_status yolo_ap_summarize(const yolo_ap_stats *s, int nc, yolo_ap_summary *o
         px[k] = k == AP_CURVE_POINTS - 1 ? 1.0 : k * (1.0 / (AP_CURVE_POINTS - 1));
     double *rec = work, *prec = work + n * T, *negconf = work + 2 * n * T;
     double *mrec = negconf + n, *mpre = mrec + n + 2;
-    double *f1_mean = curves + (size_t)nu * 2 * AP_CURVE_POINTS, *smooth = f1_mean + AP_CURVE_POINTS;
+    double *f1_mean = curves + (size_t)nu * 4 * AP_CURVE_POINTS, *smooth = f1_mean + AP_CURVE_POINTS;
     int ci = 0;
     for (int c = 0; c < nc; c++) {
         if (out->n_targets[c] == 0) continue;
-        double *r_curve = curves + (size_t)ci * 2 * AP_CURVE_POINTS, *p_curve = r_curve + AP_CURVE_POINTS;
+        double *p_curve = curves + (size_t)ci * 4 * AP_CURVE_POINTS, *r_curve = p_curve + AP_CURVE_POINTS;
+        double *f1_curve = r_curve + AP_CURVE_POINTS;
         int n_p = (int)(start[c + 1] - start[c]);
         if (n_p > 0)
             class_curves(s, sorted, idx + start[c], n_p, out->n_targets[c], rec, prec, negconf, mrec, mpre,
-                         px, out->ap + (size_t)c * T, r_curve, p_curve);
-        for (int k = 0; k < AP_CURVE_POINTS; k++)
-            f1_mean[k] += 2 * p_curve[k] * r_curve[k] / (p_curve[k] + r_curve[k] + 1e-16);
-        ci++;
+                         px, out->ap + (size_t)c * T, r_curve, p_curve, f1_curve + AP_CURVE_POINTS);
+        for (int k = 0; k < AP_CURVE_POINTS; k++) {
+            f1_curve[k] = 2 * p_curve[k] * r_curve[k] / (p_curve[k] + r_curve[k] + 1e-16);
+            f1_mean[k] += f1_curve[k];
+        }
+        out->curve_cls[ci++] = c;
     }
+    out->n_curves = nu;
+    memcpy(out->px, px, sizeof px);
     for (int k = 0; k < AP_CURVE_POINTS; k++) f1_mean[k] /= nu;
     /* smooth(f1, 0.1): a 101-wide box filter with edge padding, then argmax. */
     const int nf = 101, half = nf / 2;
@@ -351,8 +361,8 @@ yolo_status yolo_ap_summarize(const yolo_ap_stats *s, int nc, yolo_ap_summary *o
     ci = 0;
     for (int c = 0; c < nc; c++) {
         if (out->n_targets[c] == 0) continue;
-        const double *r_curve = curves + (size_t)ci * 2 * AP_CURVE_POINTS,
-                     *p_curve = r_curve + AP_CURVE_POINTS;
+        const double *p_curve = curves + (size_t)ci * 4 * AP_CURVE_POINTS,
+                     *r_curve = p_curve + AP_CURVE_POINTS;
         out->p[c] = p_curve[best];
         out->r[c] = r_curve[best];
         out->f1[c] = 2 * out->p[c] * out->r[c] / (out->p[c] + out->r[c] + 1e-16);
@@ -365,6 +375,8 @@ yolo_status yolo_ap_summarize(const yolo_ap_stats *s, int nc, yolo_ap_summary *o
     }
     out->mp /= nu, out->mr /= nu, out->map50 /= nu, out->map75 /= nu;
     out->map /= (double)nu * T;
+    out->curves = curves; /* kept: the plots draw them */
+    curves = NULL;
 done:
     free(sorted), free(start), free(idx), free(curves), free(work);
     if (st) yolo_ap_summary_free(out);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "yolo/detection.h"
+#include "per_image.h"
 
 yolo_det_loss_params yolo_det_loss_default_params(int nc) {
     yolo_det_loss_params p = {.nc = nc,
@@ -48,6 +49,72 @@ static yolo_status check_args(const char *fn, const yolo_det_loss_params *p, int
     return YOLO_OK;
 }
 
+/* The assignment of one image (yolo_det_for_each_image). */
+typedef struct assign_job {
+    const yolo_det_loss_params *p;
+    int n_anchors;
+    const float *head, *anchor_xy, *anchor_stride, *anchor_px;
+    const yolo_det_gt_batch *gt;
+    yolo_det_assignment *out;
+} assign_job;
+
+/* Image b's assignment, with scratch arrays for A anchors and n instances. */
+static yolo_status assign_one(const assign_job *j, int b, float *pred_px, int32_t *local, int32_t *map, int32_t *gcls,
+                              float *gbox) {
+    const yolo_det_loss_params *p = j->p;
+    const yolo_det_gt_batch *gt = j->gt;
+    size_t A = (size_t)j->n_anchors, C = 4 * (size_t)p->reg_max + p->nc;
+    const float *hb = j->head + (size_t)b * C * A, *anchor_px = j->anchor_px;
+    int ng = 0; /* this image's instances, in batch order */
+    for (int i = 0; i < gt->n; i++) {
+        if (gt->batch_idx[i] != b) continue;
+        map[ng] = i;
+        gcls[ng] = gt->cls[i];
+        memcpy(gbox + 4 * ng, gt->boxes + 4 * (size_t)i, 4 * sizeof(float));
+        ng++;
+    }
+    if (ng > 0) {
+        for (size_t a = 0; a < A; a++) {
+            /* Only anchors inside some gt are ever compared with one: skip
+             * the softmaxes of the rest (most of the image). */
+            const float *c = anchor_px + 2 * a;
+            bool inside = false;
+            for (int g = 0; g < ng && !inside; g++) {
+                const float *q = gbox + 4 * g;
+                inside = c[0] > q[0] && c[1] > q[1] && c[0] < q[2] && c[1] < q[3];
+            }
+            if (!inside) {
+                memset(pred_px + 4 * a, 0, 4 * sizeof(float));
+                continue;
+            }
+            double d[4], ax = j->anchor_xy[2 * a], ay = j->anchor_xy[2 * a + 1], s = j->anchor_stride[a];
+            yolo_det_dfl_distances(hb, j->n_anchors, p->reg_max, (int)a, d, NULL);
+            pred_px[4 * a] = (float)((ax - d[0]) * s);
+            pred_px[4 * a + 1] = (float)((ay - d[1]) * s);
+            pred_px[4 * a + 2] = (float)((ax + d[2]) * s);
+            pred_px[4 * a + 3] = (float)((ay + d[3]) * s);
+        }
+    }
+    yolo_status st = yolo_tal_assign(&p->tal, j->n_anchors, p->nc, hb + 4 * (size_t)p->reg_max * A, pred_px,
+                                     anchor_px, ng, gcls, gbox, local, j->out->score + (size_t)b * A, NULL);
+    if (!st)
+        for (size_t a = 0; a < A; a++) j->out->gt_index[(size_t)b * A + a] = local[a] >= 0 ? map[local[a]] : -1;
+    return st;
+}
+
+static yolo_status assign_image(void *arg, int b) {
+    const assign_job *j = arg;
+    size_t A = (size_t)j->n_anchors, n = j->gt->n > 0 ? (size_t)j->gt->n : 1;
+    float *pred_px = calloc(A * 4, sizeof(float)), *gbox = malloc(n * 4 * sizeof(float));
+    int32_t *local = malloc(A * sizeof(int32_t));
+    int32_t *map = malloc(n * sizeof(int32_t)), *gcls = malloc(n * sizeof(int32_t));
+    yolo_status st = pred_px && gbox && local && map && gcls
+                         ? assign_one(j, b, pred_px, local, map, gcls, gbox)
+                         : yolo_error(YOLO_ERR_NOMEM, "yolo_det_assign: out of memory for %zu anchors", A);
+    free(pred_px), free(local), free(map), free(gcls), free(gbox);
+    return st;
+}
+
 yolo_status yolo_det_assign(const yolo_det_loss_params *p, int batch, int n_anchors, const float *head,
                           const float *anchor_xy, const float *anchor_stride, const yolo_det_gt_batch *gt,
                           yolo_det_assignment *out) {
@@ -55,60 +122,16 @@ yolo_status yolo_det_assign(const yolo_det_loss_params *p, int batch, int n_anch
     if (st) return st;
     if (!out || !out->gt_index || !out->score)
         return yolo_error(YOLO_ERR_ARG, "yolo_det_assign: NULL assignment arrays");
-    size_t A = (size_t)n_anchors, C = 4 * (size_t)p->reg_max + p->nc;
-    size_t n = gt->n > 0 ? (size_t)gt->n : 1;
-    float *pred_px = malloc(A * 4 * sizeof(float));
+    size_t A = (size_t)n_anchors;
     float *anchor_px = malloc(A * 2 * sizeof(float));
-    int32_t *local = malloc(A * sizeof(int32_t));
-    int32_t *map = malloc(n * sizeof(int32_t)), *gcls = malloc(n * sizeof(int32_t));
-    float *gbox = malloc(n * 4 * sizeof(float));
-    if (!pred_px || !anchor_px || !local || !map || !gcls || !gbox) {
-        st = yolo_error(YOLO_ERR_NOMEM, "yolo_det_assign: out of memory for %d anchors", n_anchors);
-        goto done;
-    }
+    if (!anchor_px) return yolo_error(YOLO_ERR_NOMEM, "yolo_det_assign: out of memory for %d anchors", n_anchors);
     for (size_t a = 0; a < A; a++) {
         anchor_px[2 * a] = anchor_xy[2 * a] * anchor_stride[a];
         anchor_px[2 * a + 1] = anchor_xy[2 * a + 1] * anchor_stride[a];
     }
-    for (int b = 0; b < batch; b++) {
-        const float *hb = head + (size_t)b * C * A;
-        int ng = 0; /* this image's instances, in batch order */
-        for (int i = 0; i < gt->n; i++) {
-            if (gt->batch_idx[i] != b) continue;
-            map[ng] = i;
-            gcls[ng] = gt->cls[i];
-            memcpy(gbox + 4 * ng, gt->boxes + 4 * (size_t)i, 4 * sizeof(float));
-            ng++;
-        }
-        if (ng > 0) {
-            for (size_t a = 0; a < A; a++) {
-                /* Only anchors inside some gt are ever compared with one: skip
-                 * the softmaxes of the rest (most of the image). */
-                const float *c = anchor_px + 2 * a;
-                bool inside = false;
-                for (int g = 0; g < ng && !inside; g++) {
-                    const float *q = gbox + 4 * g;
-                    inside = c[0] > q[0] && c[1] > q[1] && c[0] < q[2] && c[1] < q[3];
-                }
-                if (!inside) {
-                    memset(pred_px + 4 * a, 0, 4 * sizeof(float));
-                    continue;
-                }
-                double d[4], ax = anchor_xy[2 * a], ay = anchor_xy[2 * a + 1], s = anchor_stride[a];
-                yolo_det_dfl_distances(hb, n_anchors, p->reg_max, (int)a, d, NULL);
-                pred_px[4 * a] = (float)((ax - d[0]) * s);
-                pred_px[4 * a + 1] = (float)((ay - d[1]) * s);
-                pred_px[4 * a + 2] = (float)((ax + d[2]) * s);
-                pred_px[4 * a + 3] = (float)((ay + d[3]) * s);
-            }
-        }
-        st = yolo_tal_assign(&p->tal, n_anchors, p->nc, hb + 4 * (size_t)p->reg_max * A, pred_px, anchor_px, ng,
-                        gcls, gbox, local, out->score + (size_t)b * A, NULL);
-        if (st) goto done;
-        for (size_t a = 0; a < A; a++) out->gt_index[(size_t)b * A + a] = local[a] >= 0 ? map[local[a]] : -1;
-    }
-done:
-    free(pred_px), free(anchor_px), free(local), free(map), free(gcls), free(gbox);
+    assign_job j = {p, n_anchors, head, anchor_xy, anchor_stride, anchor_px, gt, out};
+    st = yolo_det_for_each_image(batch, assign_image, &j);
+    free(anchor_px);
     return st;
 }
 
@@ -170,6 +193,58 @@ static void positive_anchor(const yolo_det_loss_params *p, const float *hb, size
     }
 }
 
+/* The loss terms and gradient of one image (yolo_det_for_each_image). */
+typedef struct loss_job {
+    const yolo_det_loss_params *p;
+    size_t A;
+    const float *head, *anchor_xy, *anchor_stride;
+    const yolo_det_gt_batch *gt;
+    const yolo_det_assignment *asg;
+    float *grad;
+    double scale;
+    double *sums; /* [batch][3]: cls, box, dfl */
+} loss_job;
+
+static yolo_status loss_image(void *arg, int b) {
+    const loss_job *j = arg;
+    const yolo_det_loss_params *p = j->p;
+    const yolo_det_gt_batch *gt = j->gt;
+    const yolo_det_assignment *asg = j->asg;
+    const float *head = j->head, *anchor_xy = j->anchor_xy, *anchor_stride = j->anchor_stride;
+    float *grad = j->grad;
+    size_t A = j->A, R = (size_t)p->reg_max, C = 4 * R + p->nc;
+    double scale = j->scale, cls_sum = 0, box_sum = 0, dfl_sum = 0;
+    const float *hb = head + (size_t)b * C * A;
+    float *gb = grad ? grad + (size_t)b * C * A : NULL;
+    const int32_t *gi = asg->gt_index + (size_t)b * A;
+    const float *sc = asg->score + (size_t)b * A;
+
+    /* BCE-with-logits against one-hot * soft score (0 for background). */
+    for (int c = 0; c < p->nc; c++) {
+        const float *x = hb + (4 * R + c) * A;
+        float *gx = gb ? gb + (4 * R + c) * A : NULL;
+        double gain = scale * p->cls_gain;
+        for (size_t a = 0; a < A; a++) {
+            double t = (gi[a] >= 0 && gt->cls[gi[a]] == c) ? sc[a] : 0;
+            double xv = x[a], e = exp(-fabs(xv)); /* one exp serves both terms */
+            cls_sum += fmax(xv, 0) - xv * t + log1p(e);
+            if (gx) gx[a] = (float)(gain * ((xv >= 0 ? 1 : e) / (1 + e) - t));
+        }
+    }
+
+    if (gb) memset(gb, 0, 4 * R * A * sizeof(float));
+    for (size_t a = 0; a < A; a++) {
+        if (gi[a] < 0) continue;
+        double g[4 * 64];
+        positive_anchor(p, hb, A, a, anchor_xy + 2 * a, anchor_stride[a], gt->boxes + 4 * (size_t)gi[a],
+                        sc[a], &box_sum, &dfl_sum, gb ? g : NULL);
+        if (gb)
+            for (size_t k = 0; k < 4 * R; k++) gb[k * A + a] = (float)(scale * g[k]);
+    }
+    j->sums[3 * b] = cls_sum, j->sums[3 * b + 1] = box_sum, j->sums[3 * b + 2] = dfl_sum;
+    return YOLO_OK;
+}
+
 yolo_status yolo_det_loss_assigned(const yolo_det_loss_params *p, int batch, int n_anchors, const float *head,
                                  const float *anchor_xy, const float *anchor_stride,
                                  const yolo_det_gt_batch *gt, const yolo_det_assignment *asg,
@@ -179,8 +254,7 @@ yolo_status yolo_det_loss_assigned(const yolo_det_loss_params *p, int batch, int
     if (st) return st;
     if (!asg || !asg->gt_index || !asg->score || !out)
         return yolo_error(YOLO_ERR_ARG, "yolo_det_loss_assigned: NULL assignment or output");
-    size_t A = (size_t)n_anchors, R = (size_t)p->reg_max, C = 4 * R + p->nc;
-    size_t BA = (size_t)batch * A;
+    size_t A = (size_t)n_anchors, BA = (size_t)batch * A;
 
     double tss = 0;
     int n_fg = 0;
@@ -199,36 +273,15 @@ yolo_status yolo_det_loss_assigned(const yolo_det_loss_params *p, int batch, int
     tss = tss > floor ? tss : floor;
     double scale = batch / tss; /* d total / d(gained sums) */
 
+    double *sums = calloc((size_t)batch * 3, sizeof(double)); /* per image: cls, box, dfl */
+    if (!sums) return yolo_error(YOLO_ERR_NOMEM, "yolo_det_loss_assigned: out of memory for %d images", batch);
+    loss_job j = {p, A, head, anchor_xy, anchor_stride, gt, asg, grad, scale, sums};
+    st = yolo_det_for_each_image(batch, loss_image, &j);
     double cls_sum = 0, box_sum = 0, dfl_sum = 0;
-    for (int b = 0; b < batch; b++) {
-        const float *hb = head + (size_t)b * C * A;
-        float *gb = grad ? grad + (size_t)b * C * A : NULL;
-        const int32_t *gi = asg->gt_index + (size_t)b * A;
-        const float *sc = asg->score + (size_t)b * A;
-
-        /* BCE-with-logits against one-hot * soft score (0 for background). */
-        for (int c = 0; c < p->nc; c++) {
-            const float *x = hb + (4 * R + c) * A;
-            float *gx = gb ? gb + (4 * R + c) * A : NULL;
-            double gain = scale * p->cls_gain;
-            for (size_t a = 0; a < A; a++) {
-                double t = (gi[a] >= 0 && gt->cls[gi[a]] == c) ? sc[a] : 0;
-                double xv = x[a], e = exp(-fabs(xv)); /* one exp serves both terms */
-                cls_sum += fmax(xv, 0) - xv * t + log1p(e);
-                if (gx) gx[a] = (float)(gain * ((xv >= 0 ? 1 : e) / (1 + e) - t));
-            }
-        }
-
-        if (gb) memset(gb, 0, 4 * R * A * sizeof(float));
-        for (size_t a = 0; a < A; a++) {
-            if (gi[a] < 0) continue;
-            double g[4 * 64];
-            positive_anchor(p, hb, A, a, anchor_xy + 2 * a, anchor_stride[a], gt->boxes + 4 * (size_t)gi[a],
-                            sc[a], &box_sum, &dfl_sum, gb ? g : NULL);
-            if (gb)
-                for (size_t k = 0; k < 4 * R; k++) gb[k * A + a] = (float)(scale * g[k]);
-        }
-    }
+    for (int b = 0; b < batch; b++) /* in image order: the same sums for any thread count */
+        cls_sum += sums[3 * b], box_sum += sums[3 * b + 1], dfl_sum += sums[3 * b + 2];
+    free(sums);
+    if (st) return st;
 
     out->box = p->box_gain * box_sum / tss;
     out->cls = p->cls_gain * cls_sum / tss;

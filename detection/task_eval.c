@@ -55,7 +55,10 @@ const float *yolo_det_eval_view_extra(const yolo_det_eval_view *v, int image, co
 yolo_status yolo_prediction_text_open(const char *who, char **txt_buf, char **json_buf, FILE **txt, FILE **json) {
     free(*txt_buf), free(*json_buf);
     *txt_buf = *json_buf = NULL;
-    size_t txt_size, json_size;
+    /* open_memstream writes the size through this pointer until fclose (in
+     * yolo_prediction_text_close): locals here were dead by then, and the
+     * close wrote into a stack frame that no longer existed */
+    static _Thread_local size_t txt_size, json_size;
     *txt = open_memstream(txt_buf, &txt_size);
     *json = open_memstream(json_buf, &json_size);
     if (!*txt || !*json) {
@@ -87,7 +90,8 @@ void yolo_det_task_eval_free(yolo_det_task_eval *s) {
     yolo_det_eval_free(&s->eval);
     yolo_ap_stats_free(&s->box), yolo_ap_stats_free(&s->own);
     free(s->dets), free(s->conf), free(s->pred_cls), free(s->correct), free(s->gt_boxes), free(s->gt_cls);
-    free(s->image_first), free(s->iou), free(s->txt), free(s->json);
+    free(s->image_first), free(s->iou), free(s->txt), free(s->json), free(s->drawn);
+    yolo_confusion_free(&s->cm);
     memset(s, 0, sizeof *s);
 }
 
@@ -107,7 +111,9 @@ yolo_status yolo_det_task_eval_init(yolo_det_task_eval *s, const yolo_task_conte
         s->conf = malloc(m * sizeof(float));
         s->pred_cls = malloc(m * sizeof(int32_t));
         s->correct = malloc(m * YOLO_AP_N_IOU);
-        if (!s->dets || !s->conf || !s->pred_cls || !s->correct)
+        s->drawn = malloc(m * sizeof *s->drawn);
+        if (s->eval.nc > 0) st = yolo_confusion_init(&s->cm, s->eval.nc, 1);
+        if (!st && (!s->dets || !s->conf || !s->pred_cls || !s->correct || !s->drawn))
             st = yolo_error(YOLO_ERR_NOMEM, "%s: out of memory for %zu detections", who, m);
     }
     if (st) {
@@ -170,6 +176,9 @@ static yolo_status task_eval_add(yolo_det_task_eval *s, const yolo_batch *batch,
     for (int d = 0; d < n_det && !st; d++) st = yolo_box_to_original(batch, i, s->dets[d].box, 1);
     if (!st) st = yolo_box_to_original(batch, i, img->gt_boxes, (size_t)n_gt);
     if (!st) st = yolo_det_metrics_add_image(&s->box, s->dets, n_det, n_gt, img->gt_cls, img->gt_boxes);
+    if (!st && s->cm.counts) /* Ultralytics' confusion matrix is of the boxes */
+        st = yolo_det_confusion_add_image(&s->cm, s->dets, n_det, n_gt, img->gt_cls, img->gt_boxes, YOLO_CONFUSION_CONF,
+                                          YOLO_CONFUSION_IOU);
     return st;
 }
 
@@ -213,4 +222,23 @@ yolo_status yolo_det_task_eval_summarize(void *state, double *values, double *fi
     if (!s) return yolo_error(YOLO_ERR_ARG, "metrics_summarize: NULL state");
     return yolo_ap_kinds_summarize(s->task, &s->eval, (yolo_ap_stats *const[]){&s->box, &s->own},
                                    (const char *const[]){"Box", s->kind}, 2, values, fitness, table);
+}
+
+yolo_status yolo_det_task_eval_plot(void *state, const char *dir, FILE *table) {
+    yolo_det_task_eval *s = state;
+    if (!s) return yolo_error(YOLO_ERR_ARG, "metrics_plot: NULL state");
+    if (!s->cm.counts) return YOLO_OK; /* no class count known: nothing to plot */
+    const char *const *names = (const char *const *)s->eval.names;
+    if (table) yolo_confusion_print(&s->cm, names, table);
+    if (!dir) return YOLO_OK;
+    yolo_status st = yolo_confusion_plot(&s->cm, names, dir);
+    yolo_ap_stats *kinds[2] = {&s->box, &s->own};
+    const char *prefix[2] = {"Box", s->kind ? s->kind : "Own"};
+    for (int k = 0; k < 2 && !st; k++) {
+        yolo_ap_summary sum;
+        st = yolo_ap_summarize(kinds[k], yolo_det_eval_nc(&s->eval, kinds[k]), &sum);
+        if (!st) st = yolo_det_plot_curves(&sum, prefix[k], names, s->eval.nc, dir);
+        if (!st) yolo_ap_summary_free(&sum);
+    }
+    return st ? yolo_error_context(st, "%s plots", s->task) : YOLO_OK;
 }

@@ -34,18 +34,14 @@
 #include "ckpt/json.h"
 #include "ckpt/meta.h"
 #include "ckpt/safetensors.h"
+#include "fuzz_check.h"
+#include "fuzz_mutate.h"
 
 #define FUZZ_MODES 5
 
 static volatile uint64_t sink;
 
-#define INVARIANT(cond)                                                                      \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            fprintf(stderr, "ckpt_fuzz: invariant broken at %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-            abort();                                                                         \
-        }                                                                                    \
-    } while (0)
+#define INVARIANT FUZZ_INVARIANT
 
 static void touch_blob(const yolo_st_file *f) {
     uint64_t s = 0;
@@ -223,14 +219,6 @@ static void add_seed(int mode, const void *data, size_t size) {
     n_seeds++;
 }
 
-static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-static uint64_t rnd(void) {
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 static yolo_meta *seed_meta(const uint8_t *blob, size_t blob_size) {
     yolo_ckpt_info info = {.task = "detect", .plugin_version = "1.0", .epoch = 3, .optimizer_steps = 120,
                            .ema_updates = 118, .best_fitness = 0.5, .seed = 0, .sampler_epoch = 4, .sampler_batch = 2};
@@ -317,74 +305,11 @@ static int build_seeds(void) {
     return 0;
 }
 
-static const uint64_t interesting[] = {0, 1, 7, 8, 0x7F, 0x80, 0xFF, 0x100, 0x7FFF, 0xFFFF, 0x10000, 0x7FFFFFFF,
-                                       0xFFFFFFFF, 0x100000000ull, 0x7FFFFFFFFFFFFFFFull, 0xFFFFFFFFFFFFFFFFull};
-static const char tokens[] = "{}[]\":,\\-0123456789e.E+ \n\t#&*!|>'?%@`~PK\x03\x04\x01\x02";
-
+/* The seeds as a splice pool for fuzz_mutate. */
+static fuzz_input pool[64];
 static size_t mutate(uint8_t *buf, size_t size, size_t cap) {
-    int rounds = 1 + (int)(rnd() % 6);
-    for (int r = 0; r < rounds; r++) {
-        uint64_t op = rnd() % 10;
-        size_t pos = size ? (size_t)(rnd() % size) : 0;
-        switch (op) {
-        case 0: if (size) buf[pos] ^= (uint8_t)(1u << (rnd() % 8)); break;
-        case 1: if (size) buf[pos] = (uint8_t)rnd(); break;
-        case 2: if (size) buf[pos] = (uint8_t)tokens[rnd() % (sizeof tokens - 1)]; break;
-        case 3: /* insert */
-            if (size + 8 < cap) {
-                size_t k = 1 + (size_t)(rnd() % 8);
-                memmove(buf + pos + k, buf + pos, size - pos);
-                for (size_t i = 0; i < k; i++) buf[pos + i] = (uint8_t)tokens[rnd() % (sizeof tokens - 1)];
-                size += k;
-            }
-            break;
-        case 4: /* delete */
-            if (size) {
-                size_t k = 1 + (size_t)(rnd() % (size - pos < 16 ? size - pos : 16));
-                memmove(buf + pos, buf + pos + k, size - pos - k);
-                size -= k;
-            }
-            break;
-        case 5: /* truncate */
-            if (size) size = (size_t)(rnd() % size);
-            break;
-        case 6: /* an interesting little-endian integer */
-            if (size >= 8) {
-                uint64_t v = interesting[rnd() % (sizeof interesting / sizeof *interesting)];
-                size_t w = (size_t)1 << (rnd() % 4);
-                if (pos + w > size) pos = size - w;
-                for (size_t i = 0; i < w; i++) buf[pos + i] = (uint8_t)(v >> (8 * i));
-            }
-            break;
-        case 7: /* rewrite a decimal number in place (offsets, shapes, sizes) */
-            for (size_t i = pos; i < size; i++)
-                if (buf[i] >= '0' && buf[i] <= '9') {
-                    size_t end = i;
-                    while (end < size && buf[end] >= '0' && buf[end] <= '9') end++;
-                    for (size_t k = i; k < end; k++) buf[k] = (uint8_t)('0' + rnd() % 10);
-                    if (rnd() % 4 == 0 && end - i > 1) buf[end - 1] = (uint8_t)('0' + rnd() % 10), buf[i] = '9';
-                    break;
-                }
-            break;
-        case 8: /* copy a chunk over another place */
-            if (size > 2) {
-                size_t from = (size_t)(rnd() % size), k = 1 + (size_t)(rnd() % 32);
-                if (from + k > size) k = size - from;
-                if (pos + k > size) k = size - pos;
-                memmove(buf + pos, buf + from, k);
-            }
-            break;
-        default: /* splice the tail of another seed */
-            if (n_seeds) {
-                const seed *o = &seeds[rnd() % (uint64_t)n_seeds];
-                size_t from = o->size ? (size_t)(rnd() % o->size) : 0, k = o->size - from;
-                if (pos + k > cap) k = cap - pos;
-                memcpy(buf + pos, o->data + from, k);
-                size = pos + k;
-            }
-        }
-    }
-    return size;
+    for (int i = 0; i < n_seeds; i++) pool[i] = (fuzz_input){seeds[i].data, seeds[i].size};
+    return fuzz_mutate(buf, size, cap, pool, n_seeds);
 }
 
 static void run_input(const uint8_t *data, size_t size) { LLVMFuzzerTestOneInput(data, size); }
@@ -428,7 +353,7 @@ int main(int argc, char **argv) {
     }
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-seconds") && i + 1 < argc) seconds = atof(argv[++i]);
-        else if (!strcmp(argv[i], "-seed") && i + 1 < argc) rng_state = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "-seed") && i + 1 < argc) fuzz_seed(strtoull(argv[++i], NULL, 0));
         else if (!strcmp(argv[i], "-runs") && i + 1 < argc) max_runs = atol(argv[++i]);
         else if (!strcmp(argv[i], "-write-seeds") && i + 1 < argc) seed_dir = argv[++i];
         else if (argv[i][0] == '-') {
@@ -472,7 +397,7 @@ int main(int argc, char **argv) {
             clock_gettime(CLOCK_MONOTONIC, &t);
             if ((double)(t.tv_sec - t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - t0.tv_nsec) >= seconds) break;
         }
-        const seed *s = &seeds[rnd() % (uint64_t)n_seeds];
+        const seed *s = &seeds[fuzz_rand() % (uint64_t)n_seeds];
         buf[0] = (uint8_t)s->mode;
         memcpy(buf + 1, s->data, s->size);
         size_t n = mutate(buf + 1, s->size, cap - 1);

@@ -5,6 +5,8 @@
 // tensor at run time, so a recorded command buffer follows the schedule.
 // OP 0 SGD:   bindings param, grad, momentum buf, hyper[4], (scale)
 // OP 1 AdamW: bindings param, grad, m, v, hyper[6], (scale)
+// OP 2 GRAD_CLIP_SCALE: bindings out scale[1], norm_sq[1], -, -, hyper {max_norm, unscale}
+// A scale of 0 (non-finite gradients) skips the step: nothing is written.
 // before common.glsl: its helpers read gl_WorkGroupSize
 layout(local_size_x_id = 0) in;
 #include "common.glsl"
@@ -23,7 +25,16 @@ layout(binding = 5) readonly buffer Scale { float scale[]; };
 void main() {
     uint i = flat_index();
     if (i >= PU(0)) return;
+    if (OP == 2u) {
+        float max_norm = h[OFF(4)], unscale = h[OFF(4) + 1u];
+        float norm = sqrt(g[OFF(1)]) * unscale;
+        bool finite = !isnan(norm) && !isinf(norm);
+        float clip = max_norm > 0.0 && norm + 1e-6 > max_norm ? max_norm / (norm + 1e-6) : 1.0;
+        p[OFF(0)] = finite ? unscale * clip : 0.0;
+        return;
+    }
     float sc = HAS_SCALE == 1u ? scale[OFF(5)] : 1.0;
+    if (HAS_SCALE == 1u && sc == 0.0) return;
     uint hp = OFF(4);
     float pv = p[OFF(0) + i];
     float gv = g[OFF(1) + i] * sc;

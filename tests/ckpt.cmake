@@ -125,7 +125,7 @@ endif()
 #   ckpt_fuzz_driver -seconds 20 [-seed N] [corpus files or folders]
 #   ckpt_fuzz_driver -write-seeds DIR
 set(YOLO_CKPT_FUZZ_SRC ${CMAKE_SOURCE_DIR}/fuzz/ckpt_fuzz.c)
-add_executable(ckpt_fuzz_driver ${YOLO_CKPT_FUZZ_SRC})
+add_executable(ckpt_fuzz_driver ${YOLO_CKPT_FUZZ_SRC} ${CMAKE_SOURCE_DIR}/fuzz/fuzz_mutate.c)
 target_link_libraries(ckpt_fuzz_driver PRIVATE PkgConfig::ARCHIVE)
 yolo_link_core(ckpt_fuzz_driver)
 set(YOLO_CKPT_FUZZ_SECONDS 8 CACHE STRING "seconds the ctest fuzz run of the checkpoint reader lasts")
@@ -134,26 +134,19 @@ set_tests_properties(ckpt_fuzz_driver PROPERTIES TIMEOUT 120)
 
 # ckpt_fuzz: the libFuzzer target (clang only). The checkpoint sources are
 # compiled into it with coverage instrumentation, outside libyolo.
-if(CMAKE_C_COMPILER_ID MATCHES "Clang")
-  include(CheckCSourceCompiles)
-  set(CMAKE_REQUIRED_FLAGS "-fsanitize=fuzzer")
-  check_c_source_compiles("#include <stddef.h>
-    #include <stdint.h>
-    int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }" YOLO_HAVE_LIBFUZZER)
-  unset(CMAKE_REQUIRED_FLAGS)
-  if(YOLO_HAVE_LIBFUZZER)
-    file(GLOB ckpt_fuzz_sources ${CMAKE_SOURCE_DIR}/core/ckpt/*.c)
-    list(FILTER ckpt_fuzz_sources EXCLUDE REGEX ".*/ckpt_tensors\\.c$")
-    add_executable(ckpt_fuzz ${YOLO_CKPT_FUZZ_SRC} ${ckpt_fuzz_sources} ${CMAKE_SOURCE_DIR}/core/util/error.c)
-    target_compile_definitions(ckpt_fuzz PRIVATE YOLO_LIBFUZZER YOLO_VERSION="${PROJECT_VERSION}")
-    target_include_directories(ckpt_fuzz PRIVATE ${CMAKE_SOURCE_DIR}/core ${CMAKE_SOURCE_DIR}/sdk/include)
-    target_compile_options(ckpt_fuzz PRIVATE -fsanitize=fuzzer,address,undefined -g)
-    target_link_options(ckpt_fuzz PRIVATE -fsanitize=fuzzer,address,undefined)
-    target_link_libraries(ckpt_fuzz PRIVATE PkgConfig::ARCHIVE PkgConfig::YAML Threads::Threads m yolo_build_flags)
-    set(ckpt_corpus ${CMAKE_CURRENT_BINARY_DIR}/ckpt_fuzz_corpus)
-    add_test(NAME ckpt_fuzz_libfuzzer
-      COMMAND sh -c "\"$1\" -write-seeds \"$3\" && \"$2\" -max_total_time=${YOLO_CKPT_FUZZ_SECONDS} -rss_limit_mb=2048 \"$3\""
-              ckpt_fuzz $<TARGET_FILE:ckpt_fuzz_driver> $<TARGET_FILE:ckpt_fuzz> ${ckpt_corpus})
-    set_tests_properties(ckpt_fuzz_libfuzzer PROPERTIES TIMEOUT 120)
-  endif()
+include(${CMAKE_SOURCE_DIR}/cmake/libfuzzer.cmake)
+if(YOLO_HAVE_LIBFUZZER)
+  file(GLOB ckpt_fuzz_sources ${CMAKE_SOURCE_DIR}/core/ckpt/*.c)
+  list(FILTER ckpt_fuzz_sources EXCLUDE REGEX ".*/ckpt_tensors\\.c$")
+  add_executable(ckpt_fuzz ${YOLO_CKPT_FUZZ_SRC} ${ckpt_fuzz_sources} ${CMAKE_SOURCE_DIR}/core/util/error.c)
+  target_compile_definitions(ckpt_fuzz PRIVATE YOLO_LIBFUZZER YOLO_VERSION="${PROJECT_VERSION}")
+  target_include_directories(ckpt_fuzz PRIVATE ${CMAKE_SOURCE_DIR}/core ${CMAKE_SOURCE_DIR}/sdk/include)
+  target_compile_options(ckpt_fuzz PRIVATE -fsanitize=fuzzer,address,undefined -g)
+  target_link_options(ckpt_fuzz PRIVATE -fsanitize=fuzzer,address,undefined)
+  target_link_libraries(ckpt_fuzz PRIVATE PkgConfig::ARCHIVE PkgConfig::YAML Threads::Threads m yolo_build_flags)
+  set(ckpt_corpus ${CMAKE_CURRENT_BINARY_DIR}/ckpt_fuzz_corpus)
+  add_test(NAME ckpt_fuzz_libfuzzer
+    COMMAND sh -c "\"$1\" -write-seeds \"$3\" && \"$2\" -max_total_time=${YOLO_CKPT_FUZZ_SECONDS} -rss_limit_mb=2048 \"$3\""
+            ckpt_fuzz $<TARGET_FILE:ckpt_fuzz_driver> $<TARGET_FILE:ckpt_fuzz> ${ckpt_corpus})
+  set_tests_properties(ckpt_fuzz_libfuzzer PROPERTIES TIMEOUT 120)
 endif()

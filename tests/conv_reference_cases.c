@@ -163,6 +163,10 @@ static void reference(const cfg *c, int64_t ho, int64_t wo, const float *x, cons
                             }
 }
 
+/* Error allowed per unit of sum |terms|: fp32 sums, or bf16 inputs (8
+ * significant bits: each product within 2^-8 of the exact one). */
+static double rel_tol = 1e-5;
+
 static void compare(const char *what, const char *impl, int idx, const float *got, ref r, const float *bias,
                     int64_t n, int64_t channels, int64_t plane) {
     int bad = 0;
@@ -174,7 +178,7 @@ static void compare(const char *what, const char *impl, int idx, const float *go
             mag += fabs(b);
         }
         double err = fabs((double)got[i] - want);
-        if (!(err <= 1e-5 * mag + 1e-6)) {
+        if (!(err <= rel_tol * mag + 1e-6)) {
             CHECK(0, "%s [%s] config %d: element %lld = %.7g, reference %.7g (|terms| %.3g)", what, impl, idx,
                   (long long)i, got[i], want, mag);
             bad++;
@@ -280,7 +284,7 @@ static void test_shape_errors(yolo_cpu_context *ctx) {
 static void run_all(yolo_cpu_context *ctx, yolo_conv_impl impl) {
     const char *name = yolo_conv_impl_name(impl);
     char label[32];
-    snprintf(label, sizeof label, "%s/%dt", name, ctx->threads);
+    snprintf(label, sizeof label, "%s%s/%dt", name, ctx->bf16 ? "-bf16" : "", ctx->threads);
     yolo_conv_set_impl(impl);
     for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) test_conv(ctx, label, (int)i, &configs[i]);
     for (size_t i = 0; i < sizeof transposed / sizeof transposed[0]; i++)
@@ -295,12 +299,24 @@ static void conv_all(void) {
      * batch 1 take the single-primitive path. */
     int thread_counts[3] = {2, 1, 3};
     for (int t = 0; t < 3; t++) {
-        yolo_cpu_context ctx = {NULL, thread_counts[t]};
+        yolo_cpu_context ctx = {NULL, thread_counts[t], false};
         if (yolo_thread_pool_create(ctx.threads, &ctx.pool) != YOLO_OK) {
             CHECK(0, "thread pool: %s", yolo_last_error());
             return;
         }
         for (int i = 0; i < 2; i++) run_all(&ctx, impls[i]);
+        /* amp: oneDNN on bf16 copies of the inputs, f32 out, run to run
+         * identical too (run_twice). */
+        char why[128];
+        if (yolo_conv_onednn_bf16_available(why, sizeof why)) {
+            ctx.bf16 = true;
+            rel_tol = 8e-3;
+            run_all(&ctx, YOLO_CONV_IMPL_ONEDNN);
+            ctx.bf16 = false;
+            rel_tol = 1e-5;
+        } else if (t == 0) {
+            printf("bf16 convolutions not tested: %s\n", why);
+        }
         if (t == 0) test_shape_errors(&ctx);
         yolo_thread_pool_free(ctx.pool);
     }

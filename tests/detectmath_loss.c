@@ -117,13 +117,18 @@ static double loss_alpha_frozen(const frozen_ctx *f, const float *head, double *
 /* Random heads on two levels (4x4 stride 8, 2x2 stride 16; a 32x32 input),
  * gts drawn in pixels, the assigner's output held fixed, every head output
  * probed by central differences in double. */
-static void test_gradient(void) {
-    enum { B = 2, NC = 3, R = 16, C = 4 * R + NC };
+/* Two levels, 4x4 stride 8 and 2x2 stride 16 (a 32x32 input): 20 anchors. */
+static int two_level_anchors(float xy[2 * 20], float st[20]) {
     int h[2] = {4, 2}, w[2] = {4, 2};
     float strides[2] = {8, 16};
-    const int A = yolo_det_anchor_count(2, h, w);
-    float xy[2 * 20], st[20];
     yolo_det_make_anchors(2, h, w, strides, 0.5f, xy, st);
+    return yolo_det_anchor_count(2, h, w);
+}
+
+static void test_gradient(void) {
+    enum { B = 2, NC = 3, R = 16, C = 4 * R + NC };
+    float xy[2 * 20], st[20];
+    const int A = two_level_anchors(xy, st);
     size_t n = (size_t)B * C * A;
     float *head = malloc(n * sizeof(float)), *grad = malloc(n * sizeof(float));
     uint64_t rng = 1234;
@@ -178,6 +183,38 @@ static void test_gradient(void) {
     free(head), free(grad);
 }
 
+/* Images run on threads (YOLO_LOSS_THREADS): 1, 2 and 5 threads over 5
+ * images give bit-identical assignments, loss terms and gradients. */
+static void test_thread_counts(void) {
+    enum { B = 5, NC = 3, R = 16, C = 4 * R + NC };
+    float xy[2 * 20], st[20];
+    const int A = two_level_anchors(xy, st);
+    size_t n = (size_t)B * C * A;
+    float *head = malloc(n * sizeof(float)), *grad[3] = {malloc(n * 4), malloc(n * 4), malloc(n * 4)};
+    uint64_t rng = 99;
+    for (size_t i = 0; i < n; i++) head[i] = (float)dm_uniform(&rng, -3, 2);
+    const int32_t bidx[7] = {0, 0, 1, 2, 3, 3, 4}, gcls[7] = {0, 2, 1, 1, 0, 2, 1};
+    const float gbox[28] = {2, 3, 18, 21, 10, 6, 31, 27, 0, 0, 30, 30, 5, 12, 14, 30,
+                            16, 1, 29, 15, 1, 1, 20, 12, 8, 8, 24, 24};
+    yolo_det_gt_batch gt = {7, bidx, gcls, gbox};
+    yolo_det_loss_params p = yolo_det_loss_default_params(NC);
+    yolo_det_loss_value v[3];
+    const char *threads[3] = {"1", "2", "5"};
+    for (int k = 0; k < 3; k++) {
+        setenv("YOLO_LOSS_THREADS", threads[k], 1);
+        DM_CHECK(yolo_det_loss(&p, B, A, head, xy, st, &gt, &v[k], grad[k]) == YOLO_OK, "loss on %s threads",
+                 threads[k]);
+    }
+    unsetenv("YOLO_LOSS_THREADS");
+    for (int k = 1; k < 3; k++) {
+        DM_CHECK(v[k].box == v[0].box && v[k].cls == v[0].cls && v[k].dfl == v[0].dfl && v[k].n_fg == v[0].n_fg,
+                 "loss terms on %s threads differ from 1 thread", threads[k]);
+        DM_CHECK(memcmp(grad[k], grad[0], n * 4) == 0, "gradient on %s threads differs from 1 thread", threads[k]);
+    }
+    DM_CHECK(v[0].n_fg > 0, "the case has positives");
+    free(head), free(grad[0]), free(grad[1]), free(grad[2]);
+}
+
 static void test_errors(void) {
     yolo_det_loss_params p = yolo_det_loss_default_params(2);
     float head[66 * 2] = {0}, xy[4] = {0.5f, 0.5f, 1.5f, 0.5f}, st[2] = {8, 8};
@@ -203,6 +240,7 @@ static void test_errors(void) {
 int main(void) {
     test_hand_values();
     test_gradient();
+    test_thread_counts();
     test_errors();
     return dm_result("detectmath_loss");
 }

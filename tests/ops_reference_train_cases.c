@@ -351,6 +351,72 @@ static void test_adamw_ema(void) {
     }
 }
 
+/* ---- the gradient-clipping factor on the device, and the skipped step ---- */
+
+static float clip_scale_of(float norm_sq, float max_norm, float unscale) {
+    float hyper[2] = {max_norm, unscale}, out = -1;
+    yolo_tensor *th = persistent("clip", 1, (int64_t[]){2}, hyper, false);
+    ops_graph o;
+    ops_begin(&o, be);
+    yolo_tensor *tsq = ops_input(&o, "norm_sq", 1, (int64_t[]){1}, &norm_sq);
+    yolo_tensor *s = yolo_grad_clip_scale(o.g, tsq, th);
+    if (ops_run(&o, 1, &s) == YOLO_OK) {
+        float *got = ops_download(s);
+        out = got[0];
+        free(got);
+    } else {
+        test_failures++;
+    }
+    ops_end(&o);
+    yolo_tensor_free(th);
+    return out;
+}
+
+static void test_grad_clip_scale(void) {
+    /* torch.nn.utils.clip_grad_norm_: max_norm / (norm + 1e-6) when that is < 1 */
+    CHECK_MSG(clip_scale_of(400.0f, 10.0f, 1.0f) == (float)(10.0 / (20.0 + 1e-6)), "clip of norm 20 to 10: %g",
+              (double)clip_scale_of(400.0f, 10.0f, 1.0f));
+    CHECK_MSG(clip_scale_of(4.0f, 10.0f, 1.0f) == 1.0f, "norm 2 below 10: factor %g", (double)clip_scale_of(4, 10, 1));
+    CHECK_MSG(clip_scale_of(400.0f, 0.0f, 1.0f) == 1.0f, "max_norm 0 (no clipping): %g", (double)clip_scale_of(400, 0, 1));
+    /* loss scaled by 1024: the norm is measured unscaled, the factor includes 1/1024 */
+    float scaled = clip_scale_of(400.0f * 1024 * 1024, 10.0f, 1.0f / 1024);
+    CHECK_MSG(fabs(scaled - 10.0 / 20.0 / 1024) < 1e-9, "unscaled clip: %g", (double)scaled);
+    CHECK_MSG(clip_scale_of(INFINITY, 10.0f, 1.0f) == 0.0f && clip_scale_of(NAN, 10.0f, 1.0f) == 0.0f,
+              "a non-finite norm gives factor 0");
+
+    /* The update graph of the optimizer: an inf gradient skips SGD and AdamW. */
+    const int64_t n = 29;
+    float *p = ops_random(n, 151, -1, 1), *gr = ops_random(n, 152, -1, 1), *st = ops_random(n, 153, 0, 1);
+    gr[7] = INFINITY;
+    float sgd_h[4] = {0.01f, 0.9f, 5e-4f, 1}, adam_h[6] = {0.002f, 0.9f, 0.999f, 1e-8f, 0.01f, 1}, clip_h[2] = {10, 1};
+    yolo_tensor *tp = persistent("p", 1, &n, p, false), *tq = persistent("q", 1, &n, p, false);
+    yolo_tensor *tg = persistent("g", 1, &n, gr, false), *tb = persistent("buf", 1, &n, st, false);
+    yolo_tensor *tm = persistent("m", 1, &n, st, false), *tv = persistent("v", 1, &n, st, false);
+    yolo_tensor *ts = persistent("sgd", 1, (int64_t[]){4}, sgd_h, false);
+    yolo_tensor *ta = persistent("adam", 1, (int64_t[]){6}, adam_h, false);
+    yolo_tensor *tc = persistent("clip", 1, (int64_t[]){2}, clip_h, false);
+    ops_graph o;
+    ops_begin(&o, be);
+    yolo_tensor *scale = yolo_grad_clip_scale(o.g, yolo_sum_squares(o.g, tg), tc);
+    yolo_tensor *outs[3] = {scale, yolo_sgd_update(o.g, tp, tg, tb, ts, scale),
+                            yolo_adamw_update(o.g, tq, tg, tm, tv, ta, scale)};
+    if (ops_run(&o, 3, outs) == YOLO_OK) {
+        float *gs = ops_download(scale), *gp = ops_download(tp), *gq = ops_download(tq);
+        float *gb = ops_download(tb), *gm = ops_download(tm), *gv = ops_download(tv);
+        CHECK_MSG(gs[0] == 0.0f, "inf gradient: factor %g, expected 0", (double)gs[0]);
+        CHECK_MSG(!memcmp(gp, p, (size_t)n * 4) && !memcmp(gq, p, (size_t)n * 4), "skipped step changed a parameter");
+        CHECK_MSG(!memcmp(gb, st, (size_t)n * 4) && !memcmp(gm, st, (size_t)n * 4) && !memcmp(gv, st, (size_t)n * 4),
+                  "skipped step changed optimizer state");
+        free(gs), free(gp), free(gq), free(gb), free(gm), free(gv);
+    } else {
+        test_failures++;
+    }
+    ops_end(&o);
+    yolo_tensor *all[] = {tp, tq, tg, tb, tm, tv, ts, ta, tc};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++) yolo_tensor_free(all[k]);
+    free(p), free(gr), free(st);
+}
+
 static void test_accumulate_zero(void) {
     const int64_t n = 50001;
     float *a = ops_random(n, 151, -1, 1), *x = ops_random(n, 152, -1, 1);
@@ -449,6 +515,7 @@ static const op_reference_case cases[] = {
     {"sgd", test_sgd, {YOLO_OP_SGD_UPDATE}},
     {"adamw_ema", test_adamw_ema, {YOLO_OP_ADAMW_UPDATE, YOLO_OP_EMA_UPDATE}},
     {"accumulate_zero", test_accumulate_zero, {YOLO_OP_ACCUMULATE, YOLO_OP_ZERO}},
+    {"grad_clip_scale", test_grad_clip_scale, {YOLO_OP_GRAD_CLIP_SCALE, YOLO_OP_SGD_UPDATE, YOLO_OP_ADAMW_UPDATE}},
     {"determinism", test_determinism, {YOLO_OP_NONE}},
 };
 

@@ -3,8 +3,9 @@
  * Their sizes, and the offsets of yolo_tensor's fields, are recorded here
  * for the ABI version of sdk/include/yolo/plugin.h; a layout that changes
  * while the version stays fails this test. After a deliberate change: bump
- * YOLO_PLUGIN_ABI_MAJOR (MINOR only for fields appended to yolo_task,
- * which the loader reads by minor) and record the new layouts. LP64. */
+ * YOLO_PLUGIN_ABI_MAJOR (MINOR only for fields appended to yolo_task or
+ * yolo_task_hooks, which the core reads by minor) and record the new
+ * layouts. LP64. */
 #include <stddef.h>
 #include <stdio.h>
 
@@ -18,7 +19,7 @@
 #include "yolo/tensor.h"
 
 #define RECORDED_ABI_MAJOR 1
-#define RECORDED_ABI_MINOR 0
+#define RECORDED_ABI_MINOR 1
 
 typedef struct layout {
     const char *name;
@@ -56,7 +57,7 @@ static const layout layouts[] = {
     LAYOUT(yolo_host_tensor, 48),
     LAYOUT(yolo_task_context, 64),
     LAYOUT(yolo_prediction_text, 16),
-    LAYOUT(yolo_task_hooks, 136),
+    LAYOUT(yolo_task_hooks, 152), /* 1.1: draw_predictions and metrics_plot appended, read by minor */
     LAYOUT(yolo_tensor, 192),
     FIELD(dtype, 0),
     FIELD(ndim, 4),

@@ -130,8 +130,11 @@ static void test_errors(void) {
     EXPECT_ERR(cli(cfg, "epochs", "None"), "'epochs=None'", "null");
     /* out of range */
     EXPECT_ERR(cli(cfg, "lr0", "1.5"), "'lr0=1.5'", "out of range", "[0, 1]");
-    EXPECT_ERR(cli(cfg, "imgsz", "16"), "'imgsz=16'", ">= 32");
+    EXPECT_ERR(cli(cfg, "imgsz", "16"), "'imgsz=16'", "[32, 16384]");
     EXPECT_ERR(cli(cfg, "epochs", "0"), "'epochs=0'", ">= 1");
+    /* past a C int: out of range, never wrapped into another valid number */
+    EXPECT_ERR(cli(cfg, "epochs", "4294967297"), "'epochs=4294967297'", "integers must be within");
+    EXPECT_ERR(cli(cfg, "freeze", "[1,4294967296]"), "'freeze=[1,4294967296]'", "integers must be within");
     EXPECT_ERR(cli(cfg, "crop_fraction", "0"), "'crop_fraction=0'", "(0, 1]");
     EXPECT_ERR(cli(cfg, "freeze", "[1,-2]"), "'freeze=[1,-2]'", "out of range");
     EXPECT_ERR(cli(cfg, "epochs", "99999999999999999999999"), "out of range");

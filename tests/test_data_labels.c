@@ -171,7 +171,7 @@ static void test_bad_inputs(void) {
               fabsf(s->labels.boxes[3] - 0.7f) < 1e-6f);
     CHECK(find(ds, "bg_missing.jpg") && find(ds, "bg_empty.jpg") && !find(ds, "corrupt.jpg"));
     /* the cache sits next to the labels; the next open reads it and repeats the warnings */
-    char *near = yolo_path_join(root, "ds/labels/train.cache");
+    char *near = yolo_path_join(root, "ds/labels/train.yolo-cache"); /* not Ultralytics' train.cache */
     CHECK_MSG(ds->cache_path && strcmp(ds->cache_path, near) == 0, "cache at %s", ds->cache_path);
     CHECK(yolo_is_file(near));
     yolo_dataset_free(ds);

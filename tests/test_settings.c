@@ -170,6 +170,7 @@ static const char *concern_struct(const yolo_key_reader *row, const yolo_setting
     case YOLO_SETTINGS_VAL: return (const char *)&s->val;
     case YOLO_SETTINGS_PREDICT: return (const char *)&s->predict;
     case YOLO_SETTINGS_DIST: return (const char *)&s->dist;
+    case YOLO_SETTINGS_PICTURES: return (const char *)&s->pictures;
     }
     return NULL;
 }
@@ -248,7 +249,7 @@ static void test_checks(void) {
           set.optim.freeze.b && set.optim.freeze.n == 1);
     CHECK(read_with("freeze", "[3]", &set) == YOLO_OK && !set.optim.freeze.b && set.optim.freeze.n == 1);
     CHECK(read_with(NULL, NULL, &set) == YOLO_OK && set.optim.time == 0 && set.loader.fraction == 1.0 &&
-          set.predict.save && !set.predict.save_txt && !set.run.profile);
+          !set.predict.save_txt && !set.run.profile);
 }
 
 /* A REFUSED row: the default passes (also when repeated by a checkpoint's args), another value fails. */

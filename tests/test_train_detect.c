@@ -10,8 +10,95 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "data/image.h"
 #include "test_util.h"
+
+/* dir/name exists and decodes at width x height (0: any). */
+static void check_picture(const char *dir, const char *name, int width, int height) {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    yolo_image im = {0};
+    yolo_status st = yolo_image_load_file(path, &im);
+    CHECK_MSG(st == YOLO_OK, "%s: %s", path, yolo_last_error());
+    if (!st && width) CHECK_MSG(im.width == width && im.height == height, "%s: %dx%d, expected %dx%d", name, im.width, im.height, width, height);
+    yolo_image_free(&im);
+}
+
+static bool exists(const char *dir, const char *name) {
+    char path[1200];
+    struct stat sb;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return stat(path, &sb) == 0;
+}
+
+static bool log_has(const char *dir, const char *text) {
+    char path[700], line[4096];
+    snprintf(path, sizeof path, "%s/log.txt", dir);
+    FILE *f = fopen(path, "r");
+    bool found = false;
+    while (f && !found && fgets(line, sizeof line, f)) found = strstr(line, text) != NULL;
+    if (f) fclose(f);
+    return found;
+}
+
+/* plots=True (the default): the run folder's pictures at their sizes; then
+ * val prints the confusion matrix, and predict save=True draws each source
+ * image at its own size, crops detections and prints Ultralytics' lines. */
+static void check_pictures(const char *dir) {
+    char run[700];
+    snprintf(run, sizeof run, "%s/runs/detect/train", dir);
+    check_picture(run, "results.png", 7 * 480, 2 * 480); /* 13 results.csv columns after epoch */
+    check_picture(run, "labels.jpg", 1600, 1600);
+    for (int k = 0; k < 3; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "train_batch%d.jpg", k);
+        check_picture(run, name, 4 * 128, 4 * 128); /* 16 images of 128 px, 4 x 4 */
+    }
+    check_picture(run, "val_batch0_labels.jpg", 4 * 128, 4 * 128); /* a val batch of 2 x 16 images: 16 shown */
+    check_picture(run, "val_batch0_pred.jpg", 0, 0);
+    check_picture(run, "confusion_matrix.png", 1600, 1200);
+    check_picture(run, "confusion_matrix_normalized.png", 1600, 1200);
+    static const char *const curves[4] = {"BoxPR_curve.png", "BoxF1_curve.png", "BoxP_curve.png", "BoxR_curve.png"};
+    for (int k = 0; k < 4; k++) check_picture(run, curves[k], 1350, 900);
+    int rc = test_run_yolo(dir, "detect val model=runs/detect/train/weights/last.ckpt data=shapes imgsz=128 plots=False "
+                                "save_json=True");
+    CHECK_MSG(rc == 0 && log_has(dir, "Confusion matrix (rows: predicted, columns: true)"),
+              "yolo detect val: %d, or no confusion matrix printed", rc);
+    snprintf(run, sizeof run, "%s/runs/detect/val", dir);
+    CHECK(!exists(run, "confusion_matrix.png")); /* plots=False */
+    char json[800], text[512] = "";
+    snprintf(json, sizeof json, "%s/predictions.json", run);
+    FILE *f = fopen(json, "r");
+    CHECK_MSG(f && fread(text, 1, sizeof text - 1, f) > 0, "%s: missing or empty", json);
+    if (f) fclose(f);
+    /* COCO results: image_id is the numeric stem, bbox is x, y, w, h */
+    CHECK_MSG(strstr(text, "{\"image_id\": ") && strstr(text, "\"category_id\": ") && strstr(text, "\"bbox\": [") &&
+                  strstr(text, "\"score\": "),
+              "%s", text);
+    rc = test_run_yolo(dir, "detect predict model=runs/detect/train/weights/last.ckpt imgsz=128 conf=0.05 save_crop=True "
+                            "source=cache/shapes-v1/images/val");
+    CHECK_MSG(rc == 0, "yolo detect predict exited %d", rc);
+    snprintf(run, sizeof run, "%s/runs/detect/predict", dir);
+    check_picture(run, "000000.jpg", 320, 320); /* shapes images are 320 x 320 */
+    CHECK(exists(run, "crops"));
+    CHECK(log_has(dir, "image 1/") && log_has(dir, "Speed: ") && log_has(dir, "ms inference"));
+    /* two sources of one name: the second is saved as 000000_2.jpg */
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/dup/a %s/dup/b && cp %s/cache/shapes-v1/images/val/000000.jpg %s/dup/a/ && "
+             "cp %s/cache/shapes-v1/images/val/000000.jpg %s/dup/b/", dir, dir, dir, dir, dir, dir);
+    CHECK(system(cmd) == 0);
+    rc = test_run_yolo(dir, "detect predict model=runs/detect/train/weights/last.ckpt imgsz=128 source=dup name=dup");
+    snprintf(run, sizeof run, "%s/runs/detect/dup", dir);
+    CHECK(rc == 0 && exists(run, "000000.jpg") && exists(run, "000000_2.jpg"));
+    /* plots=False: none of them */
+    rc = test_run_yolo(dir, "detect train data=shapes epochs=1 imgsz=64 batch=16 workers=2 plots=False name=noplots");
+    snprintf(run, sizeof run, "%s/runs/detect/noplots", dir);
+    CHECK(rc == 0 && exists(run, "results.csv"));
+    CHECK(!exists(run, "results.png") && !exists(run, "labels.jpg") && !exists(run, "train_batch0.jpg") &&
+          !exists(run, "confusion_matrix.png"));
+}
 
 int main(int argc, char **argv) {
     if (getenv("YOLO_SANITIZED"))
@@ -43,5 +130,6 @@ int main(int argc, char **argv) {
         printf("box loss %.3f -> %.3f, cls loss %.3f -> %.3f, mAP50 %.3f -> %.3f\n", box[0], box[n - 1], cls[0],
                cls[n - 1], map50[0], map50[n - 1]);
     }
+    if (rc == 0 && argc <= 1) check_pictures(dir); /* once: the default model's run */
     return test_result("test_train_detect");
 }

@@ -7,6 +7,7 @@
  * flaky. About a minute on 2 cores. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "test_util.h"
 
@@ -46,6 +47,13 @@ int main(int argc, char **argv) {
                "mAP50(M) %.3f -> %.3f\n",
                box[0], box[n - 1], seg[0], seg[n - 1], cls[0], cls[n - 1], map50b[0], map50b[n - 1], map50m[0],
                map50m[n - 1]);
+    }
+    /* plots=True: the mask curves beside the box curves, and a mosaic of predicted masks */
+    static const char *const pictures[4] = {"MaskPR_curve.png", "BoxPR_curve.png", "val_batch0_pred.jpg", "confusion_matrix.png"};
+    for (int k = 0; k < 4 && rc == 0; k++) {
+        char path[800];
+        snprintf(path, sizeof path, "%s/runs/segment/train/%s", dir, pictures[k]);
+        CHECK_MSG(access(path, R_OK) == 0, "%s missing", path);
     }
     return test_result("test_train_segment");
 }

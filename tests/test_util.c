@@ -1,5 +1,8 @@
 #include "test_util.h"
 
+#include "data/fsutil.h"
+#include "data/image.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +102,41 @@ const char *test_temp_dir(char *buf, size_t size) {
     const char *base = getenv("TMPDIR");
     snprintf(buf, size, "%s/yolo-test-XXXXXX", base ? base : "/tmp");
     return mkdtemp(buf);
+}
+
+void test_write_file(const char *root, const char *rel, const void *data, size_t len) {
+    char *p = yolo_path_join(root, rel), *d = p ? yolo_path_dirname(p) : NULL;
+    CHECK_MSG(d && yolo_mkdirs(d) == YOLO_OK && yolo_write_file(p, data, len) == YOLO_OK, "writing %s/%s: %s", root,
+              rel, yolo_last_error());
+    free(p), free(d);
+}
+
+void test_write_text(const char *root, const char *rel, const char *text) {
+    test_write_file(root, rel, text, strlen(text));
+}
+
+void test_write_jpeg(const char *root, const char *rel, int w, int h, unsigned seed) {
+    uint8_t *pixels = malloc((size_t)w * h * 3), *bytes = NULL;
+    size_t n = 0;
+    for (size_t i = 0; pixels && i < (size_t)w * h * 3; i++) pixels[i] = (uint8_t)((i * 31 + seed * 7) ^ (i >> 5));
+    CHECK(pixels && yolo_image_encode_pixels(pixels, w, h, 3, YOLO_IMAGE_JPEG, 90, &bytes, &n) == YOLO_OK);
+    if (bytes) test_write_file(root, rel, bytes, n);
+    free(pixels), free(bytes);
+}
+
+uint8_t *test_read_file(const char *root, const char *rel, size_t *len) {
+    char *p = yolo_path_join(root, rel);
+    uint8_t *b = NULL;
+    if (!p || yolo_read_file(p, &b, len) != YOLO_OK) b = NULL;
+    free(p);
+    return b;
+}
+
+bool test_file_exists(const char *root, const char *rel) {
+    char *p = yolo_path_join(root, rel);
+    bool ok = p && yolo_is_file(p);
+    free(p);
+    return ok;
 }
 
 void test_synthetic_batch(yolo_batch *b, int n, int size, int nc) {

@@ -2,6 +2,7 @@
 #ifndef YOLO_TEST_UTIL_H
 #define YOLO_TEST_UTIL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -56,6 +57,15 @@ int test_run_yolo(const char *dir, const char *args);
 int test_csv_column(const char *path, const char *name, double *values, int max);
 /* A fresh temporary directory (mkdtemp) under $TMPDIR or /tmp; path into buf. */
 const char *test_temp_dir(char *buf, size_t size);
+
+/* Fixture files under `root` (folders made as needed); a failure is a
+ * CHECK failure naming the file. write_jpeg: a w x h patterned JPEG whose
+ * pixels depend on seed. read_file: malloc'd bytes, NULL if unreadable. */
+void test_write_file(const char *root, const char *rel, const void *data, size_t len);
+void test_write_text(const char *root, const char *rel, const char *text);
+void test_write_jpeg(const char *root, const char *rel, int w, int h, unsigned seed);
+uint8_t *test_read_file(const char *root, const char *rel, size_t *len);
+bool test_file_exists(const char *root, const char *rel);
 
 /* A synthetic batch of n size x size images: random pixels, four boxes
  * (with square polygons) per image, classes cycling through nc. */

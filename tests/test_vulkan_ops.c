@@ -284,6 +284,17 @@ static yolo_tensor *b_sgd(parity_case *c) {
     c->between_runs = sgd_schedule;
     return yolo_sgd_update(c->g, p, g, buf, c->hyper, scale);
 }
+/* The optimizer's update graph in small: norm -> clipping factor -> SGD. */
+static yolo_tensor *b_clip_sgd(parity_case *c) {
+    int64_t s[2] = {13, 17}, hs[1] = {4}, two[1] = {2};
+    yolo_tensor *p = parity_state(c, 2, s, -1, 1), *buf = parity_state(c, 2, s, -0.1f, 0.1f);
+    yolo_tensor *g = parity_input(c, 2, s, -1, 1, false);
+    yolo_tensor *clip = parity_state(c, 1, two, 0.5f, 0.6f); /* max_norm, unscale: clips (norm ~ 4.6) */
+    c->hyper = yolo_tensor_new(c->be, "hyper", YOLO_F32, 1, hs, false);
+    c->between_runs = sgd_schedule;
+    yolo_tensor *scale = yolo_grad_clip_scale(c->g, yolo_sum_squares(c->g, g), clip);
+    return yolo_sgd_update(c->g, p, g, buf, c->hyper, scale);
+}
 static void adamw_schedule(parity_case *c, int run) {
     const float h[6] = {1e-3f * (float)(run + 1), 0.9f, 0.999f, 1e-8f, 0.05f, (float)(run + 1)};
     yolo_tensor_upload_f32(c->hyper, h, 6);
@@ -431,6 +442,7 @@ static const op_case cases[] = {
     {"cast x2.5 + reshape", b_cast_scale_reshape, true, EW, EW, 1},
     {"C2f-like block", b_c2f_block, true, RED, 2 * RED, 1},
     {"sgd_update (+nesterov, scale)", b_sgd, false, EW, EW, 3},
+    {"grad_clip_scale + sgd_update", b_clip_sgd, false, EW, EW, 3},
     {"adamw_update", b_adamw, false, 1e-4, 1e-4, 3},
     {"ema_update + zero", b_ema_zero, false, EW, EW, 3},
 };

@@ -1,4 +1,5 @@
 /* Backend selection by device string and allocation bookkeeping. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,4 +41,22 @@ void yolo_backend_count_alloc(yolo_backend *backend, size_t bytes) {
 
 void yolo_backend_count_free(yolo_backend *backend, size_t bytes) {
     backend->allocated_bytes -= bytes < backend->allocated_bytes ? bytes : backend->allocated_bytes;
+}
+
+bool yolo_backend_set_amp(yolo_backend *backend, bool want) {
+    if (!backend) return false;
+    backend->amp = false;
+    if (backend->ops->set_amp)
+        backend->amp = backend->ops->set_amp(backend, want, backend->precision, sizeof backend->precision);
+    else if (want)
+        snprintf(backend->precision, sizeof backend->precision,
+                 "fp32 (amp=True, but %s has no mixed-precision kernels yet)", backend->name);
+    else
+        snprintf(backend->precision, sizeof backend->precision, "fp32 (amp=False)");
+    return backend->amp;
+}
+
+const char *yolo_backend_precision(const yolo_backend *backend) {
+    if (!backend) return "(no backend)";
+    return backend->precision[0] ? backend->precision : "fp32 (amp not set)";
 }

@@ -5,6 +5,9 @@
 #ifndef YOLO_BACKEND_H
 #define YOLO_BACKEND_H
 
+#include <stdint.h>
+#include <time.h>
+
 #include "yolo/graph.h"
 
 /* What a backend can do beyond running graphs, asked by the core instead
@@ -36,7 +39,26 @@ typedef struct yolo_backend_ops {
     void (*graph_release)(yolo_backend *backend, yolo_graph *graph);
     /* Whether the backend has `cap` (NULL: none). */
     bool (*supports)(const yolo_backend *backend, yolo_backend_capability cap);
+    /* Mixed precision (amp=True): turns the backend's reduced-precision
+     * kernels on where the hardware has them (NULL: the backend has none).
+     * Writes what runs and why into `line`; returns whether amp is on. */
+    bool (*set_amp)(yolo_backend *backend, bool want, char *line, size_t size);
 } yolo_backend_ops;
+
+/* What crossed between host and backend, and the host's time in the calls
+ * (an upload or download returns when the data is there: on a GPU the host
+ * waits that long). graph_runs: graph submissions. */
+typedef struct yolo_backend_traffic {
+    uint64_t uploads, downloads, graph_runs;
+    uint64_t bytes_up, bytes_down;
+    double seconds_up, seconds_down, seconds_graph;
+} yolo_backend_traffic;
+
+static inline double yolo_backend_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 struct yolo_backend {
     const yolo_backend_ops *ops;
@@ -44,11 +66,18 @@ struct yolo_backend {
     int threads;
     size_t allocated_bytes;
     size_t peak_bytes;
-    void *impl; /* backend-specific state */
+    yolo_backend_traffic traffic;
+    bool amp;            /* reduced-precision kernels on (yolo_backend_set_amp) */
+    char precision[256]; /* what runs and why, for `yolo checks` and the training header */
+    void *impl;          /* backend-specific state */
 };
 
 /* Whether `backend` has `cap` (false for NULL). */
 bool yolo_backend_supports(const yolo_backend *backend, yolo_backend_capability cap);
+/* Asks for mixed precision (amp=True) or fp32; returns whether reduced
+ * precision runs. yolo_backend_precision says which and why. */
+bool yolo_backend_set_amp(yolo_backend *backend, bool want);
+const char *yolo_backend_precision(const yolo_backend *backend);
 
 /* Constructors of the built-in backends (core/backend/<kind>/). */
 yolo_status yolo_cpu_backend_create(int threads, yolo_backend **out);

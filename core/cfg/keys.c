@@ -25,7 +25,7 @@
 
 const yolo_config_key yolo_core_keys[] = {
     KEY("task", S, ALL, 0, 0, NULL),
-    KEY("mode", S, ALL | R, 0, 0, "train|val|predict|info|checks"),
+    KEY("mode", S, ALL | R, 0, 0, "train|val|predict|export|info|checks"),
     /* train */
     KEY("model", S, ALL | N | R, 0, 0, NULL),
     KEY("data", S, T | V | N, 0, 0, NULL),
@@ -33,7 +33,7 @@ const yolo_config_key yolo_core_keys[] = {
     KEY("time", F, T | N | GT, 0, 0, NULL),
     KEY("patience", I, T | GE, 0, 0, NULL),
     KEY("batch", I, T | V | GE | R, -1, 0, NULL),
-    KEY("imgsz", I, ALL | GE | R, 32, 0, NULL),
+    KEY("imgsz", I, ALL | IN | R, 32, 16384, NULL), /* 16384^2 is past the decoders' pixel limit already */
     KEY("save", B, T | P, 0, 0, NULL),
     KEY("save_period", I, T | GE, -1, 0, NULL),
     KEY("cache", BS, T, 0, 0, "ram|disk"),
@@ -79,6 +79,16 @@ const yolo_config_key yolo_core_keys[] = {
     KEY("source", S, P | N, 0, 0, NULL),
     KEY("agnostic_nms", B, V | P, 0, 0, NULL),
     KEY("classes", IL, V | P | N | GE, 0, 0, NULL),
+    /* export (core/interop/mode_export.c) */
+    KEY("format", S, 0, 0, 0, NULL),
+    KEY("keras", B, 0, 0, 0, NULL),
+    KEY("optimize", B, 0, 0, 0, NULL),
+    KEY("int8", B, 0, 0, 0, NULL),
+    KEY("dynamic", B, 0, 0, 0, NULL),
+    KEY("simplify", B, 0, 0, 0, NULL),
+    KEY("opset", I, N, 0, 0, NULL),
+    KEY("workspace", F, N, 0, 0, NULL),
+    KEY("nms", B, 0, 0, 0, NULL),
     KEY("retina_masks", B, P, 0, 0, NULL),
     KEY("save_txt", B, V | P, 0, 0, NULL),
     KEY("save_conf", B, V | P, 0, 0, NULL),

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <strings.h>
 
@@ -49,9 +50,16 @@ static bool parse_int(const char *t, int64_t *out, bool *overflow) {
     errno = 0;
     long long v = strtoll(t, &end, 10);
     if (*end != '\0') return false;
-    if (errno == ERANGE) *overflow = true;
+    /* every integer key is held in a C int: what does not fit is out of
+     * range, never wrapped into another valid number */
+    if (errno == ERANGE || v < INT32_MIN || v > INT32_MAX) *overflow = true;
     *out = (int64_t)v;
     return true;
+}
+
+static yolo_status overflow_error(const yolo_config_key *key, const char *text, const char *source) {
+    return yolo_error(YOLO_ERR_CONFIG, "%s: '%s=%s' is out of range; integers must be within [%d, %d]", source,
+                      key->name, text, INT32_MIN, INT32_MAX);
 }
 
 static bool parse_float(const char *t, double *out) {
@@ -196,7 +204,8 @@ static yolo_status parse_list(const yolo_config_key *key, const char *text, cons
                                           source, key->name, text, tok, key->name, yolo_config_type_phrase(key->type),
                                   key->name, type_example(key->type));
             }
-            if (overflow || !in_range(key, (double)items[n])) return range_error(key, text, source);
+            if (overflow) return overflow_error(key, text, source);
+            if (!in_range(key, (double)items[n])) return range_error(key, text, source);
             n++;
         }
     }
@@ -234,7 +243,8 @@ yolo_status yolo_config_parse_value(const yolo_config_key *key, const char *text
     case YOLO_CONFIG_INT: {
         bool overflow;
         if (quoted || !parse_int(text, &out->i, &overflow)) return type_error(key, text, quoted, source);
-        if (overflow || !in_range(key, (double)out->i)) return range_error(key, text, source);
+        if (overflow) return overflow_error(key, text, source);
+        if (!in_range(key, (double)out->i)) return range_error(key, text, source);
         out->kind = YOLO_VALUE_INT;
         return YOLO_OK;
     }

@@ -13,6 +13,7 @@
 
 #include "ckpt/ckpt_file.h"
 #include "ckpt/crc32.h"
+#include "interop/pt_model.h"
 
 #define META_MAX ((size_t)16 << 20)
 
@@ -225,6 +226,17 @@ static yolo_status read_zip(yolo_ckpt *ck, const void *data, size_t size) {
     return st;
 }
 
+/* An Ultralytics .pt (core/interop): its weights as the EMA member. */
+static yolo_status read_pt(yolo_ckpt *ck, const void *data, size_t size) {
+    yolo_status st = yolo_pt_ckpt_parts(data, size, ck->path, &ck->meta, &ck->data[YOLO_CKPT_EMA],
+                                        &ck->size[YOLO_CKPT_EMA]);
+    char what[1024];
+    snprintf(what, sizeof what, "the weights of %s", ck->path);
+    if (!st) st = yolo_ckpt_meta_check(ck->meta, what, &ck->info);
+    if (!st) st = yolo_st_decode(ck->data[YOLO_CKPT_EMA], ck->size[YOLO_CKPT_EMA], what, &ck->blob[YOLO_CKPT_EMA]);
+    return st;
+}
+
 static yolo_ckpt *ckpt_new(const char *name) {
     yolo_ckpt *ck = calloc(1, sizeof *ck);
     if (ck && !(ck->path = strdup(name))) {
@@ -240,7 +252,7 @@ yolo_status yolo_ckpt_read_memory(const void *data, size_t size, const char *nam
     yolo_ckpt *ck = ckpt_new(name ? name : "(memory)");
     if (!ck) return yolo_error(YOLO_ERR_NOMEM, "reading %s: out of memory", name ? name : "(memory)");
     ck->file_size = size;
-    yolo_status st = read_zip(ck, data ? data : "", size);
+    yolo_status st = yolo_pt_is_path(name) ? read_pt(ck, data ? data : "", size) : read_zip(ck, data ? data : "", size);
     if (st) {
         yolo_ckpt_free(ck);
         return st;

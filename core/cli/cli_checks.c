@@ -28,6 +28,12 @@ int yolo_cli_checks(FILE *out) {
     const dnnl_version_t *dnnl = dnnl_version();
     fprintf(out, "CPU backend: %ld cores online (threads=0 uses one thread per core)\n", cores);
     fprintf(out, "  oneDNN %d.%d.%d\n", dnnl->major, dnnl->minor, dnnl->patch);
+    yolo_backend *cpu = NULL;
+    if (yolo_cpu_backend_create(1, &cpu) == YOLO_OK) {
+        yolo_backend_set_amp(cpu, true);
+        fprintf(out, "  amp=True trains with %s\n", yolo_backend_precision(cpu));
+        yolo_backend_free(cpu);
+    }
     const char *blas = openblas_get_config();
     fprintf(out, "  %s (kernel %s, %d threads)\n", blas ? blas : "OpenBLAS", openblas_get_corename(),
             openblas_get_num_threads());

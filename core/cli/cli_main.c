@@ -25,7 +25,11 @@ static int no_mode(const yolo_cli_args *args) {
             return fail(yolo_error(YOLO_ERR_CONFIG, "no mode given; did you mean '%s' (for '%s')?", near, args->words[i]),
                         YOLO_EXIT_USAGE);
     }
-    return fail(yolo_error(YOLO_ERR_CONFIG, "no mode given; give one of train, val, predict, info, checks"),
+    if (args->n_words > 0) /* name what was given: 'yolo foo' is a word that is no mode */
+        return fail(yolo_error(YOLO_ERR_CONFIG, "'%s' is not a mode (nor a task, nor key=value); give one of train, "
+                               "val, predict, export, info, checks", args->words[0]),
+                    YOLO_EXIT_USAGE);
+    return fail(yolo_error(YOLO_ERR_CONFIG, "no mode given; give one of train, val, predict, export, info, checks"),
                 YOLO_EXIT_USAGE);
 }
 

@@ -7,6 +7,7 @@ const yolo_cli_mode_info yolo_cli_modes[] = {
     {"train", "train a model on a dataset", YOLO_CONFIG_TRAIN},
     {"val", "validate a model on a dataset split", YOLO_CONFIG_VAL},
     {"predict", "run a model on images, folders or archives", YOLO_CONFIG_PREDICT},
+    {"export", "export a model (.pt, .ckpt, yaml) to ONNX or safetensors", 0},
     {"info", "print a model's layers, parameters and GFLOPs", 0},
     {"checks", "report the version, backends, devices, MPI and the plugins found", 0},
 };
@@ -23,6 +24,7 @@ yolo_mode_fn yolo_cli_mode_function(const char *mode) {
     if (strcmp(mode, "val") == 0) return yolo_mode_val;
     if (strcmp(mode, "predict") == 0) return yolo_mode_predict;
     if (strcmp(mode, "info") == 0) return yolo_mode_info;
+    if (strcmp(mode, "export") == 0) return yolo_mode_export;
     return NULL;
 }
 

@@ -9,6 +9,7 @@ yolo_status yolo_mode_train(const yolo_mode_context *ctx);
 yolo_status yolo_mode_val(const yolo_mode_context *ctx);
 yolo_status yolo_mode_predict(const yolo_mode_context *ctx);
 yolo_status yolo_mode_info(const yolo_mode_context *ctx);
+yolo_status yolo_mode_export(const yolo_mode_context *ctx); /* core/interop/mode_export.c */
 
 /* The ranks `train` runs on: world= / device= of the command line, else,
  * when resuming, the world the checkpoint's run had (core/train/resume.c). */

@@ -370,6 +370,10 @@ yolo_status yolo_archive_read(const yolo_archive *a, int64_t i, uint8_t **out, s
     const yolo_archive_member *m = &a->members[i];
     if (m->offset >= a->map_len)
         return yolo_error(YOLO_ERR_FORMAT, "%s: member %s lies past the end", a->path, m->name);
+    if (m->size > YOLO_ARCHIVE_MAX_MEMBER) /* checked before allocating or inflating anything */
+        return yolo_error(YOLO_ERR_FORMAT, "%s: member %s declares %llu bytes, more than the %llu MiB a dataset file "
+                          "may have; not extracted (a zip bomb, or not a dataset)", a->path, m->name,
+                          (unsigned long long)m->size, (unsigned long long)(YOLO_ARCHIVE_MAX_MEMBER >> 20));
     uint8_t *buf = malloc((size_t)m->size + 1);
     if (!buf)
         return yolo_error(YOLO_ERR_NOMEM, "%s: member %s (%llu bytes)", a->path, m->name, (unsigned long long)m->size);

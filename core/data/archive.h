@@ -22,6 +22,11 @@
 
 typedef struct yolo_archive yolo_archive;
 
+/* The largest member read: 256 MiB, far above any image or label file, so
+ * a member of zeros that inflates to gigabytes is refused from its
+ * declared size, before anything is allocated. */
+#define YOLO_ARCHIVE_MAX_MEMBER ((uint64_t)256 << 20)
+
 typedef struct yolo_archive_member {
     char *name;          /* normalized: no leading "./" or "/" */
     uint64_t size;       /* uncompressed bytes */

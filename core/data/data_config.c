@@ -1,6 +1,8 @@
 /* Resolving data= into file lists (rules in data_config.h). */
 #include "data/data_config.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,13 +63,17 @@ static const char *scalar(yaml_node_t *n) {
 
 static int line_of(yaml_node_t *n) { return n ? (int)n->start_mark.line + 1 : 0; }
 
-static yolo_status parse_int(yaml_doc *y, yaml_node_t *n, const char *key, int *out) {
+/* An integer in [lo, hi]; out of range (or past long) is an error naming it. */
+static yolo_status parse_int(yaml_doc *y, yaml_node_t *n, const char *key, long lo, long hi, int *out) {
     const char *s = scalar(n);
     char *end;
+    errno = 0;
     long v = s ? strtol(s, &end, 10) : 0;
     if (!s || *end || end == s)
-        return yolo_error(YOLO_ERR_CONFIG, "%s:%d: %s: expected an integer, got '%s'", y->file, line_of(n), key,
+        return yolo_error(YOLO_ERR_CONFIG, "%s:%d: %s: expected an integer, got '%.64s'", y->file, line_of(n), key,
                           s ? s : "");
+    if (errno == ERANGE || v < lo || v > hi)
+        return yolo_error(YOLO_ERR_CONFIG, "%s:%d: %s: %.64s is outside [%ld, %ld]", y->file, line_of(n), key, s, lo, hi);
     *out = (int)v;
     return YOLO_OK;
 }
@@ -103,6 +109,9 @@ static yolo_status load_yaml(const char *path, yaml_doc *y) {
 static yolo_status parse_names(yaml_doc *y, yaml_node_t *n, yolo_data_config *c) {
     if (n->type == YAML_SEQUENCE_NODE) {
         int count = (int)(n->data.sequence.items.top - n->data.sequence.items.start);
+        if (count > YOLO_DATA_MAX_CLASSES)
+            return yolo_error(YOLO_ERR_CONFIG, "%s:%d: names: %d entries, more than the %d classes supported", y->file,
+                              line_of(n), count, YOLO_DATA_MAX_CLASSES);
         c->names = calloc((size_t)count + 1, sizeof(char *));
         if (!c->names)
             return yolo_error(YOLO_ERR_NOMEM, "names");
@@ -116,6 +125,9 @@ static yolo_status parse_names(yaml_doc *y, yaml_node_t *n, yolo_data_config *c)
     if (n->type != YAML_MAPPING_NODE)
         return yolo_error(YOLO_ERR_CONFIG, "%s:%d: names: expected a list or a mapping", y->file, line_of(n));
     int count = (int)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
+    if (count > YOLO_DATA_MAX_CLASSES)
+        return yolo_error(YOLO_ERR_CONFIG, "%s:%d: names: %d entries, more than the %d classes supported", y->file,
+                          line_of(n), count, YOLO_DATA_MAX_CLASSES);
     c->names = calloc((size_t)count + 1, sizeof(char *));
     if (!c->names)
         return yolo_error(YOLO_ERR_NOMEM, "names");
@@ -123,7 +135,7 @@ static yolo_status parse_names(yaml_doc *y, yaml_node_t *n, yolo_data_config *c)
     for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
         yaml_node_t *k = yaml_document_get_node(&y->doc, p->key);
         int idx;
-        yolo_status st = parse_int(y, k, "names", &idx);
+        yolo_status st = parse_int(y, k, "names", INT_MIN, INT_MAX, &idx);
         if (st != YOLO_OK)
             return st;
         if (idx < 0 || idx >= count)
@@ -341,12 +353,14 @@ static yolo_status apply_yaml(yolo_data_config *c, const char *yaml_path, unsign
     yaml_node_t *ncn = map_get(&y, top, "nc");
     if (st == YOLO_OK && ncn) {
         int nc;
-        st = parse_int(&y, ncn, "nc", &nc);
+        st = parse_int(&y, ncn, "nc", 1, YOLO_DATA_MAX_CLASSES, &nc);
         if (st == YOLO_OK && names && nc != c->nc)
             st = yolo_error(YOLO_ERR_CONFIG, "%s:%d: nc: %d but names has %d entries", yaml_path, line_of(ncn), nc, c->nc);
         if (st == YOLO_OK && !names) {
             c->names = calloc((size_t)nc + 1, sizeof(char *));
-            c->nc = nc;
+            if (!c->names)
+                st = yolo_error(YOLO_ERR_NOMEM, "%s: nc: %d class names", yaml_path, nc);
+            c->nc = c->names ? nc : 0;
             for (int i = 0; c->names && i < nc; i++) {
                 char buf[32];
                 snprintf(buf, sizeof buf, "class%d", i);
@@ -359,9 +373,9 @@ static yolo_status apply_yaml(yolo_data_config *c, const char *yaml_path, unsign
         if (kpt->type != YAML_SEQUENCE_NODE || kpt->data.sequence.items.top - kpt->data.sequence.items.start != 2) {
             st = yolo_error(YOLO_ERR_CONFIG, "%s:%d: kpt_shape: expected [count, dims]", yaml_path, line_of(kpt));
         } else {
-            st = parse_int(&y, yaml_document_get_node(&y.doc, kpt->data.sequence.items.start[0]), "kpt_shape", &c->kpt_count);
+            st = parse_int(&y, yaml_document_get_node(&y.doc, kpt->data.sequence.items.start[0]), "kpt_shape", 1, 256, &c->kpt_count);
             if (st == YOLO_OK)
-                st = parse_int(&y, yaml_document_get_node(&y.doc, kpt->data.sequence.items.start[1]), "kpt_shape", &c->kpt_dims);
+                st = parse_int(&y, yaml_document_get_node(&y.doc, kpt->data.sequence.items.start[1]), "kpt_shape", 2, 3, &c->kpt_dims);
             if (st == YOLO_OK && (c->kpt_count <= 0 || c->kpt_count > 256 || (c->kpt_dims != 2 && c->kpt_dims != 3)))
                 st = yolo_error(YOLO_ERR_CONFIG, "%s:%d: kpt_shape: [%d, %d] (dims must be 2 or 3)", yaml_path,
                                 line_of(kpt), c->kpt_count, c->kpt_dims);
@@ -374,7 +388,7 @@ static yolo_status apply_yaml(yolo_data_config *c, const char *yaml_path, unsign
             st = yolo_error(YOLO_ERR_CONFIG, "%s:%d: flip_idx: expected %d entries", yaml_path, line_of(flip), c->kpt_count);
         c->flip_idx = st == YOLO_OK && n > 0 ? calloc((size_t)n, sizeof(int)) : NULL;
         for (int i = 0; st == YOLO_OK && c->flip_idx && i < n; i++) {
-            st = parse_int(&y, yaml_document_get_node(&y.doc, flip->data.sequence.items.start[i]), "flip_idx", &c->flip_idx[i]);
+            st = parse_int(&y, yaml_document_get_node(&y.doc, flip->data.sequence.items.start[i]), "flip_idx", INT_MIN, INT_MAX, &c->flip_idx[i]);
             if (st == YOLO_OK && (c->flip_idx[i] < 0 || c->flip_idx[i] >= n))
                 st = yolo_error(YOLO_ERR_CONFIG, "%s:%d: flip_idx: %d out of range", yaml_path, line_of(flip), c->flip_idx[i]);
         }

@@ -14,6 +14,10 @@
 #include "data/vfs.h"
 #include "yolo/data.h"
 
+/* The most classes a data yaml may declare (ImageNet-21k has 21841); a
+ * bound so a typo in `nc` is an error, not a runaway allocation. */
+#define YOLO_DATA_MAX_CLASSES 65536
+
 typedef enum yolo_split { YOLO_SPLIT_TRAIN = 0, YOLO_SPLIT_VAL, YOLO_SPLIT_TEST, YOLO_SPLIT_COUNT } yolo_split;
 
 typedef struct yolo_data_config {

@@ -219,10 +219,18 @@ static check_result check_one(yolo_dataset *ds, const listed *item, yolo_sample 
         *message = strdup("out of memory");
         return CHECK_CORRUPT;
     }
-    if (yolo_vfs_is_file(c->vfs, label)) {
+    bool has_label;
+    yolo_status st = yolo_vfs_optional_file(c->vfs, label, &has_label);
+    if (st != YOLO_OK) { /* a folder or a link loop where the label file goes is not a background */
+        snprintf(why, sizeof why, "%s; image skipped", yolo_last_error());
+        free(label);
+        *message = strdup(why);
+        return CHECK_CORRUPT;
+    }
+    if (has_label) {
         uint8_t *text;
         size_t tlen;
-        yolo_status st = yolo_vfs_read(c->vfs, label, &text, &tlen);
+        st = yolo_vfs_read(c->vfs, label, &text, &tlen);
         yolo_label_repairs rep = {0};
         if (st == YOLO_OK) {
             yolo_label_context ctx = {label, c->nc, ds->spec.needs, c->kpt_count, c->kpt_dims, ds->tolerance};
@@ -345,8 +353,12 @@ yolo_status yolo_dataset_open(const yolo_data_config *cfg, yolo_split split, con
     ds->cache_path = yolo_label_cache_path(ds, images.n ? images.v[0].path : NULL, where);
     char **warnings = NULL;
     int64_t n_warnings = 0;
-    if (!opt->no_cache && ds->cache_path &&
-        yolo_label_cache_load(ds->cache_path, key, ds, &warnings, &n_warnings) == YOLO_OK) {
+    yolo_cache_result cached = YOLO_CACHE_MISS;
+    if (!opt->no_cache && ds->cache_path)
+        cached = yolo_label_cache_load(ds->cache_path, key, ds, &warnings, &n_warnings);
+    if (cached == YOLO_CACHE_DAMAGED)
+        yolo_data_warn("%s; rebuilding it", yolo_last_error());
+    if (cached == YOLO_CACHE_HIT) {
         ds->from_cache = true;
         emit_warnings(warnings, n_warnings);
         yolo_free_strings(warnings, n_warnings);

@@ -22,6 +22,16 @@ typedef struct yolo_image_info {
     bool truncated;         /* JPEG without EOI or PNG without IEND */
 } yolo_image_info;
 
+/* The largest image decoded: Pillow's DecompressionBombError limit (twice
+ * Image.MAX_IMAGE_PIXELS), so what Ultralytics refuses is refused here too,
+ * from the header, before anything is allocated (a tiny PNG can declare
+ * 20000x20000). */
+#define YOLO_IMAGE_MAX_PIXELS 178956970LL
+
+/* OK when width x height is a positive size within YOLO_IMAGE_MAX_PIXELS;
+ * else YOLO_ERR_FORMAT naming `name` and the size. */
+yolo_status yolo_image_check_size(int64_t width, int64_t height, const char *name);
+
 /* Reads the header only. Errors (YOLO_ERR_FORMAT) name `name`. */
 yolo_status yolo_image_probe(const uint8_t *bytes, size_t len, const char *name, yolo_image_info *info);
 

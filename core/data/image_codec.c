@@ -29,7 +29,7 @@ static int exif_orientation_from_app1(const uint8_t *p, size_t len) {
     else
         return 1;
     uint32_t ifd = read_u32(tiff + 4, le);
-    if (ifd + 2 > tlen)
+    if ((size_t)ifd + 2 > tlen) /* in size_t: an offset near 2^32 must not wrap past the check */
         return 1;
     uint32_t count = read_u16(tiff + ifd, le);
     for (uint32_t i = 0; i < count; i++) {
@@ -100,6 +100,16 @@ static yolo_image_format sniff(const uint8_t *b, size_t len) {
     return YOLO_IMAGE_UNKNOWN;
 }
 
+yolo_status yolo_image_check_size(int64_t width, int64_t height, const char *name) {
+    if (width <= 0 || height <= 0)
+        return yolo_error(YOLO_ERR_FORMAT, "%s: image size %lldx%lld", name, (long long)width, (long long)height);
+    if (width > YOLO_IMAGE_MAX_PIXELS / height)
+        return yolo_error(YOLO_ERR_FORMAT, "%s: image of %lldx%lld pixels is larger than the %lld-pixel limit "
+                          "(a decompression bomb, as Pillow calls it); not decoded", name, (long long)width,
+                          (long long)height, YOLO_IMAGE_MAX_PIXELS);
+    return YOLO_OK;
+}
+
 yolo_status yolo_image_probe(const uint8_t *bytes, size_t len, const char *name, yolo_image_info *info) {
     memset(info, 0, sizeof *info);
     info->orientation = 1;
@@ -122,6 +132,8 @@ yolo_status yolo_image_probe(const uint8_t *bytes, size_t len, const char *name,
         tjDestroy(tj);
         info->orientation = jpeg_orientation(bytes, len);
         info->truncated = !jpeg_has_eoi(bytes, len);
+        if (yolo_image_check_size(w, h, name) != YOLO_OK)
+            return YOLO_ERR_FORMAT;
         bool swap = info->orientation >= 5;
         info->width = swap ? h : w;
         info->height = swap ? w : h;
@@ -129,11 +141,12 @@ yolo_status yolo_image_probe(const uint8_t *bytes, size_t len, const char *name,
         /* IHDR follows the signature: length(4) "IHDR" width(4) height(4). */
         if (len < 33 || memcmp(bytes + 12, "IHDR", 4) != 0)
             return yolo_error(YOLO_ERR_FORMAT, "%s: corrupt PNG header", name);
-        info->width = (int)read_u32(bytes + 16, false);
-        info->height = (int)read_u32(bytes + 20, false);
+        uint32_t w = read_u32(bytes + 16, false), h = read_u32(bytes + 20, false);
         info->truncated = !png_has_iend(bytes, len);
-        if (info->width <= 0 || info->height <= 0)
-            return yolo_error(YOLO_ERR_FORMAT, "%s: PNG size %dx%d", name, info->width, info->height);
+        if (yolo_image_check_size(w, h, name) != YOLO_OK)
+            return YOLO_ERR_FORMAT;
+        info->width = (int)w;
+        info->height = (int)h;
     }
     return YOLO_OK;
 }
@@ -185,6 +198,8 @@ static yolo_status decode_jpeg(const uint8_t *bytes, size_t len, const char *nam
         st = yolo_error(YOLO_ERR_FORMAT, "%s: corrupt JPEG: %s", name, tjGetErrorStr2(tj));
         goto done;
     }
+    if ((st = yolo_image_check_size(w, h, name)) != YOLO_OK)
+        goto done;
     /* DCT-domain downscaling: the smallest of 1/8..1 keeping the long side. */
     int sw = w, sh = h;
     if (min_long_side > 0) {
@@ -249,6 +264,10 @@ static yolo_status decode_png(const uint8_t *bytes, size_t len, const char *name
     img.version = PNG_IMAGE_VERSION;
     if (!png_image_begin_read_from_memory(&img, bytes, len))
         return yolo_error(YOLO_ERR_FORMAT, "%s: corrupt PNG: %s", name, img.message);
+    if (yolo_image_check_size(img.width, img.height, name) != YOLO_OK) {
+        png_image_free(&img);
+        return YOLO_ERR_FORMAT;
+    }
     bool alpha = (img.format & PNG_FORMAT_FLAG_ALPHA) != 0;
     img.format = alpha ? PNG_FORMAT_RGBA : PNG_FORMAT_RGB;
     size_t ps = alpha ? 4 : 3;
@@ -277,7 +296,11 @@ yolo_status yolo_image_decode(const uint8_t *bytes, size_t len, const char *name
     memset(out, 0, sizeof *out);
     if (repaired)
         *repaired = false;
-    switch (sniff(bytes, len)) {
+    yolo_image_info info; /* the header first: its size is checked before a decoder allocates anything */
+    yolo_status st = yolo_image_probe(bytes, len, name, &info);
+    if (st != YOLO_OK)
+        return st;
+    switch (info.format) {
     case YOLO_IMAGE_JPEG: return decode_jpeg(bytes, len, name, min_long_side, out, repaired);
     case YOLO_IMAGE_PNG: return decode_png(bytes, len, name, out);
     case YOLO_IMAGE_UNSUPPORTED:
@@ -336,9 +359,9 @@ static yolo_status encode_png(const uint8_t *pixels, int w, int h, int channels,
     case 4: img.format = PNG_FORMAT_RGBA; break;
     default: return yolo_error(YOLO_ERR_ARG, "PNG encode: %d channels (1, 3 or 4)", channels);
     }
-    png_alloc_size_t size = 0;
-    if (!png_image_write_get_memory_size(img, size, 0, pixels, 0, NULL))
-        return yolo_error(YOLO_ERR_FORMAT, "PNG encode: %s", img.message);
+    /* one pass into a buffer of the largest possible size (asking libpng for
+     * the exact size first would compress the image twice) */
+    png_alloc_size_t size = PNG_IMAGE_PNG_SIZE_MAX(img);
     *out = malloc(size);
     if (!*out)
         return yolo_error(YOLO_ERR_NOMEM, "PNG buffer");
@@ -346,6 +369,8 @@ static yolo_status encode_png(const uint8_t *pixels, int w, int h, int channels,
         free(*out);
         return yolo_error(YOLO_ERR_FORMAT, "PNG encode: %s", img.message);
     }
+    uint8_t *fit = realloc(*out, size ? size : 1);
+    if (fit) *out = fit;
     *len = size;
     return YOLO_OK;
 }

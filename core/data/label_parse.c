@@ -97,7 +97,8 @@ yolo_status yolo_label_parse_yolo(const yolo_label_context *ctx, const char *tex
             break;
         }
         if (c >= ctx->nc) {
-            st = yolo_error(YOLO_ERR_FORMAT, "%s:%d: class id %d >= nc %d", file, line, (int)c, ctx->nc);
+            /* %g, not (int)c: a huge float id does not fit an int */
+            st = yolo_error(YOLO_ERR_FORMAT, "%s:%d: class id %g >= nc %d", file, line, c, ctx->nc);
             break;
         }
         int want = kc ? 5 + kc * kd : 0;

@@ -1,6 +1,7 @@
 /* Folder or archive file access behind one interface (see vfs.h). */
 #include "data/vfs.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -79,6 +80,35 @@ bool yolo_vfs_is_file(const yolo_vfs *v, const char *path) {
     bool found = p && yolo_archive_find(v->archive, p) >= 0;
     free(p);
     return found;
+}
+
+yolo_status yolo_vfs_optional_file(const yolo_vfs *v, const char *path, bool *exists) {
+    *exists = false;
+    if (v->archive) {
+        if (yolo_vfs_is_file(v, path)) {
+            *exists = true;
+            return YOLO_OK;
+        }
+        return yolo_vfs_is_dir(v, path) ? yolo_error(YOLO_ERR_FORMAT, "%s: is a folder inside %s, not a label file",
+                                                     path, yolo_archive_path(v->archive))
+                                        : YOLO_OK;
+    }
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (S_ISREG(st.st_mode)) {
+            *exists = true;
+            return YOLO_OK;
+        }
+        return yolo_error(YOLO_ERR_FORMAT, "%s: is %s, not a label file", path,
+                          S_ISDIR(st.st_mode) ? "a folder" : "not a regular file");
+    }
+    int err = errno;
+    if (err == ENOENT && lstat(path, &st) == 0)
+        return yolo_error(YOLO_ERR_FORMAT, "%s: a symbolic link to nothing, not a label file", path);
+    if (err == ENOENT || err == ENOTDIR)
+        return YOLO_OK;
+    return yolo_error(YOLO_ERR_IO, "%s: cannot examine the label file: %s%s", path, strerror(err),
+                      err == ELOOP ? " (a symbolic link loop)" : "");
 }
 
 /* First member whose name is >= prefix (members are sorted). */

@@ -23,6 +23,11 @@ const char *yolo_vfs_name(const yolo_vfs *vfs);
 
 bool yolo_vfs_is_file(const yolo_vfs *vfs, const char *path);
 bool yolo_vfs_is_dir(const yolo_vfs *vfs, const char *path);
+/* For a file that may be absent (a label file): *exists is true for a
+ * regular file, false when nothing is there; anything else at the path (a
+ * folder, a symlink loop or a dangling link, a file that cannot be
+ * examined) is an error naming the path and what it is. */
+yolo_status yolo_vfs_optional_file(const yolo_vfs *vfs, const char *path, bool *exists);
 /* Regular files below dir (recursive), sorted bytewise. */
 yolo_status yolo_vfs_list(const yolo_vfs *vfs, const char *dir, char ***out, int64_t *n);
 /* Whole file, malloc'd, NUL after len. Thread-safe. */

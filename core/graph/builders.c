@@ -521,6 +521,17 @@ yolo_tensor *yolo_adamw_update(yolo_graph *g, yolo_tensor *param, yolo_tensor *g
     return update_node(g, "adamw_update", YOLO_OP_ADAMW_UPDATE, grad_scale ? 6 : 5, in);
 }
 
+yolo_tensor *yolo_grad_clip_scale(yolo_graph *g, yolo_tensor *norm_sq, yolo_tensor *hyper) {
+    yolo_tensor *in[2] = {norm_sq, hyper};
+    if (!check_inputs(g, "grad_clip_scale", 2, in) || !check_f32(g, "grad_clip_scale", norm_sq) ||
+        !check_hyper(g, "grad_clip_scale", hyper, YOLO_CLIP_HYPER_COUNT, NULL))
+        return NULL;
+    if (yolo_tensor_numel(norm_sq) != 1)
+        return yolo_graph_fail(g, YOLO_ERR_SHAPE, "grad_clip_scale: norm_sq '%s' must hold one value", norm_sq->name);
+    int64_t one = 1;
+    return yolo_graph_node(g, YOLO_OP_GRAD_CLIP_SCALE, YOLO_F32, 1, &one, 2, in);
+}
+
 yolo_tensor *yolo_ema_update(yolo_graph *g, yolo_tensor *ema, yolo_tensor *param, yolo_tensor *hyper) {
     yolo_tensor *in[3] = {ema, param, hyper};
     if (!check_inputs(g, "ema_update", 3, in)) return NULL;

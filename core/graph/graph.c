@@ -416,7 +416,12 @@ static yolo_status run_range(yolo_graph *g, int begin, int end) {
     }
     if (g->poison) return run_poisoned(g, begin, end);
     if (end <= begin) return YOLO_OK;
-    return g->backend->ops->graph_run(g->backend, g, g->nodes + begin, end - begin);
+    yolo_backend_traffic *c = &g->backend->traffic;
+    double t0 = yolo_backend_seconds();
+    yolo_status st = g->backend->ops->graph_run(g->backend, g, g->nodes + begin, end - begin);
+    c->seconds_graph += yolo_backend_seconds() - t0;
+    c->graph_runs++;
+    return st;
 }
 
 yolo_status yolo_graph_run(yolo_graph *g) { return run_range(g, 0, g ? g->n_nodes : 0); }

@@ -94,7 +94,9 @@
     X(ADAMW_UPDATE, false)    /* src param, grad, m, v, hyper[6], (grad_scale[1]) */ \
     X(EMA_UPDATE, false)      /* src ema, param, hyper[1] = decay */ \
     X(ACCUMULATE, false)      /* src dst (persistent), x: dst += x */ \
-    X(ZERO, false)            /* src t: t = 0 */
+    X(ZERO, false)            /* src t: t = 0 */ \
+    X(GRAD_CLIP_SCALE, false) /* src norm_sq[1], hyper[2] -> [1]: the gradient factor of clip_grad_norm_ \
+                                 (yolo_grad_clip_scale); 0 when norm_sq is not finite */
 
 typedef enum yolo_op {
 #define YOLO_OP_ENUM(name, diff) YOLO_OP_##name,

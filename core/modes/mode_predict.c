@@ -1,8 +1,6 @@
 /* `yolo predict`: a trained model over images (a file, a folder or an
- * archive). save_txt=True writes one YOLO-format txt per image under
- * <run>/labels/, save=True <run>/predictions.json (one object per image), as
- * the task formats them; with neither, no run directory is made (as
- * Ultralytics). */
+ * archive). Writes one YOLO-format txt per image under <run>/labels/ and
+ * <run>/predictions.json (one object per image), as the task formats them. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,6 +14,9 @@
 #include "data/vfs.h"
 #include "modes/load_model.h"
 #include "train/model_graph.h"
+#include "train/predict_pictures.h"
+#include "train/train_log.h"
+#include "util/json_write.h"
 
 static bool is_image_name(const char *name) {
     static const char *const exts[] = {".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp"};
@@ -91,24 +92,77 @@ static void stem_of(const char *path, char *out, size_t size) {
     if (dot) *dot = '\0';
 }
 
-static void json_string(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", *s);
-        else fputc(*s, f);
+typedef struct stem_entry {
+    char *stem;
+    int64_t file;
+} stem_entry;
+
+static int cmp_stem(const void *a, const void *b) {
+    const stem_entry *x = a, *y = b;
+    int c = strcmp(x->stem, y->stem);
+    return c ? c : (x->file > y->file) - (x->file < y->file);
+}
+
+static bool stem_taken(const stem_entry *sorted, int64_t n, const char *stem) {
+    stem_entry key = {(char *)stem, -1};
+    int64_t lo = 0, hi = n;
+    while (lo < hi) { /* first entry >= (stem, -1) */
+        int64_t mid = (lo + hi) / 2;
+        if (cmp_stem(&sorted[mid], &key) < 0) lo = mid + 1;
+        else hi = mid;
     }
-    fputc('"', f);
+    return lo < n && strcmp(sorted[lo].stem, stem) == 0;
+}
+
+/* One output name per source file: its stem, or stem_2, stem_3, ... (a
+ * name no source file has) for the second and later files sharing it
+ * (a/x.jpg and b/x.jpg, x.jpg and x.png), so no output overwrites another. */
+static yolo_status unique_stems(char *const *files, int64_t n, char ***out) {
+    stem_entry *e = calloc((size_t)(n ? n : 1), sizeof *e);
+    char **names = calloc((size_t)(n ? n : 1), sizeof *names);
+    yolo_status st = e && names ? YOLO_OK : yolo_error(YOLO_ERR_NOMEM, "out of memory");
+    for (int64_t i = 0; !st && i < n; i++) {
+        char stem[512];
+        stem_of(files[i], stem, sizeof stem);
+        if (!(e[i].stem = strdup(stem))) st = yolo_error(YOLO_ERR_NOMEM, "out of memory");
+        e[i].file = i;
+    }
+    if (!st) qsort(e, (size_t)n, sizeof *e, cmp_stem);
+    for (int64_t i = 0, suffix = 1; !st && i < n; i++) {
+        char name[560];
+        if (i == 0 || strcmp(e[i].stem, e[i - 1].stem) != 0) {
+            suffix = 1;
+            snprintf(name, sizeof name, "%s", e[i].stem);
+        } else {
+            do snprintf(name, sizeof name, "%s_%lld", e[i].stem, (long long)++suffix);
+            while (stem_taken(e, n, name));
+            printf("WARNING: %s and %s share the name '%s': its outputs are named '%s'\n", files[e[i - 1].file],
+                   files[e[i].file], e[i].stem, name);
+        }
+        if (!(names[e[i].file] = strdup(name))) st = yolo_error(YOLO_ERR_NOMEM, "out of memory");
+    }
+    for (int64_t i = 0; e && i < n; i++) free(e[i].stem);
+    free(e);
+    if (st) {
+        for (int64_t i = 0; names && i < n; i++) free(names[i]);
+        free(names);
+        return st;
+    }
+    *out = names;
+    return YOLO_OK;
 }
 
 typedef struct predictor {
     yolo_session s;
     yolo_vfs *vfs;
     char **files;
+    char **out_names; /* unique_stems */
     int64_t n_files;
+    int64_t n_predicted, n_skipped;
     yolo_model_graph *mg;
     void *state;
     FILE *json;
+    yolo_predict_pictures pictures;
 } predictor;
 
 static yolo_status list_sources(predictor *p, const char *source) {
@@ -146,10 +200,12 @@ static yolo_status predict_one(predictor *p, int64_t k, const char *labels_dir) 
     yolo_status st = yolo_vfs_read(p->vfs, path, &bytes, &len);
     if (!st) st = yolo_image_decode(bytes, len, path, 0, &image, NULL);
     free(bytes);
-    if (st) { /* a bad image is reported and skipped; the others go on */
-        fprintf(stderr, "WARNING: %s\n", yolo_last_error());
+    if (st) { /* a bad image is reported and skipped (and counted so); the others go on */
+        fprintf(stderr, "WARNING: %s; skipped\n", yolo_last_error());
+        p->n_skipped++;
         return YOLO_OK;
     }
+    double t0 = yolo_seconds_now(), times[3] = {0};
     int size = p->s.set.run.imgsz;
     int64_t index = k;
     int32_t cls = -1;
@@ -165,13 +221,18 @@ static yolo_status predict_one(predictor *p, int64_t k, const char *labels_dir) 
     if (!st)
         st = (p->s.hooks->data.needs & YOLO_NEED_IMAGE_CLASS) ? center_crop(&image, size, batch.images, &meta)
                                                               : letterbox(&image, size, batch.images, &meta);
+    double t1 = yolo_seconds_now();
     if (!st) st = yolo_model_graph_forward(p->mg, &batch);
+    double t2 = yolo_seconds_now();
     yolo_prediction_text text = {0};
     if (!st) st = p->s.hooks->predict(p->state, &batch, 0, p->mg->out.n, p->mg->host_out, &text);
+    times[0] = t1 - t0, times[1] = t2 - t1, times[2] = yolo_seconds_now() - t2;
+    if (!st)
+        st = yolo_predict_pictures_image(&p->pictures, p->state, &batch, p->mg->out.n, p->mg->host_out, &image, path, k,
+                                         p->n_files, times);
     if (!st && labels_dir) {
-        char stem[512], txt_path[2048];
-        stem_of(path, stem, sizeof stem);
-        snprintf(txt_path, sizeof txt_path, "%s/%s.txt", labels_dir, stem);
+        char txt_path[2048];
+        snprintf(txt_path, sizeof txt_path, "%s/%s.txt", labels_dir, p->out_names[k]);
         FILE *f = fopen(txt_path, "w");
         if (!f) st = yolo_error(YOLO_ERR_IO, "%s: cannot write (%s)", txt_path, strerror(errno));
         else {
@@ -180,8 +241,8 @@ static yolo_status predict_one(predictor *p, int64_t k, const char *labels_dir) 
         }
     }
     if (!st && p->json) {
-        fprintf(p->json, "%s{\"image\": ", k ? ",\n " : "");
-        json_string(p->json, path);
+        fprintf(p->json, "%s{\"image\": ", p->n_predicted++ ? ",\n " : "");
+        yolo_json_write_string(p->json, path);
         fprintf(p->json, ", \"width\": %d, \"height\": %d, \"result\": %s}", image.width, image.height,
                 text.json ? text.json : "null");
     }
@@ -193,38 +254,47 @@ static yolo_status predict_one(predictor *p, int64_t k, const char *labels_dir) 
 yolo_status yolo_mode_predict(const yolo_mode_context *ctx) {
     predictor p;
     memset(&p, 0, sizeof p);
-    yolo_session_options so = {.need_data = false, .concerns = YOLO_SETTINGS_PREDICT};
+    yolo_session_options so = {.need_data = false, .concerns = YOLO_SETTINGS_PREDICT | YOLO_SETTINGS_PICTURES};
     yolo_status st = yolo_session_open(ctx, &p.s, &so);
     const char *source = st ? NULL : p.s.set.predict.source;
     if (!st && !source)
         st = yolo_error(YOLO_ERR_CONFIG, "source: nothing to predict on (source=images/, a file or an archive)");
     if (!st) st = yolo_session_load_model(&p.s);
     if (!st) st = list_sources(&p, source);
+    if (!st) st = unique_stems(p.files, p.n_files, &p.out_names);
     if (!st) st = yolo_model_graph_build(p.s.model, 1, p.s.set.run.imgsz, p.s.set.run.imgsz, false, &p.mg);
     if (!st) st = p.s.hooks->metrics_create(&p.s.tctx, &p.state);
+    /* save_txt: labels/; save: predictions.json and the drawn images; neither: no run directory (Ultralytics) */
     const yolo_predict_settings *ps = &p.s.set.predict;
-    if (!st && (ps->save || ps->save_txt)) st = yolo_session_make_run_dir(&p.s);
+    bool save = p.s.set.pictures.save, writes = save || ps->save_txt || p.s.set.pictures.save_crop;
+    if (!st && writes) st = yolo_session_make_run_dir(&p.s);
+    if (!st) st = yolo_predict_pictures_open(&p.pictures, p.s.task, &p.s.tctx, &p.s.set.pictures, p.s.run_dir);
     char labels_dir[1200], json_path[1200];
     snprintf(labels_dir, sizeof labels_dir, "%s/labels", p.s.run_dir);
     snprintf(json_path, sizeof json_path, "%s/predictions.json", p.s.run_dir);
     if (!st && ps->save_txt && mkdir(labels_dir, 0777) != 0 && errno != EEXIST)
         st = yolo_error(YOLO_ERR_IO, "%s: cannot create (%s)", labels_dir, strerror(errno));
-    if (!st && ps->save && !(p.json = fopen(json_path, "w")))
-        st = yolo_error(YOLO_ERR_IO, "%s: cannot create", json_path);
+    if (!st && save && !(p.json = fopen(json_path, "w"))) st = yolo_error(YOLO_ERR_IO, "%s: cannot create", json_path);
     if (!st && p.json) fputs("[", p.json);
     for (int64_t k = 0; !st && k < p.n_files; k++) st = predict_one(&p, k, ps->save_txt ? labels_dir : NULL);
     if (p.json) {
         fputs("]\n", p.json);
         if (fclose(p.json) != 0 && !st) st = yolo_error(YOLO_ERR_IO, "%s: write failed", json_path);
     }
-    if (!st && (ps->save || ps->save_txt))
-        printf("%lld images predicted. Results saved to %s\n", (long long)p.n_files, p.s.run_dir);
-    else if (!st)
-        printf("%lld images predicted (save=False save_txt=False: nothing written)\n", (long long)p.n_files);
+    yolo_predict_pictures_close(&p.pictures, stdout);
+    if (!st && p.n_predicted == 0)
+        st = yolo_error(YOLO_ERR_FORMAT, "source=%s: none of its %lld files decoded as an image", source,
+                        (long long)p.n_files);
+    if (!st)
+        printf("%lld images predicted, %lld skipped (not images or unreadable). %s%s\n", (long long)p.n_predicted,
+               (long long)p.n_skipped, writes ? "Results saved to " : "save=False save_txt=False: nothing written",
+               writes ? p.s.run_dir : "");
     if (p.state) p.s.hooks->metrics_destroy(p.state);
     yolo_model_graph_free(p.mg);
     for (int64_t i = 0; i < p.n_files; i++) free(p.files[i]);
+    for (int64_t i = 0; p.out_names && i < p.n_files; i++) free(p.out_names[i]);
     free(p.files);
+    free(p.out_names);
     yolo_vfs_free(p.vfs);
     yolo_session_close(&p.s);
     return st;

@@ -10,7 +10,7 @@
 
 yolo_status yolo_mode_val(const yolo_mode_context *ctx) {
     yolo_session s;
-    yolo_session_options so = {.need_data = true, .concerns = YOLO_SETTINGS_VAL};
+    yolo_session_options so = {.need_data = true, .concerns = YOLO_SETTINGS_VAL | YOLO_SETTINGS_PICTURES};
     yolo_status st = yolo_session_open(ctx, &s, &so);
     bool save_txt = false;
     if (!st) st = yolo_config_get_bool(s.cfg, "save_txt", &save_txt);
@@ -29,6 +29,10 @@ yolo_status yolo_mode_val(const yolo_mode_context *ctx) {
         printf("%s\n", line);
         yolo_validator v;
         yolo_validator_init(&v, s.hooks, &s.tctx, ds, s.model, run->batch, run->workers, run->imgsz, (uint64_t)run->seed);
+        v.task = s.task;
+        v.print_confusion = true;
+        v.plot_dir = s.set.pictures.plots ? s.run_dir : NULL;
+        v.json_dir = s.set.pictures.save_json ? s.run_dir : NULL;
         yolo_val_result r;
         st = yolo_validator_run(&v, stdout, &r);
         yolo_validator_release(&v);

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "cfg/suggest.h"
+#include "interop/pt_model.h"
 #include "nn/model_internal.h"
 #include "plugin/plugin_loader.h"
 
@@ -320,6 +321,8 @@ static yolo_status build_model(yolo_model *m, const yolo_model_options *opt, con
     m->ch = opt && opt->in_channels > 0 ? opt->in_channels : m->spec.ch;
     m->default_act = m->spec.has_activation ? m->spec.activation : YOLO_ACT_SILU;
     m->seed = opt ? opt->seed : 0;
+    m->bn_eps = YOLO_BN_EPS;
+    m->bn_momentum = YOLO_BN_MOMENTUM;
     m->n_layers = m->spec.n_rows;
     m->layers = calloc((size_t)m->n_layers, sizeof(*m->layers));
     if (!m->layers) return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", m->spec.name);
@@ -351,7 +354,9 @@ static yolo_status load_common(const char *source, const char *requested, const 
     m->backend = backend;
     snprintf(m->name, sizeof(m->name), "%s", requested);
     snprintf(m->source, sizeof(m->source), "%s", source);
-    yolo_status st = model_spec_parse(source, text, size, &m->spec);
+    m->yaml_text = strndup(text, size);
+    yolo_status st = m->yaml_text ? model_spec_parse(source, text, size, &m->spec)
+                                  : yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", source);
     if (!st) st = build_model(m, opt, requested);
     if (st) {
         yolo_model_free(m);
@@ -373,6 +378,7 @@ yolo_status yolo_model_load(const char *model, yolo_backend *backend, const yolo
     if (out) *out = NULL;
     if (!model || !*model || !backend || !out)
         return yolo_error(YOLO_ERR_ARG, "yolo_model_load: no model name, backend or output");
+    if (yolo_pt_is_path(model)) return yolo_pt_model_load(model, backend, opt, out); /* an Ultralytics .pt */
     char unified[MODEL_NAME_MAX];
     bool has_unified = unified_name(model, unified, sizeof(unified));
     const char *path = has_unified && is_file(unified) ? unified : is_file(model) ? model : NULL;
@@ -423,5 +429,21 @@ void yolo_model_free(yolo_model *m) {
     free(m->convs);
     free(m->layers);
     model_spec_free(&m->spec);
+    free(m->yaml_text);
     free(m);
+}
+
+const char *yolo_model_yaml_text(const yolo_model *m) { return m->yaml_text; }
+
+yolo_status yolo_model_check_head(const yolo_model *m, const yolo_task *task) {
+    const model_layer *last = m->n_layers ? &m->layers[m->n_layers - 1] : NULL;
+    for (int i = 0; last && i < task->n_modules; i++)
+        if (task->modules[i] == last->type) return YOLO_OK;
+    char heads[256] = "";
+    for (int i = 0, len = 0; i < task->n_modules && len < (int)sizeof heads; i++)
+        len += snprintf(heads + len, sizeof heads - (size_t)len, "%s%s", i ? ", " : "", task->modules[i]->name);
+    const model_row *row = last ? &m->spec.rows[m->n_layers - 1] : NULL;
+    return yolo_error(YOLO_ERR_CONFIG, "%s:%d: the last layer is %s, not a %s head (%s): a model without its task's "
+                      "head cannot be trained, validated or used to predict", m->source, row ? row->line : 0,
+                      last ? last->type->name : "missing", task->name, heads[0] ? heads : "the task has none");
 }

@@ -23,7 +23,7 @@ static yolo_status fuse_one(yolo_model *m, yolo_conv_block *b, yolo_tensor **bia
     yolo_tensor *bt = NULL;
     if (!st) {
         for (int64_t o = 0; o < c2; o++) {
-            double s = stats[o] / sqrt((double)stats[3 * c2 + o] + YOLO_BN_EPS);
+            double s = stats[o] / sqrt((double)stats[3 * c2 + o] + m->bn_eps);
             for (int64_t k = 0; k < per; k++) w[o * per + k] = (float)(w[o * per + k] * s);
             bias[o] = (float)(stats[c2 + o] - stats[2 * c2 + o] * s);
         }

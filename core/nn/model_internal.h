@@ -65,6 +65,11 @@ struct yolo_model {
     int strides[YOLO_MODULE_MAX_INPUTS];
     int n_strides;
     bool fused;
+    /* batch norm constants: YOLO_BN_EPS / YOLO_BN_MOMENTUM, or what an
+     * imported model was built with (Ultralytics' classify models keep
+     * PyTorch's 1e-5 / 0.1) */
+    float bn_eps, bn_momentum;
+    char *yaml_text;              /* the yaml it was built from (checkpoints keep it) */
 };
 
 /* core/nn/module_api.c */

@@ -280,6 +280,9 @@ static yolo_status parse_scales(const parse_state *ps, const yaml_node_t *n) {
         return fail_at(ps, n, YOLO_ERR_FORMAT, "'scales' must map a letter to [depth, width, max_channels]");
     int count = (int)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
     model_spec *spec = ps->spec;
+    /* a second 'scales:' replaces the first (PyYAML keeps the last duplicate
+     * key); counting on from the first overran the new array */
+    spec->n_scales = 0;
     spec->scales = model_arena_alloc(&spec->arena, sizeof(model_scale) * (size_t)(count ? count : 1));
     if (!spec->scales) return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", ps->name);
     for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {

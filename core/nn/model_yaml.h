@@ -73,4 +73,12 @@ yolo_status model_arg_from_scalar(const char *name, const char *text, bool quote
  * for a well-formed nn.X() whose X is not built. */
 bool model_parse_activation(const char *text, yolo_act *act, bool *known);
 
+/* The yaml text a model was built from (kept for checkpoints). */
+const char *yolo_model_yaml_text(const yolo_model *model);
+
+struct yolo_task;
+/* OK when the model's last layer is one of the task's head modules; else
+ * an error naming the yaml, the layer and the heads the task has. */
+yolo_status yolo_model_check_head(const yolo_model *model, const struct yolo_task *task);
+
 #endif

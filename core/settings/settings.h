@@ -41,6 +41,7 @@ typedef struct yolo_run_settings {
     int imgsz, batch, workers, threads;
     int64_t seed;
     bool profile;               /* the per-op timing table at the end (the backend's YOLO_PROFILE) */
+    bool amp; /* mixed precision where the backend has it (yolo_backend_set_amp) */
 } yolo_run_settings;
 
 /* The optimizer and the learning-rate schedule (train). */
@@ -83,9 +84,17 @@ typedef struct yolo_val_settings {
 
 typedef struct yolo_predict_settings {
     const char *source;         /* NULL when null */
-    bool save;                  /* predictions.json (the annotated pictures are not drawn yet) */
     bool save_txt;              /* labels/<stem>.txt per image */
 } yolo_predict_settings;
+
+/* The pictures of train, val and predict (draw/, train/run_plots.h,
+ * train/predict_pictures.h). */
+typedef struct yolo_picture_settings {
+    bool plots;                  /* train and val: the run's plots */
+    bool save_json;              /* val: COCO predictions.json */
+    bool save, save_crop;        /* predict: the drawn images, the crops */
+    bool show_labels, show_conf, show_boxes, retina_masks;
+} yolo_picture_settings;
 
 /* DDP settings read with the rest of train's (after the merge). */
 typedef struct yolo_dist_settings {
@@ -101,6 +110,7 @@ typedef struct yolo_settings {
     yolo_val_settings val;
     yolo_predict_settings predict;
     yolo_dist_settings dist;
+    yolo_picture_settings pictures;
 } yolo_settings;
 
 /* The concerns, as bits: which structs a mode fills. */
@@ -113,11 +123,12 @@ typedef enum yolo_settings_concern {
     YOLO_SETTINGS_VAL = 1u << 5,
     YOLO_SETTINGS_PREDICT = 1u << 6,
     YOLO_SETTINGS_DIST = 1u << 7,
+    YOLO_SETTINGS_PICTURES = 1u << 8,
 } yolo_settings_concern;
 
 #define YOLO_SETTINGS_TRAIN                                                                                    \
     (YOLO_SETTINGS_RUN | YOLO_SETTINGS_OPTIM | YOLO_SETTINGS_LOADER | YOLO_SETTINGS_CHECKPOINT |              \
-     YOLO_SETTINGS_VAL | YOLO_SETTINGS_DIST)
+     YOLO_SETTINGS_VAL | YOLO_SETTINGS_DIST | YOLO_SETTINGS_PICTURES)
 
 /* ---- the key table ---- */
 

@@ -48,6 +48,7 @@ static char *concern_base(yolo_settings_concern c, yolo_settings *s, yolo_launch
     case YOLO_SETTINGS_VAL: return s ? (char *)&s->val : NULL;
     case YOLO_SETTINGS_PREDICT: return s ? (char *)&s->predict : NULL;
     case YOLO_SETTINGS_DIST: return s ? (char *)&s->dist : NULL;
+    case YOLO_SETTINGS_PICTURES: return s ? (char *)&s->pictures : NULL;
     }
     return NULL;
 }

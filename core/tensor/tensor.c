@@ -138,13 +138,25 @@ static yolo_status check_access(const yolo_tensor *t, size_t bytes, const char *
 yolo_status yolo_tensor_upload(yolo_tensor *t, const void *data, size_t bytes) {
     yolo_status st = check_access(t, bytes, "upload");
     if (st) return st;
-    return t->backend->ops->upload(t->backend, t->buffer, t->offset, data, bytes);
+    yolo_backend_traffic *c = &t->backend->traffic;
+    double t0 = yolo_backend_seconds();
+    st = t->backend->ops->upload(t->backend, t->buffer, t->offset, data, bytes);
+    c->seconds_up += yolo_backend_seconds() - t0;
+    c->uploads++;
+    c->bytes_up += bytes;
+    return st;
 }
 
 yolo_status yolo_tensor_download(const yolo_tensor *t, void *data, size_t bytes) {
     yolo_status st = check_access(t, bytes, "download");
     if (st) return st;
-    return t->backend->ops->download(t->backend, t->buffer, t->offset, data, bytes);
+    yolo_backend_traffic *c = &t->backend->traffic;
+    double t0 = yolo_backend_seconds();
+    st = t->backend->ops->download(t->backend, t->buffer, t->offset, data, bytes);
+    c->seconds_down += yolo_backend_seconds() - t0;
+    c->downloads++;
+    c->bytes_down += bytes;
+    return st;
 }
 
 yolo_status yolo_tensor_zero(yolo_tensor *t) {

@@ -1,16 +1,19 @@
 /* Trainer state <-> checkpoint files (checkpoint.h). */
 #include "train/checkpoint.h"
 
+#include "nn/model_yaml.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ckpt/ckpt_tensors.h"
+#include "interop/pt_model.h"
 
 bool yolo_is_checkpoint_path(const char *model) {
     size_t n = model ? strlen(model) : 0;
-    return n > 5 && strcmp(model + n - 5, ".ckpt") == 0;
+    return (n > 5 && strcmp(model + n - 5, ".ckpt") == 0) || yolo_pt_is_path(model);
 }
 
 static yolo_status add_model(yolo_ckpt_tensors *ts, const yolo_model *m, yolo_dtype store) {
@@ -69,6 +72,9 @@ static yolo_status fill_meta(yolo_meta *meta, const yolo_train_state *s, bool ha
         if (!st) st = yolo_meta_set_str(args, key, value);
     }
     if (!st) st = yolo_meta_set_str(meta, "model_name", ss->model_name);
+    /* the yaml itself, so the checkpoint builds without the file it came from */
+    const char *yaml = yolo_model_yaml_text(s->ema->ema);
+    if (!st && yaml) st = yolo_meta_set_str(meta, "model_yaml", yaml);
     if (!st) st = yolo_meta_set_int(meta, "nc", ss->data.nc);
     yolo_meta *names = st ? NULL : yolo_meta_set_list(meta, "names");
     for (int i = 0; names && i < ss->data.nc && !st; i++) st = yolo_meta_append_str(names, ss->data.names[i]);
@@ -283,7 +289,17 @@ yolo_status yolo_checkpoint_transfer(const yolo_ckpt *ck, yolo_model *model, siz
     yolo_status st = yolo_ckpt_transfer(ck, yolo_ckpt_weights_member(ck), t, n, transferred);
     free(t);
     *total = n;
+    if (!st) yolo_pt_count_as_ultralytics(ck, model, transferred, total);
     return st;
+}
+
+yolo_status yolo_checkpoint_model_yaml(const yolo_ckpt *ck, yolo_session *s) {
+    const yolo_meta *yaml = yolo_meta_get(yolo_ckpt_meta(ck), "model_yaml");
+    const char *text = yaml ? yolo_meta_str(yaml) : NULL;
+    if (yaml && !text) return yolo_error(YOLO_ERR_FORMAT, "meta.yaml of %s: model_yaml is not a text", yolo_ckpt_path(ck));
+    free(s->model_yaml);
+    s->model_yaml = text ? strdup(text) : NULL; /* absent in older checkpoints: built from model_name */
+    return text && !s->model_yaml ? yolo_error(YOLO_ERR_NOMEM, "out of memory") : YOLO_OK;
 }
 
 yolo_status yolo_model_from_checkpoint(yolo_session *s, const char *path, yolo_model **out) {
@@ -305,10 +321,12 @@ yolo_status yolo_model_from_checkpoint(yolo_session *s, const char *path, yolo_m
     const yolo_st_file *blob = st ? NULL : yolo_ckpt_get_blob(ck, YOLO_CKPT_EMA);
     if (!st && !blob) st = yolo_error(YOLO_ERR_FORMAT, "%s holds no EMA weights (ema.safetensors)", path);
     yolo_model *model = NULL;
+    if (!st) st = yolo_checkpoint_model_yaml(ck, s);
     if (!st) {
-        const yolo_task *tasks[1] = {s->task};
-        yolo_model_options opt = {.tasks = tasks, .n_tasks = 1, .nc = (int)nc, .seed = (uint64_t)s->set.run.seed};
-        st = yolo_model_load(model_name, s->backend, &opt, &model);
+        int data_nc = s->data.nc;
+        s->data.nc = (int)nc; /* the checkpoint's classes */
+        st = yolo_session_build_model(s, model_name, &model);
+        s->data.nc = data_nc;
     }
     if (!st) {
         int n = yolo_model_tensor_count(model);

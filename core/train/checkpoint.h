@@ -53,7 +53,8 @@ typedef struct yolo_train_state {
  * else (best.ckpt); otherwise model, EMA and optimizer in f32 (last.ckpt). */
 yolo_status yolo_train_save_checkpoint(const char *path, const yolo_train_state *state, bool half);
 
-/* Whether `model` names a checkpoint (ends in .ckpt). */
+/* Whether `model` names a checkpoint (ends in .ckpt, or .pt/.pth: an
+ * Ultralytics checkpoint, read through core/interop). */
 bool yolo_is_checkpoint_path(const char *model);
 
 /* Refuses a checkpoint of another task than `task`, naming both. */
@@ -97,6 +98,9 @@ yolo_status yolo_checkpoint_transfer(const yolo_ckpt *ck, yolo_model *model, siz
 /* Builds the model a checkpoint was trained with (its model yaml and class
  * count) on s->backend and loads its EMA weights (the weights that were
  * validated). Refuses a checkpoint of another task, naming both. */
+/* s->model_yaml = the checkpoint's stored model yaml (NULL when it has
+ * none), so yolo_session_build_model rebuilds exactly that architecture. */
+yolo_status yolo_checkpoint_model_yaml(const yolo_ckpt *ck, yolo_session *s);
 yolo_status yolo_model_from_checkpoint(yolo_session *s, const char *path, yolo_model **out);
 
 #endif

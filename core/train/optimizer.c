@@ -21,37 +21,32 @@ static yolo_tensor *state_like(yolo_backend *be, const yolo_tensor *p, const cha
     return yolo_tensor_new(be, name, YOLO_F32, p->ndim, p->shape, false);
 }
 
-/* sum of squares of every gradient -> one value the host reads. */
-static yolo_status build_norm_graph(yolo_optimizer *opt) {
+/* norm_sq = sum of squares of every gradient -> the clipping factor -> the
+ * updates (which skip the step when the factor is 0) -> zeroed gradients. */
+static yolo_status build_update_graph(yolo_optimizer *opt) {
     yolo_graph *g = yolo_graph_new(opt->backend);
     if (!g) return YOLO_ERR_NOMEM;
+    opt->update_graph = g;
     yolo_tensor *total = NULL;
     for (int i = 0; i < opt->n_params; i++) {
         yolo_tensor *sq = yolo_sum_squares(g, opt->params[i]->grad);
         total = total ? yolo_add(g, total, sq) : sq;
     }
-    opt->norm_graph = g;
     opt->norm_sq = total;
-    if (!total) return yolo_graph_status(g) ? yolo_graph_status(g) : YOLO_ERR_ARG;
-    yolo_status st = yolo_graph_mark_output(g, total);
-    return st ? st : yolo_graph_plan(g, NULL);
-}
-
-static yolo_status build_update_graph(yolo_optimizer *opt) {
-    yolo_graph *g = yolo_graph_new(opt->backend);
-    if (!g) return YOLO_ERR_NOMEM;
-    opt->update_graph = g;
-    for (int i = 0; i < opt->n_params; i++) {
+    yolo_tensor *scale = total ? yolo_grad_clip_scale(g, total, opt->clip_hyper) : NULL;
+    for (int i = 0; i < opt->n_params && scale; i++) {
         yolo_tensor *p = opt->params[i];
         yolo_tensor *hyper = opt->hyper[opt->group[i]];
         if (opt->kind == YOLO_OPTIMIZER_SGD)
-            yolo_sgd_update(g, p, p->grad, opt->state_a[i], hyper, opt->grad_scale);
+            yolo_sgd_update(g, p, p->grad, opt->state_a[i], hyper, scale);
         else
-            yolo_adamw_update(g, p, p->grad, opt->state_a[i], opt->state_b[i], hyper, opt->grad_scale);
+            yolo_adamw_update(g, p, p->grad, opt->state_a[i], opt->state_b[i], hyper, scale);
         yolo_zero(g, p->grad);
     }
     if (yolo_graph_status(g)) return yolo_graph_status(g);
-    return yolo_graph_plan(g, NULL);
+    if (!scale) return YOLO_ERR_ARG;
+    yolo_status st = yolo_graph_mark_output(g, total); /* kept for the host to read after the step */
+    return st ? st : yolo_graph_plan(g, NULL);
 }
 
 yolo_status yolo_optimizer_create(yolo_model *model, yolo_optimizer_kind kind, float lr, float momentum,
@@ -91,19 +86,20 @@ yolo_status yolo_optimizer_create(yolo_model *model, yolo_optimizer_kind kind, f
         yolo_optimizer_free(opt);
         return yolo_error(YOLO_ERR_ARG, "optimizer: the model has no trainable parameters");
     }
-    int64_t one = 1, hyper_n = kind == YOLO_OPTIMIZER_SGD ? YOLO_SGD_HYPER_COUNT : YOLO_ADAMW_HYPER_COUNT;
+    int64_t hyper_n = kind == YOLO_OPTIMIZER_SGD ? YOLO_SGD_HYPER_COUNT : YOLO_ADAMW_HYPER_COUNT;
     for (int gi = 0; gi < YOLO_PARAM_GROUPS; gi++) {
         char name[32];
         snprintf(name, sizeof name, "optimizer.pg%d", gi);
         opt->hyper[gi] = yolo_tensor_new(opt->backend, name, YOLO_F32, 1, &hyper_n, false);
         opt->lr[gi] = lr;
     }
-    opt->grad_scale = yolo_tensor_new(opt->backend, "optimizer.grad_scale", YOLO_F32, 1, &one, false);
+    int64_t clip_n = YOLO_CLIP_HYPER_COUNT;
+    opt->clip_hyper = yolo_tensor_new(opt->backend, "optimizer.clip", YOLO_F32, 1, &clip_n, false);
+    opt->unscale = 1.0f;
     yolo_status st = YOLO_OK;
     for (int gi = 0; gi < YOLO_PARAM_GROUPS && !st; gi++)
         if (!opt->hyper[gi]) st = YOLO_ERR_NOMEM;
-    if (!st && !opt->grad_scale) st = YOLO_ERR_NOMEM;
-    if (!st) st = build_norm_graph(opt);
+    if (!st && !opt->clip_hyper) st = YOLO_ERR_NOMEM;
     if (!st) st = build_update_graph(opt);
     if (st) {
         yolo_optimizer_free(opt);
@@ -115,14 +111,13 @@ yolo_status yolo_optimizer_create(yolo_model *model, yolo_optimizer_kind kind, f
 
 void yolo_optimizer_free(yolo_optimizer *opt) {
     if (!opt) return;
-    yolo_graph_free(opt->norm_graph);
     yolo_graph_free(opt->update_graph);
     for (int i = 0; i < opt->n_params; i++) {
         yolo_tensor_free(opt->state_a[i]);
         yolo_tensor_free(opt->state_b[i]);
     }
     for (int gi = 0; gi < YOLO_PARAM_GROUPS; gi++) yolo_tensor_free(opt->hyper[gi]);
-    yolo_tensor_free(opt->grad_scale);
+    yolo_tensor_free(opt->clip_hyper);
     free(opt->params);
     free(opt->group);
     free(opt->state_a);
@@ -154,28 +149,31 @@ static yolo_status upload_hypers(yolo_optimizer *opt) {
     return YOLO_OK;
 }
 
-yolo_status yolo_optimizer_step(yolo_optimizer *opt, float max_norm, double *grad_norm) {
-    yolo_status st = yolo_graph_run(opt->norm_graph);
+yolo_status yolo_optimizer_check(yolo_optimizer *opt, double *grad_norm) {
+    if (!opt->norm_unread && !grad_norm) return YOLO_OK;
     float sq = 0.0f;
-    if (!st) st = yolo_tensor_download(opt->norm_sq, &sq, sizeof sq);
+    yolo_status st = yolo_tensor_download(opt->norm_sq, &sq, sizeof sq);
     if (st) return yolo_error_context(st, "optimizer: gradient norm");
-    double norm = sqrt((double)sq);
+    double norm = sqrt((double)sq) * opt->unscale;
     if (grad_norm) *grad_norm = norm;
-    /* torch.nn.utils.clip_grad_norm_: scale = max_norm / (norm + 1e-6), capped at 1 */
-    float scale = 1.0f;
-    if (!isfinite(norm)) scale = 0.0f;
-    else if (max_norm > 0.0f && norm + 1e-6 > max_norm) scale = (float)(max_norm / (norm + 1e-6));
-    st = yolo_tensor_upload(opt->grad_scale, &scale, sizeof scale);
-    if (!st) st = upload_hypers(opt);
+    if (!opt->norm_unread) return YOLO_OK;
+    opt->norm_unread = false;
+    if (isfinite(norm)) return YOLO_OK;
+    opt->steps--; /* the device skipped it */
+    return yolo_error(YOLO_ERR_NUMERIC, "optimizer: the gradient norm is %g; the step was skipped", norm);
+}
+
+yolo_status yolo_optimizer_step(yolo_optimizer *opt, float max_norm, double *grad_norm) {
+    yolo_status st = yolo_optimizer_check(opt, NULL); /* the previous step's, long finished */
     if (st) return st;
-    if (!isfinite(norm)) {
-        /* zero the gradients without touching the weights */
-        for (int i = 0; i < opt->n_params && !st; i++) st = yolo_tensor_zero(opt->params[i]->grad);
-        return yolo_error(YOLO_ERR_NUMERIC, "optimizer: the gradient norm is %g; the step was skipped", norm);
-    }
-    st = yolo_graph_run(opt->update_graph);
-    if (!st) opt->steps++;
-    return st;
+    const float clip[YOLO_CLIP_HYPER_COUNT] = {[YOLO_CLIP_MAX_NORM] = max_norm, [YOLO_CLIP_UNSCALE] = opt->unscale};
+    st = yolo_tensor_upload(opt->clip_hyper, clip, sizeof clip);
+    if (!st) st = upload_hypers(opt);
+    if (!st) st = yolo_graph_run(opt->update_graph);
+    if (st) return st;
+    opt->steps++;
+    opt->norm_unread = true;
+    return grad_norm ? yolo_optimizer_check(opt, grad_norm) : YOLO_OK;
 }
 
 void yolo_optimizer_describe(const yolo_optimizer *opt, char *buf, size_t size) {

@@ -1,9 +1,11 @@
 /* The optimizer: Ultralytics' three parameter groups and their update graph.
  *
  * Groups (the order of lr/pg0..2): 0 biases (no decay), 1 weights (decay),
- * 2 batch-norm weights (no decay). A step computes the total gradient norm,
- * clips it to max_norm, applies SGD (Nesterov momentum) or AdamW to every
- * trainable parameter on the device, and zeroes the gradients. */
+ * 2 batch-norm weights (no decay). A step is one graph run on the device:
+ * the total gradient norm, the clipping factor (GRAD_CLIP_SCALE), SGD
+ * (Nesterov momentum) or AdamW on every trainable parameter, and zeroed
+ * gradients. The host uploads the hyper-parameters and reads nothing back
+ * before the update; the norm is read afterwards, when asked for. */
 #ifndef YOLO_TRAIN_OPTIMIZER_H
 #define YOLO_TRAIN_OPTIMIZER_H
 
@@ -29,10 +31,11 @@ typedef struct yolo_optimizer {
     float weight_decay;    /* already scaled by batch * accumulate / nbs */
     int64_t steps;         /* optimizer steps taken */
     yolo_tensor *hyper[YOLO_PARAM_GROUPS];
-    yolo_tensor *grad_scale;
-    yolo_graph *norm_graph;
-    yolo_tensor *norm_sq;
-    yolo_graph *update_graph;
+    yolo_tensor *clip_hyper;  /* {max_norm, 1/loss_scale} (yolo_grad_clip_scale) */
+    yolo_tensor *norm_sq;     /* output of the update graph: sum of squared gradients */
+    yolo_graph *update_graph; /* norm -> clip factor -> updates -> zeroed gradients */
+    bool norm_unread;         /* the last step's norm_sq has not been checked yet */
+    float unscale;            /* 1/loss_scale of the gradients (1 without loss scaling) */
 } yolo_optimizer;
 
 /* Collects the trainable parameters of `model` into the groups and creates
@@ -43,9 +46,16 @@ void yolo_optimizer_free(yolo_optimizer *opt);
 
 /* One step with the current lr[] and momentum: clip the total gradient norm
  * to max_norm (<= 0: no clipping), update, zero the gradients. *grad_norm
- * (may be NULL) receives the norm before clipping. A non-finite norm skips
- * the update, zeroes the gradients and returns YOLO_ERR_NUMERIC. */
+ * (may be NULL) receives the norm before clipping, read after the update.
+ * A non-finite norm skips the update on the device (parameters and state
+ * untouched) and zeroes the gradients; the host finds out when it reads the
+ * norm (grad_norm given, or the next step or yolo_optimizer_check) and
+ * returns YOLO_ERR_NUMERIC then, the skipped step not counted. */
 yolo_status yolo_optimizer_step(yolo_optimizer *opt, float max_norm, double *grad_norm);
+
+/* Reads the last step's gradient norm if not read yet: YOLO_ERR_NUMERIC if
+ * it was not finite (that step was skipped). *grad_norm may be NULL. */
+yolo_status yolo_optimizer_check(yolo_optimizer *opt, double *grad_norm);
 
 /* "SGD(lr=0.01, momentum=0.937) with parameter groups 57 weight(decay=0.0), 64 weight(decay=0.0005), 63 bias(decay=0.0)" */
 void yolo_optimizer_describe(const yolo_optimizer *opt, char *buf, size_t size);

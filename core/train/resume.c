@@ -8,6 +8,7 @@
 
 #include "cli/modes.h"
 #include "dist/launch.h"
+#include "interop/pt_import.h"
 #include "train/trainer.h"
 
 static bool is_regular_file(const char *path, double *mtime) {
@@ -90,6 +91,12 @@ static yolo_status resume_config(yolo_trainer *t, const yolo_mode_context *ctx) 
 yolo_status yolo_trainer_find_resume(yolo_trainer *t, const yolo_mode_context *ctx) {
     yolo_status st = YOLO_OK;
     if (t->rank == 0) st = resume_path(ctx, &t->launch, t->ckpt_path, sizeof t->ckpt_path); /* the newest run is rank 0's */
+    if (!st && yolo_pt_is_path(t->ckpt_path))
+        st = yolo_error(YOLO_ERR_UNSUPPORTED,
+                        "resume from %s: an Ultralytics .pt is not resumed here (its optimizer moments, schedule "
+                        "position and data order are Ultralytics' and cannot be continued exactly); fine-tune from "
+                        "it instead: yolo train model=%s (without resume)",
+                        t->ckpt_path, t->ckpt_path);
     st = yolo_dist_agree(t->dist, st, "finding the checkpoint to resume");
     if (!st) st = yolo_ddp_share_string(t->dist, t->ckpt_path, sizeof t->ckpt_path, "broadcast(resume path)");
     if (!st && t->ckpt_path[0]) st = resume_config(t, ctx);

@@ -29,9 +29,10 @@ static bool run_dir_of(const char *ckpt, char *out, size_t size) {
 
 yolo_status yolo_trainer_make_run_dir(yolo_trainer *t) {
     yolo_status st = YOLO_OK;
-    if (t->resuming && run_dir_of(t->ckpt_path, t->s.run_dir, sizeof t->s.run_dir))
-        st = t->rank == 0 ? yolo_config_save_args(t->s.cfg, t->s.run_dir) : YOLO_OK;
-    else if (t->rank == 0)
+    if (t->resuming && run_dir_of(t->ckpt_path, t->s.run_dir, sizeof t->s.run_dir)) {
+        st = t->rank == 0 ? yolo_session_lock_run_dir(&t->s) : YOLO_OK;
+        if (!st && t->rank == 0) st = yolo_config_save_args(t->s.cfg, t->s.run_dir);
+    } else if (t->rank == 0)
         st = yolo_session_make_run_dir(&t->s);
     return yolo_dist_agree(t->dist, st, "creating the run directory");
 }

@@ -1,11 +1,16 @@
 /* Session setup shared by the train, val and predict modes (session.h). */
 #include "train/session.h"
+
+#include "nn/model_yaml.h"
 #include "dist/launch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #include "backend/backend.h"
@@ -121,11 +126,46 @@ yolo_status yolo_session_build_model(yolo_session *s, const char *model, yolo_mo
     snprintf(s->model_name, sizeof s->model_name, "%s", model);
     const yolo_task *tasks[1] = {s->task};
     yolo_model_options opt = {.tasks = tasks, .n_tasks = 1, .nc = s->data.nc, .seed = (uint64_t)s->set.run.seed};
-    return yolo_model_load(model, s->backend, &opt, out);
+    yolo_status st;
+    if (s->model_yaml) {
+        st = yolo_model_load_text(model, s->model_yaml, strlen(s->model_yaml), s->backend, &opt, out);
+    } else {
+        st = yolo_model_load(model, s->backend, &opt, out); /* its yaml was merged by yolo_session_open */
+    }
+    if (!st && (st = yolo_model_check_head(*out, s->task))) {
+        yolo_model_free(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+yolo_status yolo_session_lock_run_dir(yolo_session *s) {
+    char path[1100];
+    snprintf(path, sizeof path, "%s/.yolo-run.lock", s->run_dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return yolo_error(YOLO_ERR_IO, "%s: cannot create the run lock: %s", path, strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        char pid[32] = "";
+        ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
+        pid[n > 0 ? n : 0] = '\0';
+        pid[strcspn(pid, "\n")] = '\0';
+        close(fd);
+        return yolo_error(YOLO_ERR_CONFIG, "run directory %s is in use by another yolo process (pid %s): two runs "
+                          "writing one last.ckpt and results.csv would corrupt both; give another name= (or drop "
+                          "exist_ok=True) or wait for it to finish", s->run_dir, pid[0] ? pid : "unknown");
+    }
+    char pid[32];
+    int len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)len, 0) != len) { /* the pid is only for the message */
+    }
+    if (s->run_lock_fd > 0) close(s->run_lock_fd);
+    s->run_lock_fd = fd; /* held until the session closes (or the process ends) */
+    return YOLO_OK;
 }
 
 yolo_status yolo_session_make_run_dir(yolo_session *s) {
     yolo_status st = yolo_config_make_run_dir(s->cfg, s->run_dir, sizeof s->run_dir);
+    if (!st) st = yolo_session_lock_run_dir(s);
     if (!st) st = yolo_config_save_args(s->cfg, s->run_dir);
     return st;
 }
@@ -138,6 +178,8 @@ void yolo_session_close(yolo_session *s) {
     for (int i = 0; i < s->n_names; i++) free(s->names[i]);
     free(s->names);
     yolo_model_free(s->model);
+    free(s->model_yaml);
+    if (s->run_lock_fd > 0) close(s->run_lock_fd);
     if (s->data_loaded) yolo_data_config_free(&s->data);
     yolo_backend_free(s->backend);
     memset(s, 0, sizeof *s);

@@ -25,7 +25,9 @@ typedef struct yolo_session {
     char **names;              /* class names from a checkpoint (when no data) */
     int n_names;
     char model_name[1024];     /* what the model was built from */
+    char *model_yaml;          /* a checkpoint's stored yaml text: built from it, not from model_name's file */
     char run_dir[1024];
+    int run_lock_fd;           /* > 0: the flock held on run_dir/.yolo-run.lock */
     yolo_settings set;         /* read once the configuration is merged */
     yolo_dist *dist;           /* borrowed: the ranks of a DDP run, NULL alone */
 } yolo_session;
@@ -47,11 +49,18 @@ typedef struct yolo_session_options {
 /* Resolves task hooks, data and model yamls (merged into the config: the
  * last merges), then reads the settings and opens the backend. */
 yolo_status yolo_session_open(const yolo_mode_context *ctx, yolo_session *s, const yolo_session_options *opt);
-/* Builds the model named by `model` (a yaml; NULL: the task's default) for
- * the data's nc, seeded. Its yaml was merged by yolo_session_open. */
+/* Builds the model named by `model` (a yaml; NULL: the task's default; from
+ * s->model_yaml when a checkpoint gave one) for the data's nc, seeded; its
+ * yaml was merged by yolo_session_open. Refuses a model whose last layer is
+ * not one of the task's heads. */
 yolo_status yolo_session_build_model(yolo_session *s, const char *model, yolo_model **out);
-/* Creates the run directory and writes args.yaml into it. */
+/* Creates the run directory, locks it and writes args.yaml into it. */
 yolo_status yolo_session_make_run_dir(yolo_session *s);
+/* Takes an exclusive flock on run_dir/.yolo-run.lock (holding this pid),
+ * so a second run in the same directory (same name= with exist_ok=True, a
+ * second resume) stops with an error naming the directory and the other
+ * pid instead of corrupting last.ckpt and results.csv. */
+yolo_status yolo_session_lock_run_dir(yolo_session *s);
 void yolo_session_close(yolo_session *s);
 
 #endif

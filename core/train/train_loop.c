@@ -76,6 +76,7 @@ static yolo_status train_epoch(yolo_trainer *t, int epoch, int64_t first, float 
         }
         int instances = batch->instances.n > 0 ? batch->instances.n : batch->n;
         int size = batch->width;
+        yolo_run_plots_train_batch(&t->plots, batch, t->train_set, ni);
         yolo_loader_release(t->loader, batch);
         if (st) break;
         if (t->step_log) {
@@ -92,6 +93,7 @@ static yolo_status train_epoch(yolo_trainer *t, int epoch, int64_t first, float 
         yolo_progress_update(&bar, i + 1, means, instances, size, memory_gb(t));
     }
     yolo_progress_end(&bar);
+    if (!st) st = yolo_optimizer_check(t->opt, NULL); /* the epoch's last step, before a checkpoint counts it */
     return st;
 }
 
@@ -187,8 +189,11 @@ static yolo_status train(yolo_trainer *t) {
     /* The final table: the last EMA weights, validated once more with the per-class table. */
     yolo_val_result final = {0};
     printf("Validating (final EMA weights)...\n");
+    if (t->plots.on) t->validator.plot_dir = t->s.run_dir;
     st = yolo_validator_run(&t->validator, stdout, &final);
     if (st) return st;
+    yolo_run_plots_results(&t->plots);
+    yolo_run_plots_close(&t->plots, stdout, t->validator.plot_seconds, t->validator.plot_cpu_seconds);
     printf("Best fitness %.4f at epoch %d. Results saved to %s\n", t->best_fitness, t->best_epoch + 1, t->s.run_dir);
     return YOLO_OK;
 }

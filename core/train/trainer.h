@@ -56,6 +56,7 @@
 #include "train/ema.h"
 #include "train/model_graph.h"
 #include "train/optimizer.h"
+#include "train/run_plots.h"
 #include "train/session.h"
 #include "train/train_log.h"
 #include "train/validate.h"
@@ -101,6 +102,7 @@ typedef struct yolo_trainer {
     double allreduce_copy_seconds;
     int64_t allreduce_steps;
     FILE *step_log;        /* YOLO_STEP_LOG=FILE: every batch's loss items (rank 0; tests compare runs) */
+    yolo_run_plots plots;  /* plots=True: the run's pictures (rank 0) */
 } yolo_trainer;
 
 /* The run set up (every rank agrees it is, or fails), ready to train. */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "backend/backend.h"
 #include "train/trainer.h"
 
 /* Ultralytics' optimizer=auto, and the explicit choices that are built. */
@@ -129,6 +130,9 @@ static yolo_status create_loss_and_validator(yolo_trainer *t) {
                         run->imgsz, (uint64_t)run->seed);
     t->validator_ready = true;
     t->validator.dist = t->dist;
+    t->validator.task = t->s.task;
+    yolo_run_plots_open(&t->plots, t->s.set.pictures.plots && t->rank == 0, t->s.run_dir, &t->s.tctx);
+    if (!t->resuming) yolo_run_plots_labels(&t->plots, t->train_set);
     const char *step_log = getenv("YOLO_STEP_LOG");
     if (step_log && *step_log && t->rank == 0 && !(t->step_log = fopen(step_log, "a")))
         return yolo_error(YOLO_ERR_IO, "YOLO_STEP_LOG=%s: cannot open (%s)", step_log, strerror(errno));
@@ -143,8 +147,12 @@ static yolo_status setup(yolo_trainer *t, const yolo_mode_context *ctx) {
     yolo_session_options so = {.need_data = true, .concerns = YOLO_SETTINGS_TRAIN,
                                .model = t->model_yaml[0] ? t->model_yaml : NULL, .dist = t->dist};
     if (!st) st = yolo_session_open(ctx, &t->s, &so);
+    /* resumed or fine-tuned: the model is built from the yaml the checkpoint carries */
+    if (!st && t->ck) st = yolo_checkpoint_model_yaml(t->ck, &t->s);
     if (st) return st;
     const yolo_settings *set = &t->s.set;
+    yolo_backend_set_amp(t->s.backend, set->run.amp); /* training and its validation */
+    printf("AMP: %s\n", yolo_backend_precision(t->s.backend));
     if (set->run.batch % t->world)
         return yolo_error(YOLO_ERR_CONFIG, "batch=%d (%s) is the global batch: it must be a multiple of the %d ranks",
                           set->run.batch, yolo_config_source(t->s.cfg, "batch"), t->world);
@@ -176,6 +184,7 @@ yolo_status yolo_trainer_open(yolo_trainer *t, const yolo_mode_context *ctx) {
 }
 
 void yolo_trainer_close(yolo_trainer *t) {
+    yolo_run_plots_close(&t->plots, NULL, 0, 0);
     if (t->step_log) fclose(t->step_log);
     yolo_ddp_buckets_free(&t->buckets);
     yolo_meta_free(t->history);

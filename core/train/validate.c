@@ -6,6 +6,14 @@
 #include <time.h>
 
 #include "data/loader.h"
+#include "train/run_plots.h"
+#include "train/val_json.h"
+
+static double thread_cpu_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 static double now_seconds(void) {
     struct timespec ts;
@@ -54,6 +62,7 @@ yolo_status yolo_validator_run(yolo_validator *v, FILE *table, yolo_val_result *
     double t0 = now_seconds();
     const yolo_task_hooks *h = v->hooks;
     yolo_loader_options lo = {.batch = v->batch, .workers = v->workers, .world = 1, .seed = v->seed, .augment = false,
+                              .rect = true, /* Ultralytics validates in rect batches (padded +0.5 stride) */
                               .deal_rank = yolo_dist_rank(v->dist), .deal_world = yolo_dist_world(v->dist)};
     yolo_augment_defaults(&lo.aug);
     lo.aug.imgsz = v->imgsz;
@@ -64,6 +73,8 @@ yolo_status yolo_validator_run(yolo_validator *v, FILE *table, yolo_val_result *
     bool val_loss = h->val_loss_outputs >= 0 && h->loss_create;
     if (!st && val_loss) st = h->loss_create(&v->tctx, &loss_state);
     if (!st) st = yolo_loader_start_epoch(loader, 0, 0);
+    yolo_val_json json = {0};
+    if (!st && v->json_dir && yolo_dist_rank(v->dist) == 0) st = yolo_val_json_open(&json, v->task, v->json_dir);
     double loss_sum[YOLO_TASK_MAX_ITEMS] = {0};
     int64_t n_batches = 0;
     while (!st) {
@@ -74,6 +85,14 @@ yolo_status yolo_validator_run(yolo_validator *v, FILE *table, yolo_val_result *
         st = yolo_graph_cache_get(&v->graphs, batch, &mg);
         if (!st) st = yolo_model_graph_forward(mg, batch);
         if (!st) st = h->metrics_update(metrics, batch, mg->out.n, mg->host_out);
+        double p0 = now_seconds(), c0 = thread_cpu_seconds();
+        if (!st && v->plot_dir && yolo_dist_rank(v->dist) == 0 &&
+            yolo_val_plot_batch(v->plot_dir, v->task, metrics, &v->tctx, v->dataset, batch, mg->out.n, mg->host_out,
+                                n_batches) != YOLO_OK)
+            fprintf(stderr, "WARNING: val_batch%lld plots: %s\n", (long long)n_batches, yolo_last_error());
+        v->plot_seconds += now_seconds() - p0;
+        v->plot_cpu_seconds += thread_cpu_seconds() - c0;
+        if (!st && json.f) st = yolo_val_json_add(&json, metrics, v->dataset, batch, mg->out.n, mg->host_out);
         if (!st && val_loss && mg->out.n > h->val_loss_outputs) {
             double loss = 0;
             float items[YOLO_TASK_MAX_ITEMS] = {0};
@@ -85,10 +104,20 @@ yolo_status yolo_validator_run(yolo_validator *v, FILE *table, yolo_val_result *
         n_batches++;
         yolo_loader_release(loader, batch);
     }
+    yolo_status json_st = yolo_val_json_close(&json);
+    if (!st) st = json_st;
+    if (!st && json.written) printf("Saving %s...\n", json.path);
     if (yolo_dist_world(v->dist) > 1) st = yolo_dist_agree(v->dist, st, "validation");
     if (!st) st = merge_ranks(v, metrics);
     bool here = yolo_dist_rank(v->dist) == 0;
     if (!st && here) st = h->metrics_summarize(metrics, out->metrics, &out->fitness, table);
+    const yolo_task_hooks *pictures = yolo_picture_hooks(v->task);
+    double p0 = now_seconds(), c0 = thread_cpu_seconds();
+    if (!st && here && pictures && pictures->metrics_plot && (v->plot_dir || (v->print_confusion && table)) &&
+        pictures->metrics_plot(metrics, v->plot_dir, v->print_confusion ? table : NULL) != YOLO_OK)
+        fprintf(stderr, "WARNING: validation plots: %s\n", yolo_last_error());
+    v->plot_seconds += now_seconds() - p0;
+    v->plot_cpu_seconds += thread_cpu_seconds() - c0;
     /* rank 0's metrics to all; the loss sums and counts over all */
     double shared[32 + 1 + 2 + YOLO_TASK_MAX_ITEMS] = {0};
     double *sums = shared + 33, *counts = shared + 33 + YOLO_TASK_MAX_ITEMS;

@@ -9,6 +9,7 @@
 #include "data/dataset.h"
 #include "dist/dist.h"
 #include "train/model_graph.h"
+#include "yolo/plugin.h"
 #include "yolo/task.h"
 
 typedef struct yolo_val_result {
@@ -28,6 +29,14 @@ typedef struct yolo_validator {
     uint64_t seed;
     yolo_dist *dist; /* DDP (set after init): batches dealt round-robin to the ranks, metrics
                         merged on rank 0 and the results given to every rank; NULL: all here */
+    /* pictures (set after init): plot_dir non-NULL makes the next run write
+     * val_batch*.jpg and the task's charts there (rank 0); print_confusion
+     * prints the task's confusion matrix to the table. task: for its hooks. */
+    const yolo_task *task;
+    const char *plot_dir;
+    bool print_confusion;
+    const char *json_dir;  /* save_json: predictions.json there (rank 0's images) */
+    double plot_seconds, plot_cpu_seconds; /* wall and CPU time spent drawing pictures, over all runs */
 } yolo_validator;
 
 /* model: the model to evaluate (its graphs are cached in the validator). */

@@ -36,6 +36,7 @@
 #include <yolo/config.h>
 #include <yolo/data.h>
 #include <yolo/error.h>
+#include <yolo/plot.h>
 #include <yolo/task.h>
 
 #include "classify_task.h"
@@ -277,6 +278,9 @@ typedef struct metrics_state {
     char **names; /* copies of the context's names */
     int64_t n_images, n_top1, n_top5;
     text_buf txt, json;
+    yolo_confusion cm; /* predicted top-1 x true class (this rank's share under DDP) */
+    yolo_drawn_object drawn[1];
+    char summary[512];
 } metrics_state;
 
 static const char *const classify_metric_names[2] = {"metrics/accuracy_top1", "metrics/accuracy_top5"};
@@ -286,6 +290,7 @@ static void classify_metrics_destroy(void *state) {
     if (!s) return;
     for (int i = 0; i < s->n_names; i++) free(s->names[i]);
     free(s->names), free(s->txt.s), free(s->json.s);
+    yolo_confusion_free(&s->cm);
     free(s);
 }
 
@@ -311,6 +316,10 @@ static yolo_status classify_metrics_create(const yolo_task_context *ctx, void **
             }
             strcpy(s->names[c], name);
         }
+    }
+    if (s->nc > 0 && yolo_confusion_init(&s->cm, s->nc, 0) != YOLO_OK) {
+        classify_metrics_destroy(s);
+        return yolo_error(YOLO_ERR_NOMEM, "classify metrics_create: out of memory");
     }
     *state = s;
     return YOLO_OK;
@@ -341,6 +350,9 @@ static yolo_status classify_metrics_update(void *state, const yolo_batch *batch,
         s->n_images++;
         s->n_top1 += r == 0;
         s->n_top5 += r < k;
+        int top1;
+        top_classes(outputs[0].data + (int64_t)i * nc, nc, 1, &top1);
+        yolo_confusion_add(&s->cm, top1, batch->image_class[i]);
     }
     return YOLO_OK;
 }
@@ -445,6 +457,53 @@ static yolo_status classify_predict(void *state, const yolo_batch *batch, int im
 
 /* ------------------------------------------------------------------ */
 
+/* Results.plot for classify: the top-5 classes with their probabilities
+ * stacked at the top-left (top-1 alone on a mosaic tile). */
+static yolo_status classify_draw_predictions(void *state, const yolo_batch *batch, int image, int n_outputs,
+                                             const yolo_host_tensor *outputs, const yolo_draw_options *opt,
+                                             yolo_canvas *canvas, yolo_drawn_result *out) {
+    metrics_state *s = state;
+    if (!s || !opt || !canvas || !out) return yolo_error(YOLO_ERR_ARG, "classify draw_predictions: NULL argument");
+    yolo_status st = check_batch("draw_predictions", batch, n_outputs, outputs);
+    int64_t nc = 0;
+    if (!st) st = scores_classes(s, "draw_predictions", &outputs[0], &nc);
+    if (!st && (image < 0 || image >= batch->n))
+        st = yolo_error(YOLO_ERR_ARG, "classify draw_predictions: image %d of a batch of %d", image, batch->n);
+    if (st) return st;
+    const float *p = outputs[0].data + (int64_t)image * nc;
+    int k = nc < CT_TOPK ? (int)nc : CT_TOPK, top[CT_TOPK];
+    top_classes(p, nc, k, top);
+    /* the visible top-left of the (centre-cropped) input, in original pixels */
+    const yolo_image_meta *m = batch->meta ? &batch->meta[image] : NULL;
+    double rx = m && m->ratio_x > 0 ? m->ratio_x : 1, ry = m && m->ratio_y > 0 ? m->ratio_y : 1;
+    double margin = 0.03 * batch->height;
+    double x = (margin - (m ? m->pad_x : 0)) / rx, y = (margin - (m ? m->pad_y : 0)) / ry;
+    double step = yolo_draw_label_height(opt->line_width) / yolo_canvas_scale(canvas) * 1.1; /* canvas -> drawing */
+    size_t used = 0;
+    s->summary[0] = '\0';
+    for (int j = 0; j < k; j++) {
+        char buf[32], label[160];
+        const char *name = class_name(s, top[j], buf, sizeof buf);
+        snprintf(label, sizeof label, "%s %.2f", name, (double)p[top[j]]);
+        if (used < sizeof s->summary)
+            used += (size_t)snprintf(s->summary + used, sizeof s->summary - used, "%s%s", j ? ", " : "", label);
+        if (opt->labels && (j == 0 || !opt->compact))
+            yolo_draw_label_at(canvas, x, y + j * step, opt->show_conf ? label : name, yolo_class_color(top[j]),
+                               opt->line_width);
+    }
+    s->drawn[0] = (yolo_drawn_object){top[0], p[top[0]], {0, 0, 0, 0}};
+    *out = (yolo_drawn_result){0, s->drawn, s->summary}; /* no boxes: nothing to crop */
+    return YOLO_OK;
+}
+
+static yolo_status classify_metrics_plot(void *state, const char *dir, FILE *table) {
+    metrics_state *s = state;
+    if (!s) return yolo_error(YOLO_ERR_ARG, "classify metrics_plot: NULL state");
+    if (!s->cm.counts) return YOLO_OK;
+    if (table) yolo_confusion_print(&s->cm, (const char *const *)s->names, table);
+    return dir ? yolo_confusion_plot(&s->cm, (const char *const *)s->names, dir) : YOLO_OK;
+}
+
 const yolo_task_hooks classify_task_hooks = {
     .data = {.needs = YOLO_NEED_IMAGE_CLASS, .parse_labels = NULL, .label_format = NULL},
     .n_loss_items = 1,
@@ -462,4 +521,6 @@ const yolo_task_hooks classify_task_hooks = {
     .metrics_merge = classify_metrics_merge,
     .metrics_summarize = classify_metrics_summarize,
     .predict = classify_predict,
+    .draw_predictions = classify_draw_predictions,
+    .metrics_plot = classify_metrics_plot,
 };

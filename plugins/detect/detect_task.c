@@ -69,6 +69,8 @@ typedef struct metrics_state {
     int32_t *gt_cls;
     int gt_cap;
     char *txt, *json;
+    yolo_confusion cm;        /* Ultralytics' ConfusionMatrix at conf 0.25, IoU 0.45 (val only) */
+    yolo_drawn_object *drawn; /* draw_predictions' report, max_det of them */
 } metrics_state;
 
 static const char *const detect_metric_names[4] = {"metrics/precision(B)", "metrics/recall(B)",
@@ -78,8 +80,9 @@ static void detect_metrics_destroy(void *state) {
     metrics_state *s = state;
     if (!s) return;
     yolo_det_eval_free(&s->eval);
-    free(s->dets), free(s->gt_boxes), free(s->gt_cls), free(s->txt), free(s->json);
+    free(s->dets), free(s->gt_boxes), free(s->gt_cls), free(s->txt), free(s->json), free(s->drawn);
     yolo_ap_stats_free(&s->stats);
+    yolo_confusion_free(&s->cm);
     free(s);
 }
 
@@ -95,10 +98,12 @@ static yolo_status detect_metrics_create(const yolo_task_context *ctx, void **st
         return st;
     }
     s->dets = malloc((size_t)s->eval.nms.max_det * sizeof(yolo_detection));
-    if (!s->dets) {
+    s->drawn = malloc((size_t)s->eval.nms.max_det * sizeof *s->drawn);
+    int max_det = s->eval.nms.max_det;
+    if (s->eval.nc > 0) st = yolo_confusion_init(&s->cm, s->eval.nc, 1);
+    if (st || !s->dets || !s->drawn) {
         detect_metrics_destroy(s);
-        return yolo_error(YOLO_ERR_NOMEM, "detect metrics_create: out of memory for %d detections",
-                          s->eval.nms.max_det);
+        return yolo_error(YOLO_ERR_NOMEM, "detect metrics_create: out of memory for %d detections", max_det);
     }
     *state = s;
     return YOLO_OK;
@@ -158,6 +163,9 @@ static yolo_status detect_metrics_update(void *state, const yolo_batch *batch, i
         if (s->eval.single_cls)
             for (int j = 0; j < k - k0; j++) gc[j] = 0;
         st = yolo_det_metrics_add_image(&s->stats, s->dets, n_det, k - k0, gc, gb);
+        if (!st && s->cm.counts)
+            st = yolo_det_confusion_add_image(&s->cm, s->dets, n_det, k - k0, gc, gb, YOLO_CONFUSION_CONF,
+                                              YOLO_CONFUSION_IOU);
         if (st) return st;
     }
     return YOLO_OK;
@@ -166,13 +174,28 @@ static yolo_status detect_metrics_update(void *state, const yolo_batch *batch, i
 static yolo_status detect_metrics_pack(void *state, void **bytes, size_t *size) {
     metrics_state *s = state;
     if (!s || !bytes || !size) return yolo_error(YOLO_ERR_ARG, "detect metrics_pack: NULL argument");
-    return yolo_ap_stats_pack(&s->stats, bytes, size);
+    void *stats = NULL;
+    size_t n = 0;
+    yolo_status st = yolo_ap_stats_pack(&s->stats, &stats, &n);
+    if (st) return st;
+    char *out = NULL;
+    FILE *f = open_memstream(&out, size);
+    if (!f) st = yolo_error(YOLO_ERR_NOMEM, "detect metrics_pack: out of memory");
+    if (!st && fwrite(stats, 1, n, f) != n) st = yolo_error(YOLO_ERR_NOMEM, "detect metrics_pack: out of memory");
+    if (!st && s->cm.counts) st = yolo_confusion_pack(&s->cm, f);
+    if (f && fclose(f) != 0 && !st) st = yolo_error(YOLO_ERR_NOMEM, "detect metrics_pack: out of memory");
+    free(stats);
+    if (st) free(out);
+    else *bytes = out;
+    return st;
 }
 
 static yolo_status detect_metrics_merge(void *state, const void *bytes, size_t size) {
     metrics_state *s = state;
     if (!s || (!bytes && size)) return yolo_error(YOLO_ERR_ARG, "detect metrics_merge: NULL argument");
-    yolo_status st = yolo_ap_stats_unpack_merge(&s->stats, bytes, size, NULL);
+    size_t used = 0;
+    yolo_status st = yolo_ap_stats_unpack_merge(&s->stats, bytes, size, &used);
+    if (!st && s->cm.counts) st = yolo_confusion_unpack_merge(&s->cm, (const uint8_t *)bytes + used, size - used, &used);
     return st ? yolo_error_context(st, "detect") : YOLO_OK;
 }
 
@@ -226,6 +249,43 @@ static yolo_status detect_predict(void *state, const yolo_batch *batch, int imag
 }
 
 /* ------------------------------------------------------------------ */
+/* Pictures                                                             */
+
+static yolo_status detect_draw_predictions(void *state, const yolo_batch *batch, int image, int n_outputs,
+                                           const yolo_host_tensor *outputs, const yolo_draw_options *opt,
+                                           yolo_canvas *canvas, yolo_drawn_result *out) {
+    metrics_state *s = state;
+    if (!s || !opt || !canvas || !out) return yolo_error(YOLO_ERR_ARG, "detect draw_predictions: NULL argument");
+    if (!batch || n_outputs < 1 || !outputs || image < 0 || image >= batch->n)
+        return yolo_error(YOLO_ERR_ARG, "detect draw_predictions: no outputs or image %d of a batch", image);
+    int nc, A, n_det;
+    yolo_status st = yolo_det_check_eval_output("detect draw_predictions", batch, &outputs[0], 0, &nc, &A);
+    if (!st) st = image_detections(s, batch, &outputs[0], nc, A, image, &n_det);
+    if (st) return st;
+    *out = (yolo_drawn_result){0};
+    for (int i = n_det - 1; i >= 0; i--) /* the most confident drawn last, on top */
+        if (s->dets[i].score >= opt->conf) yolo_det_draw_detection(canvas, &s->eval, &s->dets[i], opt, s->drawn, &out->n);
+    out->objects = s->drawn;
+    return YOLO_OK;
+}
+
+static yolo_status detect_metrics_plot(void *state, const char *dir, FILE *table) {
+    metrics_state *s = state;
+    if (!s) return yolo_error(YOLO_ERR_ARG, "detect metrics_plot: NULL state");
+    if (!s->cm.counts) return YOLO_OK; /* no class count known: nothing to plot */
+    const char *const *names = (const char *const *)s->eval.names;
+    if (table) yolo_confusion_print(&s->cm, names, table);
+    if (!dir) return YOLO_OK;
+    yolo_status st = yolo_confusion_plot(&s->cm, names, dir);
+    yolo_ap_summary sum;
+    if (!st) st = yolo_ap_summarize(&s->stats, yolo_det_eval_nc(&s->eval, &s->stats), &sum);
+    if (st) return yolo_error_context(st, "detect plots");
+    st = yolo_det_plot_curves(&sum, "Box", names, s->eval.nc, dir);
+    yolo_ap_summary_free(&sum);
+    return st;
+}
+
+/* ------------------------------------------------------------------ */
 
 const yolo_task_hooks detect_task_hooks = {
     .data = {.needs = YOLO_NEED_BOXES, .parse_labels = NULL, .label_format = NULL},
@@ -244,4 +304,6 @@ const yolo_task_hooks detect_task_hooks = {
     .metrics_merge = detect_metrics_merge,
     .metrics_summarize = detect_metrics_summarize,
     .predict = detect_predict,
+    .draw_predictions = detect_draw_predictions,
+    .metrics_plot = detect_metrics_plot,
 };

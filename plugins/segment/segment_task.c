@@ -233,6 +233,8 @@ typedef struct metrics_state {
     float *z, *contour;
     uint8_t *pred_masks, *gt_masks;
     size_t pm_cap, gm_cap, z_cap, contour_cap;
+    uint8_t *draw_mask; /* one mask at the drawn resolution */
+    size_t draw_mask_cap;
 } metrics_state;
 
 static const char *const segment_metric_names[8] = {
@@ -244,7 +246,7 @@ static void segment_metrics_destroy(void *state) {
     if (!s) return;
     yolo_det_task_eval_free(&s->kit);
     targets_free(&s->targets);
-    free(s->z), free(s->contour), free(s->pred_masks), free(s->gt_masks);
+    free(s->z), free(s->contour), free(s->pred_masks), free(s->gt_masks), free(s->draw_mask);
     free(s);
 }
 
@@ -379,6 +381,56 @@ static yolo_status segment_predict(void *state, const yolo_batch *batch, int ima
 }
 
 /* ------------------------------------------------------------------ */
+/* Pictures                                                             */
+
+/* Detection d's mask over the batch image: at the batch resolution, or at
+ * the original image's scale (retina_masks), placed in original pixels. */
+static yolo_status draw_mask(metrics_state *s, const yolo_batch *batch, const eval_view *v, int image,
+                             const yolo_detection *d, const yolo_draw_options *opt, yolo_canvas *canvas) {
+    const yolo_image_meta *m = batch->meta ? &batch->meta[image] : NULL;
+    float rx = m ? m->ratio_x : 1, ry = m ? m->ratio_y : 1, px = m ? m->pad_x : 0, py = m ? m->pad_y : 0;
+    int W = batch->width, H = batch->height, ow = W, oh = H;
+    if (opt->retina_masks && rx > 0 && ry > 0) ow = (int)lroundf(W / rx), oh = (int)lroundf(H / ry);
+    size_t hw = (size_t)v->mw * v->mh;
+    yolo_status st = grow((void **)&s->draw_mask, &s->draw_mask_cap, (size_t)ow * oh, 1);
+    if (!st) st = grow((void **)&s->z, &s->z_cap, hw, sizeof(float));
+    if (st) return st;
+    float mb[4];
+    box_to_mask(batch, v, d->box, mb);
+    seg_predict_mask_upsampled(v->nm, yolo_det_eval_view_extra(&v->det, image, d), (size_t)v->det.n_anchors,
+                               v->proto + (size_t)image * v->nm * hw, v->mh, v->mw, mb, ow, oh, s->z, s->draw_mask);
+    float place[4] = {-px / rx, -py / ry, W / rx, H / ry};
+    yolo_draw_mask(canvas, s->draw_mask, ow, oh, place, yolo_class_color(d->cls), 0.5);
+    return YOLO_OK;
+}
+
+/* Masks first, then boxes and labels; the most confident drawn last, on top. */
+static yolo_status segment_draw_predictions(void *state, const yolo_batch *batch, int image, int n_outputs,
+                                            const yolo_host_tensor *outputs, const yolo_draw_options *opt,
+                                            yolo_canvas *canvas, yolo_drawn_result *out) {
+    metrics_state *s = state;
+    const char *who = "segment draw_predictions";
+    if (!s || !opt || !canvas || !out) return yolo_error(YOLO_ERR_ARG, "%s: NULL argument", who);
+    eval_view v;
+    yolo_status st = eval_outputs(who, batch, n_outputs, outputs, &v);
+    if (!st && (image < 0 || image >= batch->n)) st = yolo_error(YOLO_ERR_ARG, "%s: image %d of a batch of %d", who, image, batch->n);
+    int n_det = 0;
+    if (!st) st = yolo_det_task_eval_nms(&s->kit, &v.det, image, &n_det);
+    *out = (yolo_drawn_result){0};
+    const yolo_detection *dets = s->kit.dets;
+    for (int d = n_det - 1; d >= 0 && !st; d--)
+        if (dets[d].score >= opt->conf && !opt->report_only) st = draw_mask(s, batch, &v, image, &dets[d], opt, canvas);
+    for (int d = n_det - 1; d >= 0 && !st; d--) {
+        if (dets[d].score < opt->conf) continue;
+        yolo_detection det = dets[d];
+        st = yolo_box_to_original(batch, image, det.box, 1);
+        if (!st) yolo_det_draw_detection(canvas, &s->kit.eval, &det, opt, s->kit.drawn, &out->n);
+    }
+    out->objects = s->kit.drawn;
+    return st;
+}
+
+/* ------------------------------------------------------------------ */
 
 const yolo_task_hooks segment_task_hooks = {
     .data = {.needs = YOLO_NEED_BOXES | YOLO_NEED_POLYGONS, .parse_labels = NULL, .label_format = NULL},
@@ -397,4 +449,6 @@ const yolo_task_hooks segment_task_hooks = {
     .metrics_merge = yolo_det_task_eval_merge,
     .metrics_summarize = yolo_det_task_eval_summarize,
     .predict = segment_predict,
+    .draw_predictions = segment_draw_predictions,
+    .metrics_plot = yolo_det_task_eval_plot,
 };

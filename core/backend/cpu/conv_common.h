@@ -4,6 +4,8 @@
 #ifndef YOLO_CONV_COMMON_H
 #define YOLO_CONV_COMMON_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "backend/cpu/cpu_backend.h"
@@ -35,6 +37,10 @@ yolo_status yolo_conv_onednn(yolo_cpu_context *ctx, yolo_conv_pass pass, const y
                              const float *a, const float *b, const float *bias, float *out);
 yolo_status yolo_conv_im2col(yolo_cpu_context *ctx, yolo_conv_pass pass, const yolo_conv_geom *g,
                              const float *a, const float *b, const float *bias, float *out);
+
+/* Whether oneDNN runs bf16 convolutions on this CPU (AVX512-BF16 or AMX);
+ * `why` (may be NULL) gets the ISA it found. ctx->bf16 asks for them. */
+bool yolo_conv_onednn_bf16_available(char *why, size_t size);
 
 /* Frees the cached primitives and workspaces (they are rebuilt on demand). */
 void yolo_conv_onednn_release(void);

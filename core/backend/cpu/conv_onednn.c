@@ -41,6 +41,7 @@
 
 typedef struct conv_key {
     int32_t pass, slots, nthr, has_bias; /* nthr: OpenMP threads inside the primitive */
+    int32_t bf16, reserved;              /* bf16: the conv reads bf16 copies of its inputs */
     int64_t n, c, h, w, o, ho, wo, kh, kw, sh, sw, ph, pw, dh, dw, groups;
 } conv_key;
 
@@ -74,6 +75,48 @@ static void (*omp_set_threads)(int); /* libgomp's omp_set_num_threads, loaded wi
 
 static void set_threads(int threads) {
     if (omp_set_threads) omp_set_threads(threads);
+}
+
+/* bf16 pointwise convs on plain NCHW (oneDNN's bf16 gemm, the f32 -> bf16
+ * conversion being a plain reorder) like the f32 ones: on bench_conv
+ * --impl bf16 --kernel 1 (imgsz 320, batch 8, 2 threads) they ran 1.9x
+ * faster than fp32, the blocked jit_1x1 bf16 kernel plus its reorders only
+ * 1.08x. YOLO_BF16_POINTWISE=blocked (read once) picks blocked, to measure. */
+static bool plain_pointwise_bf16 = true;
+static pthread_once_t pointwise_once = PTHREAD_ONCE_INIT;
+static void read_pointwise_env(void) {
+    const char *v = getenv("YOLO_BF16_POINTWISE");
+    plain_pointwise_bf16 = !(v && strcmp(v, "blocked") == 0);
+}
+static bool bf16_plain_pointwise(void) {
+    pthread_once(&pointwise_once, read_pointwise_env);
+    return plain_pointwise_bf16;
+}
+
+static const char *isa_name(dnnl_cpu_isa_t isa) {
+    switch (isa) {
+    case dnnl_cpu_isa_sse41: return "sse41";
+    case dnnl_cpu_isa_avx: return "avx";
+    case dnnl_cpu_isa_avx2: return "avx2";
+    case dnnl_cpu_isa_avx512_mic: return "avx512_mic";
+    case dnnl_cpu_isa_avx512_mic_4ops: return "avx512_mic_4ops";
+    case dnnl_cpu_isa_avx512_core: return "avx512_core";
+    case dnnl_cpu_isa_avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl_cpu_isa_avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl_cpu_isa_avx512_core_amx: return "avx512_core_amx";
+    case dnnl_cpu_isa_avx2_vnni: return "avx2_vnni";
+    default: return "another ISA";
+    }
+}
+
+bool yolo_conv_onednn_bf16_available(char *why, size_t size) {
+    /* What oneDNN dispatches to (it honours ONEDNN_MAX_CPU_ISA), not only
+     * what cpuid says: bf16 is fast only where its bf16 kernels run. */
+    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+    bool ok = isa == dnnl_cpu_isa_avx512_core_bf16 || isa == dnnl_cpu_isa_avx512_core_amx;
+    if (why)
+        snprintf(why, size, "oneDNN ISA %s", isa_name(isa));
+    return ok;
 }
 
 static int fail_msg(char *buf, size_t size, dnnl_status_t s, const char *what, const yolo_conv_geom *g) {
@@ -228,7 +271,7 @@ static yolo_status make_slots(conv_entry *e, const dnnl_memory_desc_t *user_md, 
 
 /* Creates the primitive of `pass` for geometry g (g->n = the slice's
  * images), the forward one being the hint of the backward ones. */
-static yolo_status entry_build(conv_entry *e, yolo_conv_pass pass, const yolo_conv_geom *g, bool has_bias) {
+static yolo_status entry_build(conv_entry *e, yolo_conv_pass pass, const yolo_conv_geom *g, bool has_bias, bool bf16) {
     dnnl_memory_desc_t src_any, wei_any, dst_any, user[3], bias_md;
     dnnl_memory_desc_t src_md, wei_md, dst_md;
     dnnl_dims_t sd, dd, wd, bd = {g->o};
@@ -246,11 +289,23 @@ static yolo_status entry_build(conv_entry *e, yolo_conv_pass pass, const yolo_co
      * except on small planes with few channels (10x10, 64 channels), where
      * the per-image GEMM is too small. Every other conv is faster blocked. */
     bool pointwise = g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0 &&
-                     g->groups == 1 && (g->ho * g->wo >= 256 || g->c >= 192);
+                     g->groups == 1 && (g->ho * g->wo >= 256 || g->c >= 192) && (!bf16 || bf16_plain_pointwise());
     dnnl_format_tag_t act_tag = pointwise ? dnnl_nchw : dnnl_format_tag_any;
-    DNNL_TRY(dnnl_memory_desc_init_by_tag(&src_any, 4, sd, dnnl_f32, act_tag), "memory desc");
-    DNNL_TRY(dnnl_memory_desc_init_by_tag(&dst_any, 4, dd, dnnl_f32, act_tag), "memory desc");
-    DNNL_TRY(dnnl_memory_desc_init_by_tag(&wei_any, wnd, wd, dnnl_f32, dnnl_format_tag_any), "memory desc");
+    /* bf16: the pass's two inputs are read as bf16 (the reorders into the
+     * primitive's layout convert them) and its output is written f32, so
+     * sums stay f32 and the tensors around the conv do not change. */
+    dnnl_data_type_t in_dt = bf16 ? dnnl_bf16 : dnnl_f32;
+    dnnl_data_type_t src_dt = pass == YOLO_CONV_BWD_DATA ? dnnl_f32 : in_dt;
+    dnnl_data_type_t wei_dt = pass == YOLO_CONV_BWD_WEIGHT ? dnnl_f32 : in_dt;
+    dnnl_data_type_t dst_dt = pass == YOLO_CONV_FWD ? dnnl_f32 : in_dt;
+    DNNL_TRY(dnnl_memory_desc_init_by_tag(&src_any, 4, sd, src_dt, act_tag), "memory desc");
+    DNNL_TRY(dnnl_memory_desc_init_by_tag(&dst_any, 4, dd, dst_dt, act_tag), "memory desc");
+    DNNL_TRY(dnnl_memory_desc_init_by_tag(&wei_any, wnd, wd, wei_dt, dnnl_format_tag_any), "memory desc");
+    /* The backward passes' hint: a forward conv on the same types. */
+    dnnl_memory_desc_t src_hint, dst_hint, wei_hint;
+    DNNL_TRY(dnnl_memory_desc_init_by_tag(&src_hint, 4, sd, in_dt, act_tag), "memory desc");
+    DNNL_TRY(dnnl_memory_desc_init_by_tag(&dst_hint, 4, dd, in_dt, act_tag), "memory desc");
+    DNNL_TRY(dnnl_memory_desc_init_by_tag(&wei_hint, wnd, wd, in_dt, dnnl_format_tag_any), "memory desc");
     DNNL_TRY(dnnl_memory_desc_init_by_tag(&src_md, 4, sd, dnnl_f32, dnnl_nchw), "memory desc");
     DNNL_TRY(dnnl_memory_desc_init_by_tag(&dst_md, 4, dd, dnnl_f32, dnnl_nchw), "memory desc");
     DNNL_TRY(dnnl_memory_desc_init_by_tag(&wei_md, wnd, wd, dnnl_f32, g->groups > 1 ? dnnl_goihw : dnnl_oihw),
@@ -264,8 +319,10 @@ static yolo_status entry_build(conv_entry *e, yolo_conv_pass pass, const yolo_co
                       (g->wo - 1) * g->sw + (g->kw - 1) * g->dw + 1 - g->w - g->pw};
 
     dnnl_convolution_desc_t fwd_d, bwd_d;
+    bool fwd = pass == YOLO_CONV_FWD;
     DNNL_TRY(dnnl_dilated_convolution_forward_desc_init(&fwd_d, dnnl_forward_training, dnnl_convolution_direct,
-                                                        &src_any, &wei_any, has_bias ? &bias_md : NULL, &dst_any,
+                                                        fwd ? &src_any : &src_hint, fwd ? &wei_any : &wei_hint,
+                                                        has_bias ? &bias_md : NULL, fwd ? &dst_any : &dst_hint,
                                                         strides, dil, pl, pr),
              "forward descriptor");
     dnnl_primitive_attr_t attr;
@@ -329,10 +386,10 @@ static yolo_status entry_build(conv_entry *e, yolo_conv_pass pass, const yolo_co
 
 /* The cached entry for `pass` on geometry g, built with nthr OpenMP threads. */
 static yolo_status lookup_locked(yolo_conv_pass pass, const yolo_conv_geom *g, int slots, int nthr, bool has_bias,
-                                 conv_entry **out) {
+                                 bool bf16, conv_entry **out) {
     conv_key key;
     memset(&key, 0, sizeof key); /* the hash reads the padding too */
-    key.pass = pass, key.slots = slots, key.nthr = nthr, key.has_bias = has_bias;
+    key.pass = pass, key.slots = slots, key.nthr = nthr, key.has_bias = has_bias, key.bf16 = bf16;
     key.n = g->n, key.c = g->c, key.h = g->h, key.w = g->w, key.o = g->o, key.ho = g->ho, key.wo = g->wo;
     key.kh = g->kh, key.kw = g->kw, key.sh = g->sh, key.sw = g->sw, key.ph = g->ph, key.pw = g->pw;
     key.dh = g->dh, key.dw = g->dw, key.groups = g->groups;
@@ -346,7 +403,7 @@ static yolo_status lookup_locked(yolo_conv_pass pass, const yolo_conv_geom *g, i
     e->hash = h;
     /* oneDNN sizes a primitive's work split when it builds it. */
     set_threads(nthr);
-    yolo_status st = entry_build(e, pass, g, has_bias);
+    yolo_status st = entry_build(e, pass, g, has_bias, bf16);
     if (st != YOLO_OK) {
         entry_free(e);
         return st;
@@ -459,7 +516,7 @@ static yolo_status run_split_locked(yolo_cpu_context *ctx, yolo_conv_pass pass, 
         sg.n = q + (k < r);
         j->n0[k] = n0;
         n0 += sg.n;
-        st = lookup_locked(pass, &sg, slices, 1, pass == YOLO_CONV_FWD && bias, &j->entry[k]);
+        st = lookup_locked(pass, &sg, slices, 1, pass == YOLO_CONV_FWD && bias, ctx->bf16, &j->entry[k]);
         if (st == YOLO_OK && j->entry[k]->ws_bytes > need) need = j->entry[k]->ws_bytes;
     }
     /* Partial weight gradients live after the largest slice's workspace. */
@@ -493,7 +550,7 @@ yolo_status yolo_conv_onednn(yolo_cpu_context *ctx, yolo_conv_pass pass, const y
     } else if (st == YOLO_OK) {
         /* Fewer images than threads: one primitive with an OpenMP team. */
         conv_entry *e = NULL;
-        st = lookup_locked(pass, g, 1, threads, has_bias, &e);
+        st = lookup_locked(pass, g, 1, threads, has_bias, ctx && ctx->bf16, &e);
         if (st == YOLO_OK) st = prepare_locked(g, 1, e->ws_bytes);
         if (st == YOLO_OK) {
             const char *what = "";

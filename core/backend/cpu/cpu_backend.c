@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend/cpu/conv_common.h"
 #include "backend/cpu/cpu_backend.h"
 
 static void cpu_destroy(yolo_backend *backend) {
@@ -124,6 +125,27 @@ static bool cpu_supports(const yolo_backend *backend, yolo_backend_capability ca
     return cap == YOLO_BACKEND_CAP_COLLECTIVE_IN_GRAPH || cap == YOLO_BACKEND_CAP_OP_PROFILE;
 }
 
+/* amp on the CPU: bf16 oneDNN convolutions where the CPU has bf16
+ * instructions; everything else (batch norm, activations, reductions, the
+ * optimizer, the loss) stays fp32, and so do the tensors between ops. */
+static bool cpu_set_amp(yolo_backend *backend, bool want, char *line, size_t size) {
+    yolo_cpu_context *ctx = backend->impl;
+    char isa[128];
+    bool hw = yolo_conv_onednn_bf16_available(isa, sizeof isa);
+    bool onednn = yolo_conv_current_impl() == YOLO_CONV_IMPL_ONEDNN;
+    ctx->bf16 = want && hw && onednn;
+    if (!want)
+        snprintf(line, size, "fp32 (amp=False)");
+    else if (!onednn)
+        snprintf(line, size, "fp32 (amp=True, but bf16 needs the oneDNN convolutions and YOLO_CONV_IMPL=%s)",
+                 yolo_conv_impl_name(yolo_conv_current_impl()));
+    else if (!hw)
+        snprintf(line, size, "fp32 (amp=True, but %s: this CPU has neither AVX512-BF16 nor AMX)", isa);
+    else
+        snprintf(line, size, "bf16 convolutions; fp32 weights, batch norm, reductions and loss (%s)", isa);
+    return ctx->bf16;
+}
+
 static const yolo_backend_ops cpu_ops = {
     .destroy = cpu_destroy,
     .buffer_alloc = cpu_buffer_alloc,
@@ -134,6 +156,7 @@ static const yolo_backend_ops cpu_ops = {
     .graph_run = cpu_graph_run,
     .graph_release = cpu_graph_release,
     .supports = cpu_supports,
+    .set_amp = cpu_set_amp,
 };
 
 yolo_status yolo_cpu_backend_create(int threads, yolo_backend **out) {

@@ -14,6 +14,7 @@ struct yolo_buffer {
 typedef struct yolo_cpu_context {
     yolo_thread_pool *pool;
     int threads;
+    bool bf16; /* amp: convolutions and matmuls read bf16 copies of their inputs (fp32 out) */
 } yolo_cpu_context;
 
 /* Host pointer to a tensor's storage on the CPU backend. */

@@ -55,6 +55,7 @@ static void sgd_range(void *arg, int64_t begin, int64_t end) {
 
 static yolo_status sgd_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     const float *h = yolo_cpu_f32(out->node->src[3]);
+    if (grad_scale_of(out, 4) == 0.0f) return YOLO_OK; /* a skipped step (GRAD_CLIP_SCALE) */
     sgd_job j = {yolo_cpu_f32(out->node->src[0]), yolo_cpu_f32(out->node->src[2]), yolo_cpu_f32(out->node->src[1]),
                  h[YOLO_SGD_LR], h[YOLO_SGD_MOMENTUM], h[YOLO_SGD_WEIGHT_DECAY], grad_scale_of(out, 4),
                  h[YOLO_SGD_NESTEROV] != 0.0f};
@@ -88,6 +89,7 @@ static void adamw_range(void *arg, int64_t begin, int64_t end) {
 
 static yolo_status adamw_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     const float *h = yolo_cpu_f32(out->node->src[4]);
+    if (grad_scale_of(out, 5) == 0.0f) return YOLO_OK; /* a skipped step (GRAD_CLIP_SCALE) */
     const double lr = h[YOLO_ADAMW_LR], b1 = h[YOLO_ADAMW_BETA1], b2 = h[YOLO_ADAMW_BETA2];
     const double t = h[YOLO_ADAMW_STEP];
     if (!(t >= 1.0))
@@ -136,6 +138,22 @@ static yolo_status accumulate_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     return YOLO_OK;
 }
 
+/* ---- GRAD_CLIP_SCALE: src norm_sq[1], hyper {max_norm, unscale} -> [1] ----
+ * In double, as the host computed it before the step moved to the device. */
+
+static yolo_status clip_scale_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
+    (void)ctx;
+    const double sq = yolo_cpu_f32(out->node->src[0])[0];
+    const float *h = yolo_cpu_f32(out->node->src[1]);
+    const double max_norm = h[YOLO_CLIP_MAX_NORM], unscale = h[YOLO_CLIP_UNSCALE];
+    const double norm = sqrt(sq) * unscale;
+    float scale = 0.0f;
+    if (isfinite(norm))
+        scale = (float)(unscale * (max_norm > 0.0 && norm + 1e-6 > max_norm ? max_norm / (norm + 1e-6) : 1.0));
+    yolo_cpu_f32(out)[0] = scale;
+    return YOLO_OK;
+}
+
 /* ---- ZERO: any dtype, all-zero bits ---- */
 
 static yolo_status zero_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
@@ -153,6 +171,7 @@ yolo_cpu_kernel yolo_cpu_optim_kernel(int op) {
     case YOLO_OP_EMA_UPDATE: return ema_kernel;
     case YOLO_OP_ACCUMULATE: return accumulate_kernel;
     case YOLO_OP_ZERO: return zero_kernel;
+    case YOLO_OP_GRAD_CLIP_SCALE: return clip_scale_kernel;
     default: return NULL;
     }
 }

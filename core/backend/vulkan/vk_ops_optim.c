@@ -1,5 +1,5 @@
 /* The optimizer steps (shaders/optim.comp): SGD with momentum/Nesterov and
- * AdamW, in place on persistent tensors; the EMA update, gradient
+ * AdamW, in place on persistent tensors, and the gradient-clipping factor; the EMA update, gradient
  * accumulation and zeroing are in vk_ops_eltwise.c. */
 #include "backend/vulkan/vk_ops.h"
 
@@ -26,6 +26,24 @@ static yolo_status run_optim(yolo_vk_recorder *r, const yolo_tensor *out, uint32
     return yolo_vk_run_flat(r, &d, args, yolo_vk_numel(out->node->src[0]));
 }
 
+/* OP 2: one invocation; slot 0 the scale out, 1 norm_sq, 4 hyper. */
+static yolo_status op_clip_scale(yolo_vk_recorder *r, const yolo_tensor *node) {
+    yolo_vk_dispatch d;
+    yolo_vk_dispatch_init(&d, "optim");
+    d.spec[0] = r->ctx->wg;
+    d.spec[1] = 2;
+    d.spec[2] = 0;
+    d.n_spec = 3;
+    yolo_vk_arg args[8] = {{0}};
+    args[0] = (yolo_vk_arg){.t = node, .write = true};
+    args[1] = (yolo_vk_arg){.t = node->node->src[0]};
+    args[2].alias = 1; /* writable: repeat the output */
+    args[3].alias = 1;
+    args[4] = (yolo_vk_arg){.t = node->node->src[1], .whole = true};
+    args[5].alias = 5; /* read-only: repeats the hyper-parameters */
+    return yolo_vk_run_flat(r, &d, args, 1);
+}
+
 static yolo_status op_sgd(yolo_vk_recorder *r, const yolo_tensor *n) { return run_optim(r, n, 0); }
 static yolo_status op_adamw(yolo_vk_recorder *r, const yolo_tensor *n) { return run_optim(r, n, 1); }
 
@@ -33,6 +51,7 @@ yolo_vk_op_fn yolo_vk_optim_op(int op) {
     switch (op) {
     case YOLO_OP_SGD_UPDATE: return op_sgd;
     case YOLO_OP_ADAMW_UPDATE: return op_adamw;
+    case YOLO_OP_GRAD_CLIP_SCALE: return op_clip_scale;
     default: return NULL;
     }
 }

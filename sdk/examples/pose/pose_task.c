@@ -129,6 +129,8 @@ typedef struct metrics_state {
     float *sigmas, *kp;
     size_t kp_cap;
     int sigmas_k;
+    int *chain;      /* the skeleton of a non-COCO keypoint set: k -> k + 1 */
+    size_t chain_cap;
 } metrics_state;
 
 static const char *const pose_metric_names[8] = {
@@ -139,6 +141,7 @@ static void pose_metrics_destroy(void *state) {
     metrics_state *s = state;
     if (!s) return;
     yolo_det_task_eval_free(&s->kit);
+    free(s->chain);
     free(s->sigmas), free(s->kp);
     free(s);
 }
@@ -236,6 +239,21 @@ static yolo_status pose_metrics_update(void *state, const yolo_batch *batch, int
 /* ------------------------------------------------------------------ */
 /* Predict                                                              */
 
+/* Detection det's keypoints into s->kp as (x, y, visibility) in the
+ * original image, and its box too; the original size to *OW, *OH. */
+static yolo_status keypoints_to_original(metrics_state *s, const yolo_batch *batch, const eval_view *v, int image,
+                                         yolo_detection *det, float *OW, float *OH) {
+    int K = v->K, D = v->D;
+    yolo_status st = YOLO_OK;
+    for (int k = 0; k < K && !st; k++) {
+        float xy[2] = {det_kpt(v, image, det, k * D), det_kpt(v, image, det, k * D + 1)};
+        st = yolo_points_to_original(batch, image, xy, 1, OW, OH);
+        s->kp[3 * k] = xy[0], s->kp[3 * k + 1] = xy[1];
+        s->kp[3 * k + 2] = D == 3 ? det_kpt(v, image, det, k * D + 2) : 1.0f;
+    }
+    return st ? st : yolo_box_to_original(batch, image, det->box, 1);
+}
+
 static yolo_status pose_predict(void *state, const yolo_batch *batch, int image, int n_outputs,
                                 const yolo_host_tensor *outputs, yolo_prediction_text *out) {
     metrics_state *s = state;
@@ -252,13 +270,7 @@ static yolo_status pose_predict(void *state, const yolo_batch *batch, int image,
     for (int d = 0; d < n_det && !st; d++) {
         yolo_detection det = s->kit.dets[d];
         float OW = 0, OH = 0;
-        for (int k = 0; k < K && !st; k++) {
-            float xy[2] = {det_kpt(&v, image, &det, k * D), det_kpt(&v, image, &det, k * D + 1)};
-            st = yolo_points_to_original(batch, image, xy, 1, &OW, &OH);
-            s->kp[3 * k] = xy[0], s->kp[3 * k + 1] = xy[1];
-            s->kp[3 * k + 2] = D == 3 ? det_kpt(&v, image, &det, k * D + 2) : 1.0f;
-        }
-        if (!st) st = yolo_box_to_original(batch, image, det.box, 1);
+        st = keypoints_to_original(s, batch, &v, image, &det, &OW, &OH);
         if (st) break;
         /* a YOLO-pose label row: class, normalized xywh, x y [v] per keypoint, [conf] */
         fprintf(txt, "%d %g %g %g %g", (int)det.cls, (double)((det.box[0] + det.box[2]) / 2 / OW),
@@ -287,6 +299,47 @@ static yolo_status pose_predict(void *state, const yolo_batch *batch, int image,
 
 /* ------------------------------------------------------------------ */
 
+/* Ultralytics' COCO-pose skeleton (0-based) and its palette indices. */
+static const int coco_skeleton[19 * 2] = {15, 13, 13, 11, 16, 14, 14, 12, 11, 12, 5, 11, 6, 12, 5, 6, 5, 7, 6, 8,
+                                          7, 9, 8, 10, 1, 2, 0, 1, 0, 2, 1, 3, 2, 4, 3, 5, 4, 6};
+static const int coco_limb_color[19] = {9, 9, 9, 9, 7, 7, 7, 0, 0, 0, 0, 0, 16, 16, 16, 16, 16, 16, 16};
+static const int coco_kpt_color[17] = {16, 16, 16, 16, 16, 0, 0, 0, 0, 0, 0, 9, 9, 9, 9, 9, 9};
+
+/* Boxes with labels, then keypoints: COCO's skeleton for 17 keypoints,
+ * otherwise each keypoint joined to the next (the shapes' corners). */
+static yolo_status pose_draw_predictions(void *state, const yolo_batch *batch, int image, int n_outputs,
+                                         const yolo_host_tensor *outputs, const yolo_draw_options *opt,
+                                         yolo_canvas *canvas, yolo_drawn_result *out) {
+    metrics_state *s = state;
+    const char *who = "pose draw_predictions";
+    if (!s || !opt || !canvas || !out) return yolo_error(YOLO_ERR_ARG, "%s: NULL argument", who);
+    eval_view v;
+    yolo_status st = eval_outputs(who, batch, n_outputs, outputs, &v);
+    if (!st && (image < 0 || image >= batch->n)) st = yolo_error(YOLO_ERR_ARG, "%s: image %d of a batch", who, image);
+    int n_det = 0, K = v.K;
+    if (!st) st = yolo_det_task_eval_nms(&s->kit, &v.det, image, &n_det);
+    if (!st) st = yolo_det_grow(who, (void **)&s->kp, &s->kp_cap, (size_t)K * 3, sizeof(float));
+    if (!st) st = yolo_det_grow(who, (void **)&s->chain, &s->chain_cap, 2 * (size_t)K + 2, sizeof *s->chain);
+    if (st) return st;
+    for (int k = 0; k < K; k++) s->chain[2 * k] = k, s->chain[2 * k + 1] = (k + 1) % K;
+    bool coco = K == 17;
+    *out = (yolo_drawn_result){0};
+    for (int d = n_det - 1; d >= 0 && !st; d--) {
+        yolo_detection det = s->kit.dets[d];
+        if (det.score < opt->conf) continue;
+        float OW = 0, OH = 0;
+        st = keypoints_to_original(s, batch, &v, image, &det, &OW, &OH);
+        if (st) break;
+        yolo_det_draw_detection(canvas, &s->kit.eval, &det, opt, s->kit.drawn, &out->n);
+        if (!opt->report_only)
+            yolo_draw_keypoints(canvas, s->kp, K, 3, coco ? coco_skeleton : s->chain, coco ? 19 : (K > 2 ? K : K - 1),
+                                coco ? coco_kpt_color : NULL, coco ? coco_limb_color : NULL, yolo_class_color(det.cls),
+                                opt->line_width * 1.5 + 1, fmax(1.0, ceil(opt->line_width / 2)));
+    }
+    out->objects = s->kit.drawn;
+    return st;
+}
+
 const yolo_config_key pose_config_keys[2] = {
     {"pose", YOLO_CONFIG_FLOAT, YOLO_CONFIG_MIN | YOLO_CONFIG_TRAIN | YOLO_CONFIG_VAL, 0, 0, NULL, "12.0",
      "pose task: keypoint (OKS) loss gain"},
@@ -311,4 +364,6 @@ const yolo_task_hooks pose_task_hooks = {
     .metrics_merge = yolo_det_task_eval_merge,
     .metrics_summarize = yolo_det_task_eval_summarize,
     .predict = pose_predict,
+    .draw_predictions = pose_draw_predictions,
+    .metrics_plot = yolo_det_task_eval_plot,
 };

@@ -42,6 +42,7 @@
 #include "yolo/data.h"
 #include "yolo/error.h"
 #include "yolo/model.h"
+#include "yolo/plot.h"
 #include "yolo/task.h"
 
 #ifdef __cplusplus
@@ -347,7 +348,19 @@ typedef struct yolo_ap_summary {
     int64_t *n_targets;     /* instances per class */
     int64_t *n_target_img;  /* images containing the class */
     double best_conf;       /* the confidence at which p, r, f1 are taken */
+    /* The curves behind them (plugin ABI 1.1), for the classes with gts in
+     * class order (curve_cls[n_curves]), over px [YOLO_AP_CURVE_POINTS]
+     * (0..1): curves[(i * 4 + k) * YOLO_AP_CURVE_POINTS ...] is class i's
+     * precision (k 0), recall (1) and F1 (2) over confidence, and its
+     * precision over recall at IoU 0.5 (3). Empty when no prediction is a
+     * true positive. */
+    int n_curves;
+    int32_t *curve_cls;
+    double *px;
+    double *curves;
 } yolo_ap_summary;
+
+#define YOLO_AP_CURVE_POINTS 1000
 
 /* ap_per_class over the accumulated stats for classes 0..nc-1: AP by
  * compute_ap's 101-point interpolation and trapezoid rule, whose sentinels
@@ -364,6 +377,26 @@ YOLO_DETECTION_API yolo_status yolo_det_metrics_add_image(yolo_ap_stats *s, cons
 
 /* 0.1 * mAP50 + 0.9 * mAP50-95 (Ultralytics' fitness of one kind). */
 YOLO_DETECTION_API double yolo_det_fitness(const yolo_ap_summary *sum);
+
+/* ---- validation pictures ---- */
+
+/* Ultralytics' ConfusionMatrix.process_batch (detect) for one image:
+ * detections with score > conf (0.25) are matched to gts at IoU > iou_thres
+ * (0.45), each gt and each detection at most once, highest IoU first; a
+ * matched pair counts (pred class, gt class), an unmatched gt (background,
+ * gt class), an unmatched detection (pred class, background). m has a
+ * background row (yolo_confusion_init(m, nc, 1)). Boxes in the same space. */
+YOLO_DETECTION_API yolo_status yolo_det_confusion_add_image(yolo_confusion *m, const yolo_detection *dets, int n_det, int n_gt,
+                                         const int32_t *gt_cls, const float *gt_boxes, float conf, float iou_thres);
+#define YOLO_CONFUSION_CONF 0.25f
+#define YOLO_CONFUSION_IOU 0.45f
+
+/* dir/<prefix>P_curve.png, R_curve, F1_curve (over confidence; the mean
+ * smoothed as Ultralytics' smooth(0.05), its best value in the legend) and
+ * PR_curve (the mAP50 in the legend) from a summary's curves; prefix
+ * "Box", "Mask", ... Nothing is written when the summary has no curves. */
+YOLO_DETECTION_API yolo_status yolo_det_plot_curves(const yolo_ap_summary *sum, const char *prefix, const char *const *names, int nc,
+                                 const char *dir);
 
 /* ================================================================== */
 /* Evaluation settings (validation and predict)                        */
@@ -421,6 +454,12 @@ YOLO_DETECTION_API yolo_status yolo_ap_kinds_summarize(const char *who, const yo
  * (numbers rounded to 5 decimals as Python's round). A task appends its own
  * members ("segments", "keypoints") before closing the object. */
 YOLO_DETECTION_API void yolo_det_write_json(FILE *f, const yolo_det_eval *e, const yolo_detection *d);
+/* Draws one detection (box in drawing coordinates) as predict shows it:
+ * the box with Ultralytics' "name conf" label per opt (show_boxes,
+ * show_labels, show_conf); appends it to objects[*n] when objects is
+ * non-NULL. */
+YOLO_DETECTION_API void yolo_det_draw_detection(yolo_canvas *c, const yolo_det_eval *e, const yolo_detection *d,
+                                                const yolo_draw_options *opt, yolo_drawn_object *objects, int *n);
 /* A JSON string literal (quotes and escapes) of text. */
 YOLO_DETECTION_API void yolo_write_json_string(FILE *f, const char *text);
 
@@ -489,6 +528,8 @@ typedef struct yolo_det_task_eval {
     float *iou;                /* [n_gt, n_det] of the current image: the task's IoU */
     size_t gt_cap, gtc_cap, first_cap, iou_cap;
     char *txt, *json;          /* predict's text */
+    yolo_confusion cm;         /* of the boxes at conf 0.25, IoU 0.45 (this rank's share under DDP) */
+    yolo_drawn_object *drawn;  /* [max_det]: a draw_predictions hook's report */
 } yolo_det_task_eval;
 
 /* One image of the batch, as the task's IoU function sees it. */
@@ -531,6 +572,9 @@ YOLO_DETECTION_API yolo_status yolo_det_task_eval_pack(void *state, void **bytes
 YOLO_DETECTION_API yolo_status yolo_det_task_eval_merge(void *state, const void *bytes, size_t size);
 YOLO_DETECTION_API yolo_status yolo_det_task_eval_summarize(void *state, double *values, double *fitness,
                                                             FILE *table);
+/* The metrics_plot hook itself: the confusion matrix of the boxes (printed
+ * to table, plotted into dir) and the Box and kind curves into dir. */
+YOLO_DETECTION_API yolo_status yolo_det_task_eval_plot(void *state, const char *dir, FILE *table);
 
 /* ================================================================== */
 /* The YOLOv8 Detect head (graph side)                                 */

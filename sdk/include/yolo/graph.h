@@ -146,6 +146,15 @@ YOLO_API yolo_tensor *yolo_ema_update(yolo_graph *g, yolo_tensor *ema, yolo_tens
 YOLO_API yolo_tensor *yolo_zero(yolo_graph *g, yolo_tensor *t);
 /* dst += x when the graph runs (dst persistent, x of its shape). */
 YOLO_API yolo_tensor *yolo_accumulate(yolo_graph *g, yolo_tensor *dst, yolo_tensor *x);
+/* The grad_scale of the updates, computed on the device from norm_sq [1]
+ * (the sum of squares of every gradient, times loss_scale^2): with
+ * hyper = {max_norm, unscale = 1/loss_scale} and norm = sqrt(norm_sq)*unscale,
+ * unscale * (max_norm > 0 && norm + 1e-6 > max_norm ? max_norm/(norm + 1e-6) : 1),
+ * as torch.nn.utils.clip_grad_norm_ after GradScaler.unscale_. A non-finite
+ * norm_sq gives 0, and the SGD and AdamW updates skip the step (parameters
+ * and state untouched) when their grad_scale is 0. */
+enum { YOLO_CLIP_MAX_NORM, YOLO_CLIP_UNSCALE, YOLO_CLIP_HYPER_COUNT };
+YOLO_API yolo_tensor *yolo_grad_clip_scale(yolo_graph *g, yolo_tensor *norm_sq, yolo_tensor *hyper);
 
 /* ---- autograd ---- */
 /* Appends the backward pass of a scalar `loss` (seeded with 1): every

@@ -14,6 +14,7 @@
 
 #include "yolo/config.h"
 #include "yolo/data.h"
+#include "yolo/draw.h"
 #include "yolo/model.h"
 
 #ifdef __cplusplus
@@ -103,6 +104,22 @@ typedef struct yolo_task_hooks {
                            const yolo_host_tensor *outputs, yolo_prediction_text *out);
     /* predict reuses the metrics state (NMS settings come from conf, iou,
      * max_det of the context's configuration). */
+
+    /* ---- pictures (plugin ABI 1.1: the core reads these two only from
+     * plugins built for 1.1 or later; either may be NULL) ----
+     * draw_predictions: image `image`'s predictions (eval-mode outputs of
+     * `batch`, state from metrics_create) drawn with yolo/draw.h onto
+     * canvas in that image's ORIGINAL pixels (the core sets the canvas
+     * transform: predict's saved image, a val_batch*_pred.jpg tile),
+     * following opt; out lists what was drawn. */
+    yolo_status (*draw_predictions)(void *state, const yolo_batch *batch, int image, int n_outputs,
+                                    const yolo_host_tensor *outputs, const yolo_draw_options *opt,
+                                    yolo_canvas *canvas, yolo_drawn_result *out);
+    /* metrics_plot: after metrics_summarize (rank 0): the task's charts
+     * into dir when dir is non-NULL (confusion_matrix*.png, the metric
+     * curves; yolo/plot.h), and the confusion matrix printed to table when
+     * table is non-NULL. */
+    yolo_status (*metrics_plot)(void *state, const char *dir, FILE *table);
 } yolo_task_hooks;
 
 #ifdef __cplusplus

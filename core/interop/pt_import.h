@@ -1,0 +1,67 @@
+/* pt_import.h — Ultralytics .pt checkpoints (torch.save of a dict) read
+ * without Python.
+ *
+ * A .pt is a zip: <top>/data.pkl (a protocol-2 pickle, read by pickle.c,
+ * nothing executed), <top>/data/<key> (raw little-endian storages) and
+ * <top>/version. The checkpoint dict holds the model object under `model`
+ * (final best.pt/last.pt, fp16) or, mid-training, `model` is None and the
+ * weights are the `ema` object's. From that object this reads:
+ *   - the architecture: its `yaml` dict (the model yaml as Ultralytics
+ *     loaded it) turned back into yaml text for the ordinary model builder;
+ *   - the state dict: parameters and buffers named as PyTorch names them
+ *     ("model.22.cv2.0.0.conv.weight"), walking `_modules` in order,
+ *     promoted to f32 as `.float()` does; num_batches_tracked is counted,
+ *     not kept (our batch norms do not track it);
+ *   - class names (`names`), the head's module class (the yaml's last row).
+ * Errors name the file and what was found. */
+#ifndef YOLO_INTEROP_PT_IMPORT_H
+#define YOLO_INTEROP_PT_IMPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "yolo/error.h"
+
+#define YOLO_PT_MAX_DIMS 8
+
+typedef struct yolo_pt_tensor {
+    char *name;
+    int ndim;
+    int64_t shape[YOLO_PT_MAX_DIMS];
+    int64_t numel;
+    float *data;
+} yolo_pt_tensor;
+
+typedef struct yolo_pt_model {
+    char *path;
+    char *yaml_text;         /* the architecture as a model yaml */
+    size_t yaml_len;
+    char yaml_file[256];     /* "yolov8n.yaml" as Ultralytics recorded it ("" if absent) */
+    char scale[16];          /* "n" ("" if absent) */
+    char head[64];           /* the last layer's module: "Detect", "Segment", "Classify", ... */
+    int nc;
+    char **names;            /* nc entries when the file has them, else NULL */
+    int n_names;
+    yolo_pt_tensor *tensors; /* state-dict order */
+    int n_tensors;
+    int n_batches_tracked;   /* num_batches_tracked buffers seen (and dropped) */
+    double bn_eps;           /* the BatchNorm2d modules' eps and momentum (0: none seen); */
+    double bn_momentum;      /* Ultralytics' detect/segment use 1e-3/0.03, classify PyTorch's 1e-5/0.1 */
+    bool from_ema;           /* the mid-training form: weights from `ema` */
+    int64_t epoch;           /* the checkpoint's `epoch` (-1 when final) */
+    char version[32];        /* Ultralytics version that wrote it ("" if absent) */
+} yolo_pt_model;
+
+/* Whether `path` names a PyTorch checkpoint (ends in ".pt" or ".pth"). */
+bool yolo_pt_is_path(const char *path);
+
+yolo_status yolo_pt_read(const char *path, yolo_pt_model **out);
+/* The same from the file's bytes; `name` stands for the path in messages. */
+yolo_status yolo_pt_read_memory(const void *data, size_t size, const char *name, yolo_pt_model **out);
+void yolo_pt_free(yolo_pt_model *pt);
+
+/* The tensor of that state-dict name, NULL if absent. */
+const yolo_pt_tensor *yolo_pt_find(const yolo_pt_model *pt, const char *name);
+
+#endif

@@ -1,0 +1,141 @@
+/* .pt checkpoints as models and as read-only checkpoints (pt_model.h). */
+#include "interop/pt_model.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ckpt/ckpt_file.h"
+#include "ckpt/safetensors.h"
+#include "nn/model_internal.h"
+#include "plugin/plugin_loader.h"
+
+yolo_status yolo_pt_build_model(const yolo_pt_model *pt, yolo_backend *backend, const yolo_model_options *opt,
+                                yolo_model **out, size_t *loaded) {
+    *out = NULL;
+    if (loaded) *loaded = 0;
+    yolo_model_options o = opt ? *opt : (yolo_model_options){0};
+    if (!o.scale && pt->scale[0]) o.scale = pt->scale;
+    /* the name its summary and scale letter come from: the yaml it was made from */
+    const char *name = pt->yaml_file[0] ? pt->yaml_file : pt->path;
+    yolo_model *m = NULL;
+    yolo_status st = yolo_model_load_text(name, pt->yaml_text, pt->yaml_len, backend, &o, &m);
+    if (st) return yolo_error_context(st, "%s: building the model from its pickled yaml (%s)", pt->path, name);
+    size_t n = 0;
+    for (int i = 0; i < yolo_model_tensor_count(m) && !st; i++) {
+        yolo_tensor *t = yolo_model_tensor_at(m, i)->tensor;
+        const yolo_pt_tensor *src = yolo_pt_find(pt, t->name);
+        if (!src || src->ndim != t->ndim) continue;
+        bool same = true;
+        for (int d = 0; d < t->ndim; d++) same = same && src->shape[d] == t->shape[d];
+        if (!same) continue;
+        st = yolo_tensor_upload_f32(t, src->data, src->numel);
+        n++;
+    }
+    if (st) {
+        yolo_model_free(m);
+        return yolo_error_context(st, "%s: loading its weights", pt->path);
+    }
+    if (pt->bn_eps > 0) { /* the batch norm constants it was trained with */
+        m->bn_eps = (float)pt->bn_eps;
+        m->bn_momentum = (float)pt->bn_momentum;
+    }
+    if (loaded) *loaded = n;
+    *out = m;
+    return YOLO_OK;
+}
+
+yolo_status yolo_pt_model_load(const char *path, yolo_backend *backend, const yolo_model_options *opt,
+                               yolo_model **out) {
+    *out = NULL;
+    yolo_pt_model *pt = NULL;
+    yolo_status st = yolo_pt_read(path, &pt);
+    if (!st) st = yolo_pt_build_model(pt, backend, opt, out, NULL);
+    yolo_pt_free(pt);
+    return st;
+}
+
+/* The task whose plugin registers the head module, loading the plugins
+ * found when no loaded one has it. */
+static const yolo_task *owner_of(const char *head) {
+    const yolo_task *owner = NULL;
+    if (yolo_plugin_find_module(head, &owner)) return owner;
+    yolo_plugin_found *found = NULL;
+    int n = 0;
+    if (yolo_plugin_scan(&found, &n) == YOLO_OK) free(found);
+    return yolo_plugin_find_module(head, &owner) ? owner : NULL;
+}
+
+static yolo_status fill_meta(const yolo_pt_model *pt, const char *name, yolo_meta **out) {
+    const yolo_task *owner = owner_of(pt->head);
+    if (!owner)
+        return yolo_error(YOLO_ERR_UNSUPPORTED,
+                          "%s: its head module %s is not provided by any task plugin found (unknown module)", name,
+                          pt->head);
+    yolo_ckpt_info info = {.task = owner->name, .plugin_version = owner->version ? owner->version : "",
+                           .epoch = pt->epoch, .best_fitness = NAN};
+    yolo_meta *meta = NULL;
+    yolo_status st = yolo_ckpt_meta_new(&info, &meta);
+    if (!st) st = yolo_meta_set_str(meta, "model_name", name);
+    if (!st) st = yolo_meta_set_int(meta, "nc", pt->nc);
+    if (!st) st = yolo_meta_set_str(meta, "source_format", "ultralytics-pt");
+    if (!st) st = yolo_meta_set_str(meta, "ultralytics_version", pt->version);
+    if (!st) st = yolo_meta_set_int(meta, "batches_tracked", pt->n_batches_tracked);
+    if (!st && pt->names) {
+        yolo_meta *list = yolo_meta_set_list(meta, "names");
+        if (!list) st = yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", name);
+        for (int i = 0; !st && i < pt->n_names; i++) st = yolo_meta_append_str(list, pt->names[i]);
+    }
+    if (st) {
+        yolo_meta_free(meta);
+        return st;
+    }
+    *out = meta;
+    return YOLO_OK;
+}
+
+yolo_status yolo_pt_ckpt_parts(const void *data, size_t size, const char *name, yolo_meta **meta, uint8_t **blob,
+                               size_t *blob_size) {
+    *meta = NULL;
+    *blob = NULL;
+    *blob_size = 0;
+    yolo_pt_model *pt = NULL;
+    yolo_status st = yolo_pt_read_memory(data, size, name, &pt);
+    if (st) return st;
+    yolo_st_tensor *ts = calloc((size_t)pt->n_tensors + 1, sizeof *ts);
+    if (!ts) st = yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", name);
+    for (int i = 0; !st && i < pt->n_tensors; i++) {
+        const yolo_pt_tensor *t = &pt->tensors[i];
+        ts[i] = (yolo_st_tensor){.name = t->name, .dtype = YOLO_ST_F32, .ndim = t->ndim, .data = t->data,
+                                 .nbytes = sizeof(float) * (size_t)t->numel};
+        memcpy(ts[i].shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+    }
+    char what[1100];
+    snprintf(what, sizeof what, "the weights of %s", name);
+    if (!st) st = yolo_st_encode(ts, (size_t)pt->n_tensors, NULL, 0, what, blob, blob_size);
+    if (!st) st = fill_meta(pt, name, meta);
+    free(ts);
+    yolo_pt_free(pt);
+    if (st) {
+        free(*blob);
+        *blob = NULL;
+    }
+    return st;
+}
+
+void yolo_pt_count_as_ultralytics(const yolo_ckpt *ck, const yolo_model *model, size_t *transferred, size_t *total) {
+    const yolo_meta *fmt = yolo_meta_get(yolo_ckpt_meta(ck), "source_format");
+    if (!fmt || !yolo_meta_str(fmt) || strcmp(yolo_meta_str(fmt), "ultralytics-pt")) return;
+    const yolo_st_file *blob = yolo_ckpt_get_blob(ck, YOLO_CKPT_EMA);
+    static const char suffix[] = ".running_var";
+    for (int i = 0; i < yolo_model_tensor_count(model); i++) {
+        const yolo_tensor *t = yolo_model_tensor_at(model, i)->tensor;
+        const char *name = t->name;
+        size_t n = strlen(name);
+        if (n < sizeof suffix || strcmp(name + n - (sizeof suffix - 1), suffix)) continue;
+        (*total)++;
+        /* a scalar, so it transfers whenever the .pt has that batch norm, whatever its width */
+        if (blob && yolo_st_find(blob, name)) (*transferred)++;
+    }
+}

@@ -1,0 +1,253 @@
+/* Export (issue 16): the reference .pt models exported to ONNX pass
+ * onnx.checker (Debian's python3-onnx) and run in OpenCV's DNN module
+ * (python3-opencv) and in ONNX Runtime (npm onnxruntime-node, CPU) with
+ * outputs equal to our own fused forward to 1e-4 relative, at opsets 12
+ * and 17; each consumer that is not installed is skipped with the reason.
+ * `yolo export` writes Ultralytics' metadata and refuses what is not
+ * built; format=safetensors writes weights and a yaml that rebuild the
+ * same model. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "ckpt/safetensors.h"
+#include "data/fsutil.h"
+#include "interop/export_meta.h"
+#include "interop/onnx_export.h"
+#include "interop_util.h"
+#include "plugin/plugin_loader.h"
+#include "test_util.h"
+
+static yolo_backend *be;
+static const char *ref;
+static char tmp[512];
+static char python[64] = "python3";
+static bool no_checker, no_opencv, no_ort;
+
+static int run(const char *cmd) {
+    int rc = system(cmd);
+    return rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+static bool read_f32(const char *path, float *out, int64_t n) {
+    FILE *f = fopen(path, "rb");
+    bool ok = f && fread(out, sizeof(float), (size_t)n, f) == (size_t)n && fgetc(f) == EOF;
+    if (f) fclose(f);
+    return ok;
+}
+
+/* One consumer's outputs against ours. */
+static void compare(const char *consumer, const char *prefix, int n_out, float *const *ours, const int64_t *counts,
+                    const char *label) {
+    for (int k = 0; k < n_out; k++) {
+        char path[1200];
+        snprintf(path, sizeof path, "%s.output%d.f32", prefix, k);
+        float *theirs = malloc(sizeof(float) * (size_t)counts[k]);
+        bool ok = theirs && read_f32(path, theirs, counts[k]);
+        CHECK_MSG(ok, "%s %s: output%d missing or of another size (%s)", label, consumer, k, path);
+        if (ok) {
+            double rel = interop_rel_diff(theirs, ours[k], counts[k]);
+            printf("%-34s %-12s output%d: max |theirs - ours| / max |ours| = %.3g\n", label, consumer, k, rel);
+            CHECK_MSG(rel <= 1e-4, "%s %s output%d: %.3g > 1e-4", label, consumer, k, rel);
+        }
+        free(theirs);
+    }
+}
+
+static void check_export(const char *file, const char *input, int opset) {
+    char path[1024], label[256];
+    snprintf(label, sizeof label, "%s opset %d", file, opset);
+    snprintf(path, sizeof path, "%s/%s", ref, file);
+    yolo_model *m = NULL;
+    CHECK_MSG(!yolo_model_load(path, be, NULL, &m) && !yolo_model_fuse(m), "%s: %s", path, yolo_last_error());
+    if (!m) return;
+    char ipath[1024];
+    snprintf(ipath, sizeof ipath, "%s/%s", ref, input);
+    int ndim = 0;
+    int64_t shape[8], count = 0;
+    float *x = npy_read_f32(ipath, &ndim, shape, &count);
+    CHECK_MSG(x && ndim == 4, "cannot read %s", ipath);
+    char onnx_path[1200], in_path[1200], prefix[1200], cmd[8192];
+    snprintf(onnx_path, sizeof onnx_path, "%s/model-%d.onnx", tmp, opset);
+    snprintf(in_path, sizeof in_path, "%s/input.f32", tmp);
+    yolo_export_meta_input mi = {.model_name = yolo_model_name(m), .task = "test", .stride = 32, .batch = (int)shape[0],
+                                 .height = (int)shape[2], .width = (int)shape[3], .channels = 3, .opset = opset,
+                                 .nc = yolo_model_nc(m)};
+    yolo_export_meta meta;
+    CHECK(!yolo_export_meta_build(&mi, &meta));
+    yolo_onnx_options oo = {.batch = (int)shape[0], .height = (int)shape[2], .width = (int)shape[3], .opset = opset,
+                            .metadata = meta.kv, .n_metadata = meta.n};
+    int n_out = 0;
+    yolo_status st = x ? yolo_onnx_export(m, &oo, onnx_path, &n_out) : YOLO_ERR_IO;
+    yolo_export_meta_free(&meta);
+    CHECK_MSG(!st, "%s: export: %s", label, yolo_last_error());
+    /* our own forward of the fused model, output by output */
+    float *ours[2] = {0};
+    int64_t counts[2] = {0}, oshape[4];
+    yolo_graph *g = yolo_graph_new(be);
+    yolo_tensor *in = yolo_graph_input(g, "images", YOLO_F32, 4, shape);
+    yolo_model_outputs out;
+    int last = !st && !yolo_model_forward(m, g, in, false, &out) ? out.n - 1 : 0;
+    yolo_graph_free(g);
+    for (int k = 0; !st && k < n_out; k++) ours[k] = interop_forward(m, x, shape, k == 0 ? 0 : last, &counts[k], oshape);
+    FILE *f = fopen(in_path, "wb");
+    if (f && x) fwrite(x, sizeof(float), (size_t)count, f);
+    if (f) fclose(f);
+    const char *src = getenv("YOLO_SOURCE_DIR");
+    char dims[64];
+    snprintf(dims, sizeof dims, "%lld,%lld,%lld,%lld", (long long)shape[0], (long long)shape[1], (long long)shape[2],
+             (long long)shape[3]);
+    if (!st) {
+        snprintf(cmd, sizeof cmd, "%s '%s/tests/interop/onnx_consumers.py' check '%s' > '%s/check.txt' 2>&1", python,
+                 src, onnx_path, tmp);
+        int rc = run(cmd);
+        if (rc == 3) no_checker = true;
+        else CHECK_MSG(rc == 0, "%s: onnx.checker failed (see %s/check.txt)", label, tmp);
+        snprintf(prefix, sizeof prefix, "%s/opencv", tmp);
+        snprintf(cmd, sizeof cmd, "%s '%s/tests/interop/onnx_consumers.py' opencv '%s' '%s' %s '%s' output0%s > "
+                 "'%s/opencv.txt' 2>&1", python, src, onnx_path, in_path, dims, prefix, n_out > 1 ? " output1" : "",
+                 tmp);
+        rc = run(cmd);
+        if (rc == 3) no_opencv = true;
+        else CHECK_MSG(rc == 0, "%s: OpenCV failed (see %s/opencv.txt)", label, tmp);
+        if (rc == 0) compare("OpenCV", prefix, n_out, ours, counts, label);
+        snprintf(prefix, sizeof prefix, "%s/ort", tmp);
+        const char *ort_dir = getenv("YOLO_ORT_NODE_DIR");
+        snprintf(cmd, sizeof cmd, "command -v node > /dev/null || exit 3; NODE_PATH='%s/node_modules' node "
+                 "'%s/tests/interop/ort_run.js' '%s' '%s' %s '%s' > '%s/ort.txt' 2>&1", ort_dir ? ort_dir : "", src,
+                 onnx_path, in_path, dims, prefix, tmp);
+        rc = run(cmd);
+        if (rc == 3) no_ort = true;
+        else CHECK_MSG(rc == 0, "%s: ONNX Runtime failed (see %s/ort.txt)", label, tmp);
+        if (rc == 0) compare("ONNXRuntime", prefix, n_out, ours, counts, label);
+    }
+    free(ours[0]);
+    free(ours[1]);
+    free(x);
+    yolo_model_free(m);
+}
+
+static bool file_has(const char *path, const char *needle) {
+    uint8_t *text = NULL;
+    size_t len = 0;
+    bool found = !yolo_read_file(path, &text, &len) && strstr((const char *)text, needle);
+    free(text);
+    return found;
+}
+
+/* `yolo export` from the CLI: files, metadata, refusals. */
+static void check_cli(void) {
+    char args[2048], pt[1200], log[1200];
+    snprintf(log, sizeof log, "%s/log.txt", tmp);
+    snprintf(args, sizeof args, "cp '%s/yolov8n-shapes.pt' '%s/shapes.pt'", ref, tmp);
+    CHECK(run(args) == 0);
+    snprintf(pt, sizeof pt, "%s/shapes.pt", tmp);
+    snprintf(args, sizeof args, "detect export model=%s imgsz=160 opset=13", pt);
+    CHECK_MSG(test_run_yolo(tmp, args) == 0, "export exited non-zero (see %s)", log);
+    char onnx_path[1200], cmd[4096];
+    snprintf(onnx_path, sizeof onnx_path, "%s/shapes.onnx", tmp);
+    snprintf(cmd, sizeof cmd, "%s '%s/tests/interop/onnx_consumers.py' check '%s' > '%s/check.txt' 2>&1", python,
+             getenv("YOLO_SOURCE_DIR"), onnx_path, tmp);
+    int rc = run(cmd);
+    if (rc != 3) {
+        snprintf(log, sizeof log, "%s/check.txt", tmp);
+        CHECK_MSG(rc == 0 && file_has(log, "metadata names: {0: 'circle', 1: 'rectangle', 2: 'triangle'}") &&
+                      file_has(log, "metadata imgsz: [160, 160]") && file_has(log, "metadata stride: 32") &&
+                      file_has(log, "metadata task: detect") && file_has(log, "metadata batch: 1") &&
+                      file_has(log, "opset 13"),
+                  "metadata of %s (see %s)", onnx_path, log);
+    }
+    static const struct {
+        const char *args, *needle;
+    } refused[] = {{"format=tflite", "not built; built formats: onnx, safetensors"},
+                   {"dynamic=True", "dynamic input shapes are not built"},
+                   {"nms=True", "NMS inside the exported graph is not built"},
+                   {"int8=True", "int8 quantization is not built"},
+                   {"opset=11", "writes opsets 12 to 17"},
+                   {"workspace=4", "TensorRT"}};
+    snprintf(log, sizeof log, "%s/log.txt", tmp);
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        snprintf(args, sizeof args, "detect export model=%s imgsz=160 %s", pt, refused[i].args);
+        rc = test_run_yolo(tmp, args);
+        CHECK_MSG(rc != 0 && file_has(log, refused[i].needle), "%s: exit %d, no '%s' in %s", refused[i].args, rc,
+                  refused[i].needle, log);
+    }
+}
+
+/* format=safetensors: the yaml rebuilds the model, the weights load into it. */
+static void check_safetensors(void) {
+    char args[2048], path[1200], yaml[1200];
+    char seg[1200];
+    snprintf(seg, sizeof seg, "cp '%s/yolov8n-seg-coco8.pt' '%s/seg.pt'", ref, tmp);
+    CHECK(run(seg) == 0);
+    snprintf(args, sizeof args, "segment export format=safetensors half=True model=%s/seg.pt", tmp);
+    CHECK_MSG(test_run_yolo(tmp, args) == 0, "safetensors export exited non-zero (see %s/log.txt)", tmp);
+    snprintf(path, sizeof path, "%s/seg.safetensors", tmp);
+    snprintf(yaml, sizeof yaml, "%s/seg.yaml", tmp);
+    uint8_t *blob = NULL;
+    size_t size = 0;
+    yolo_st_file *st_file = NULL;
+    CHECK_MSG(!yolo_read_file(path, &blob, &size) && !yolo_st_decode(blob, size, path, &st_file), "%s",
+              yolo_last_error());
+    yolo_model *rebuilt = NULL, *orig = NULL;
+    char pt[1200];
+    snprintf(pt, sizeof pt, "%s/seg.pt", tmp);
+    CHECK_MSG(!yolo_model_load(yaml, be, NULL, &rebuilt), "%s: %s", yaml, yolo_last_error());
+    CHECK_MSG(!yolo_model_load(pt, be, NULL, &orig), "%s", yolo_last_error());
+    if (st_file && rebuilt && orig) {
+        CHECK(yolo_model_tensor_count(rebuilt) == (int)yolo_st_count(st_file));
+        const char *names = yolo_st_meta_get(st_file, "names");
+        CHECK_MSG(names && !strncmp(names, "{0: 'person', 1: 'bicycle'", 26), "names metadata: %s", names);
+        for (int i = 0; i < yolo_model_tensor_count(rebuilt); i++) {
+            yolo_tensor *t = yolo_model_tensor_at(rebuilt, i)->tensor;
+            const yolo_st_tensor *s = yolo_st_find(st_file, t->name);
+            CHECK_MSG(s && s->dtype == YOLO_ST_F16 && yolo_st_numel(s) == yolo_tensor_numel(t), "%s", t->name);
+            if (!s || yolo_st_numel(s) != yolo_tensor_numel(t)) continue;
+            int64_t n = yolo_st_numel(s);
+            float *v = malloc(sizeof(float) * (size_t)n), *o = malloc(sizeof(float) * (size_t)n);
+            for (int64_t k = 0; k < n; k++) {
+                uint16_t h;
+                memcpy(&h, (const uint8_t *)s->data + 2 * k, 2);
+                v[k] = yolo_f16_to_f32(h);
+            }
+            CHECK(!yolo_tensor_upload_f32(t, v, n));
+            /* the .pt stores fp16 too: the round trip is exact */
+            CHECK(!yolo_tensor_download_f32(yolo_model_find_tensor(orig, t->name), o, n));
+            CHECK_MSG(interop_rel_diff(v, o, n) == 0, "%s differs after the f16 round trip", t->name);
+            free(v);
+            free(o);
+        }
+    }
+    yolo_model_free(rebuilt);
+    yolo_model_free(orig);
+    yolo_st_file_free(st_file);
+    free(blob);
+}
+
+int main(void) {
+    ref = interop_dir();
+    if (!ref) return test_skip("YOLO_INTEROP_DIR (default ../shared/interop) has no reference checkpoints");
+    if (!test_temp_dir(tmp, sizeof tmp)) return test_skip("no temporary directory");
+    /* Debian's python3-onnx / python3-opencv live in the system python */
+    if (run("test -x /usr/bin/python3") == 0) snprintf(python, sizeof python, "/usr/bin/python3");
+    const yolo_task *task;
+    if (yolo_plugin_load_task("detect", &task) || yolo_plugin_load_task("segment", &task) ||
+        yolo_plugin_load_task("classify", &task) || yolo_backend_create("cpu", 0, &be)) {
+        fprintf(stderr, "setup: %s\n", yolo_last_error());
+        return 1;
+    }
+    check_export("yolov8n-coco8.pt", "input-2x3x320x320.npy", 17);
+    check_export("yolov8n-coco8.pt", "input-2x3x320x320.npy", 12);
+    check_export("yolov8n-seg-coco8.pt", "input-2x3x320x320.npy", 17);
+    check_export("yolov8n-cls-mnist160.pt", "input-2x3x64x64.npy", 12);
+    check_export("yolov8n-cls-mnist160.pt", "input-2x3x64x64.npy", 17);
+    check_cli();
+    check_safetensors();
+    if (no_checker) printf("SKIPPED onnx.checker: python3-onnx is not installed (scripts/install-deps.sh)\n");
+    if (no_opencv) printf("SKIPPED OpenCV: python3-opencv is not installed (scripts/install-deps.sh)\n");
+    if (no_ort) printf("SKIPPED ONNX Runtime: node or onnxruntime-node is not installed (scripts/install-deps.sh)\n");
+    yolo_backend_free(be);
+    return test_result("test_interop_onnx");
+}

@@ -1,0 +1,209 @@
+/* Ultralytics .pt import (core/interop): each reference checkpoint of
+ * $YOLO_INTEROP_DIR builds and its eval forward on the reference input
+ * equals PyTorch's stored output to 1e-4 relative (max |diff| / max |ref|);
+ * the mid-training form (weights in `ema`) loads every tensor; a .pt reads
+ * as a checkpoint (task, nc, names, weights); hostile or broken pickles are
+ * refused with the file and what was found. YOLO11 files skip (printed)
+ * while the model builder lacks their modules. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ckpt/ckpt_file.h"
+#include "interop/pickle.h"
+#include "interop/pt_import.h"
+#include "interop/pt_model.h"
+#include "interop_util.h"
+#include "plugin/plugin_loader.h"
+#include "test_util.h"
+
+static yolo_backend *be;
+static const char *dir;
+static int skipped;
+
+/* Builds <name>.pt, runs it on `input` and compares output 0 (and the
+ * prototypes of a segment model) with the stored PyTorch outputs. */
+static void check_reference(const char *name, const char *input, bool yolo11) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s.pt", dir, name);
+    yolo_model *m = NULL;
+    yolo_status st = yolo_model_load(path, be, NULL, &m);
+    if (st && yolo11 && strstr(yolo_last_error(), "unknown module")) {
+        printf("SKIP %s: the model cannot be built here yet: %s\n", name, yolo_last_error());
+        skipped++;
+        return;
+    }
+    CHECK_MSG(!st, "%s: %s", path, yolo_last_error());
+    if (st) return;
+    /* every state-dict tensor found a home, and every model tensor a source */
+    yolo_pt_model *pt = NULL;
+    CHECK_MSG(!yolo_pt_read(path, &pt), "%s", yolo_last_error());
+    if (pt) {
+        CHECK_MSG(pt->n_tensors == yolo_model_tensor_count(m), "%s: %d tensors in the .pt, %d in the model", name,
+                  pt->n_tensors, yolo_model_tensor_count(m));
+        for (int i = 0; i < yolo_model_tensor_count(m); i++) {
+            const char *tn = yolo_model_tensor_at(m, i)->tensor->name;
+            CHECK_MSG(yolo_pt_find(pt, tn), "%s: model tensor %s is not in the .pt", name, tn);
+        }
+        yolo_pt_free(pt);
+    }
+    char ipath[1024], opath[1024];
+    snprintf(ipath, sizeof ipath, "%s/%s", dir, input);
+    int ndim = 0, rdim = 0;
+    int64_t ishape[8], rshape[8], icount = 0, rcount = 0, count = 0, oshape[4];
+    float *x = npy_read_f32(ipath, &ndim, ishape, &icount);
+    CHECK_MSG(x && ndim == 4, "cannot read %s", ipath);
+    const char *suffix[2] = {"out0", "proto"};
+    for (int which = 0; x && which < 2; which++) {
+        snprintf(opath, sizeof opath, "%s/%s.%s.npy", dir, name, suffix[which]);
+        float *ref = npy_read_f32(opath, &rdim, rshape, &rcount);
+        if (!ref) {
+            CHECK_MSG(which == 1, "cannot read %s", opath);
+            break;
+        }
+        int k = 0;
+        if (which == 1) { /* the prototypes are the segment head's last output */
+            yolo_graph *g = yolo_graph_new(be);
+            yolo_tensor *in = yolo_graph_input(g, "images", YOLO_F32, 4, ishape);
+            yolo_model_outputs out;
+            if (!yolo_model_forward(m, g, in, false, &out)) k = out.n - 1;
+            yolo_graph_free(g);
+        }
+        float *got = interop_forward(m, x, ishape, k, &count, oshape);
+        CHECK_MSG(got && count == rcount, "%s %s: forward gave %lld values, PyTorch %lld (%s)", name, suffix[which],
+                  (long long)count, (long long)rcount, got ? "" : yolo_last_error());
+        for (int d = 0; got && d < rdim && d < 4; d++)
+            CHECK_MSG(oshape[d] == rshape[d], "%s %s: dim %d is %lld, PyTorch %lld", name, suffix[which], d,
+                      (long long)oshape[d], (long long)rshape[d]);
+        if (got && count == rcount) {
+            double rel = interop_rel_diff(got, ref, count);
+            printf("%-28s %-5s %lld values: max |ours - PyTorch| / max |PyTorch| = %.3g\n", name, suffix[which],
+                   (long long)count, rel);
+            CHECK_MSG(rel <= 1e-4, "%s %s: relative difference %.3g > 1e-4", name, suffix[which], rel);
+        }
+        free(got);
+        free(ref);
+    }
+    free(x);
+    yolo_model_free(m);
+}
+
+/* The mid-training last.pt: `model` is None, the weights are the EMA's. */
+static void check_mid_training(void) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/yolov8n-coco8-epoch1-last.pt", dir);
+    yolo_pt_model *pt = NULL;
+    CHECK_MSG(!yolo_pt_read(path, &pt), "%s", yolo_last_error());
+    if (!pt) return;
+    CHECK(pt->from_ema);
+    CHECK(pt->epoch == 0);
+    CHECK(pt->nc == 80 && pt->n_names == 80 && !strcmp(pt->names[0], "person"));
+    yolo_model *m = NULL;
+    size_t loaded = 0;
+    CHECK_MSG(!yolo_pt_build_model(pt, be, NULL, &m, &loaded), "%s", yolo_last_error());
+    CHECK_MSG(m && loaded == (size_t)yolo_model_tensor_count(m) && pt->n_tensors == (int)loaded,
+              "loaded %zu of %d tensors (.pt has %d)", loaded, m ? yolo_model_tensor_count(m) : -1, pt->n_tensors);
+    CHECK(pt->n_batches_tracked == 57); /* yolov8n's batch norms */
+    yolo_model_free(m);
+    yolo_pt_free(pt);
+}
+
+/* A .pt read as a checkpoint: what val, predict and fine-tuning see. */
+static void check_as_checkpoint(void) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/yolov8n-seg-coco8.pt", dir);
+    yolo_ckpt *ck = NULL;
+    CHECK_MSG(!yolo_ckpt_read(path, &ck), "%s", yolo_last_error());
+    if (!ck) return;
+    CHECK_MSG(!strcmp(yolo_ckpt_get_info(ck)->task, "segment"), "task %s", yolo_ckpt_get_info(ck)->task);
+    const yolo_meta *meta = yolo_ckpt_meta(ck);
+    CHECK(yolo_meta_get(meta, "nc") && yolo_meta_int(yolo_meta_get(meta, "nc")) == 80);
+    CHECK(yolo_meta_get(meta, "names") && yolo_meta_size(yolo_meta_get(meta, "names")) == 80);
+    CHECK(!strcmp(yolo_meta_str(yolo_meta_get(meta, "model_name")), path));
+    const yolo_st_tensor *w = yolo_ckpt_get_tensor(ck, YOLO_CKPT_EMA, "model.22.proto.cv1.conv.weight");
+    CHECK(w && w->dtype == YOLO_ST_F32 && w->ndim == 4 && w->shape[1] == 64);
+    CHECK(!yolo_ckpt_get_tensor(ck, YOLO_CKPT_EMA, "model.0.bn.num_batches_tracked"));
+    yolo_ckpt_free(ck);
+}
+
+/* ---- hostile and broken inputs ---- */
+
+static void expect_refused(const char *label, const void *pkl, size_t n, const char *needle) {
+    yolo_pickle *p = NULL;
+    yolo_status st = yolo_pickle_parse(pkl, n, "evil.pt", &p);
+    CHECK_MSG(st == YOLO_ERR_FORMAT && test_error_mentions("evil.pt") && test_error_mentions(needle),
+              "%s: status %d, message: %s", label, st, yolo_last_error());
+    yolo_pickle_free(p);
+}
+
+static void check_refusals(void) {
+    /* os.system('echo pwned'): the classic payload */
+    static const char evil[] = "\x80\x02" "cposix\nsystem\n" "X\x0a\x00\x00\x00" "echo pwned" "\x85R.";
+    expect_refused("posix.system", evil, sizeof evil - 1, "posix.system");
+    static const char builtins_eval[] = "\x80\x02" "c__builtin__\neval\n" "X\x01\x00\x00\x00" "1" "\x85R.";
+    expect_refused("eval", builtins_eval, sizeof builtins_eval - 1, "__builtin__.eval");
+    /* an allowed class may not be called through REDUCE as a function it is not */
+    static const char newobj_fn[] = "\x80\x02" "ctorch._utils\n_rebuild_tensor_v2\n)\x81.";
+    expect_refused("NEWOBJ of a function", newobj_fn, sizeof newobj_fn - 1, "NEWOBJ");
+    static const char truncated[] = "\x80\x02}q\x00(X\x05\x00\x00\x00ab";
+    expect_refused("truncated", truncated, sizeof truncated - 1, "truncated");
+    static const char unknown_op[] = "\x80\x02\xff.";
+    expect_refused("unknown opcode", unknown_op, sizeof unknown_op - 1, "0xff");
+    static const char bad_get[] = "\x80\x02h\x07.";
+    expect_refused("GET before PUT", bad_get, sizeof bad_get - 1, "never PUT");
+    static const char no_stop[] = "\x80\x02N";
+    expect_refused("no STOP", no_stop, sizeof no_stop - 1, "without STOP");
+    static const char proto4[] = "\x80\x04N.";
+    expect_refused("protocol 4", proto4, sizeof proto4 - 1, "protocol 4");
+    /* a storage view reaching past its storage */
+    static const char view[] = "\x80\x02" "ctorch._utils\n_rebuild_tensor_v2\n"
+                               "((X\x07\x00\x00\x00storagectorch\nFloatStorage\nX\x01\x00\x00\x00" "0"
+                               "X\x03\x00\x00\x00" "cpuK\x04tQK\x00K\x05\x85K\x01\x85\x89}tR.";
+    expect_refused("view past storage", view, sizeof view - 1, "reaches element 4");
+    /* a well-formed pickle that is not a checkpoint dict, inside a zip */
+    yolo_pt_model *pt = NULL;
+    static const char not_zip[] = "hello";
+    yolo_status st = yolo_pt_read_memory(not_zip, 5, "hello.pt", &pt);
+    CHECK_MSG(st == YOLO_ERR_FORMAT && test_error_mentions("hello.pt") && test_error_mentions("not a zip"), "%s",
+              yolo_last_error());
+    /* a good pickle parses: {'a': [1, 2.5, None, True]} */
+    static const char good[] = "\x80\x02}q\x00X\x01\x00\x00\x00" "a]q\x01(K\x01G\x40\x04\x00\x00\x00\x00\x00\x00N\x88" "es.";
+    yolo_pickle *p = NULL;
+    CHECK_MSG(!yolo_pickle_parse((const uint8_t *)good, sizeof good - 1, "good", &p), "%s", yolo_last_error());
+    const yolo_pk_value *a = p ? yolo_pk_dict_get(yolo_pickle_root(p), "a") : NULL;
+    CHECK(a && a->kind == YOLO_PK_LIST && a->n == 4 && a->items[0]->i == 1 && a->items[1]->f == 2.5 &&
+          a->items[2]->kind == YOLO_PK_NONE && a->items[3]->b);
+    yolo_pickle_free(p);
+}
+
+int main(void) {
+    const yolo_task *task;
+    if (yolo_plugin_load_task("detect", &task) || yolo_plugin_load_task("segment", &task) ||
+        yolo_plugin_load_task("classify", &task)) {
+        fprintf(stderr, "plugins: %s\n", yolo_last_error());
+        return 1;
+    }
+    if (yolo_backend_create("cpu", 0, &be)) {
+        fprintf(stderr, "cpu backend: %s\n", yolo_last_error());
+        return 1;
+    }
+    check_refusals();
+    dir = interop_dir();
+    if (!dir) {
+        yolo_backend_free(be);
+        if (test_failures) return test_result("test_interop_pt");
+        return test_skip("YOLO_INTEROP_DIR (default ../shared/interop) has no reference files; only the pickle "
+                         "refusals ran");
+    }
+    check_reference("yolov8n-coco8", "input-2x3x320x320.npy", false);
+    check_reference("yolov8n-seg-coco8", "input-2x3x320x320.npy", false);
+    check_reference("yolov8n-cls-mnist160", "input-2x3x64x64.npy", false);
+    check_reference("yolo11n-coco8", "input-2x3x320x320.npy", true);
+    check_reference("yolo11n-seg-coco8", "input-2x3x320x320.npy", true);
+    check_mid_training();
+    check_as_checkpoint();
+    yolo_backend_free(be);
+    if (skipped) printf("%d YOLO11 reference(s) skipped (see above)\n", skipped);
+    return test_result("test_interop_pt");
+}
