@@ -240,8 +240,9 @@ static yolo_status predict_one(predictor *p, int64_t k, const char *labels_dir) 
             if (fclose(f) != 0) st = yolo_error(YOLO_ERR_IO, "%s: write failed", txt_path);
         }
     }
+    if (!st) p->n_predicted++;
     if (!st && p->json) {
-        fprintf(p->json, "%s{\"image\": ", p->n_predicted++ ? ",\n " : "");
+        fprintf(p->json, "%s{\"image\": ", p->n_predicted > 1 ? ",\n " : "");
         yolo_json_write_string(p->json, path);
         fprintf(p->json, ", \"width\": %d, \"height\": %d, \"result\": %s}", image.width, image.height,
                 text.json ? text.json : "null");
