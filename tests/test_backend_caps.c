@@ -21,6 +21,7 @@ static void test_cpu(void) {
     CHECK_MSG(yolo_backend_create("cpu", 1, &cpu) == YOLO_OK, "%s", yolo_last_error());
     CHECK(yolo_backend_supports(cpu, YOLO_BACKEND_CAP_COLLECTIVE_IN_GRAPH));
     CHECK(!yolo_backend_supports(cpu, YOLO_BACKEND_CAP_EMULATED_ON_CPU));
+    CHECK(yolo_backend_supports(cpu, YOLO_BACKEND_CAP_OP_PROFILE)); /* profile=True */
     CHECK(!yolo_backend_supports(NULL, YOLO_BACKEND_CAP_COLLECTIVE_IN_GRAPH));
     yolo_backend_free(cpu);
 }

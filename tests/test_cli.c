@@ -84,6 +84,8 @@ static void test_binary(void) {
            "float in [0, 1]", "tasks found: classify, detect, segment");
     EXPECT(run(real_dir, "--help", NULL), 0, "out", "usage: yolo");
     EXPECT(run(real_dir, "train", "help", NULL), 0, "out", "keys for train", "lr0=0.01", "mosaic=1.0");
+    /* the help says which keys are refused and which have no effect yet */
+    EXPECT(run(real_dir, "train", "help", NULL), 0, "out", "multi_scale=false", "not supported, only the default");
     EXPECT(run(real_dir, "predict", "help", NULL), 0, "out", "keys for predict", "source=null", "conf=null");
     CHECK(strstr(out_text, "lr0=") == NULL); /* a train-only key */
     EXPECT(run(real_dir, "help", "epochs", NULL), 0, "out", "epochs", "int >= 1", "default: 100");

@@ -136,7 +136,7 @@ static void test_train_then_predict(void) {
     write_jpeg("src/b/x.jpg", 2);
     write_text("src/fake.jpg", "this is text, not an image");
     write_png_bomb("src/bomb.png");
-    EXPECT("predict model=runs/t/weights/last.ckpt source=src imgsz=32 project=runs name=p", 0,
+    EXPECT("predict model=runs/t/weights/last.ckpt source=src imgsz=32 save_txt=True project=runs name=p", 0,
            "2 images predicted, 2 skipped", "fake.jpg: not an image", "bomb.png: image of 20000x20000",
            "pixel limit", "share the name 'x'");
     CHECK(file_exists("runs/p/labels/x.txt") && file_exists("runs/p/labels/x_2.txt"));

@@ -187,6 +187,9 @@ static void test_values(void) {
     CHECK(yolo_config_get_int(cfg, "no_such_key", &(int64_t){0}) == YOLO_ERR_CONFIG && test_error_mentions("no_such_key"));
     char buf[64];
     CHECK(yolo_config_format(cfg, "lr0", buf, sizeof buf) == YOLO_OK && strcmp(buf, "1.0") == 0);
+    /* a bare integer stays bare (freeze=3 is the first 3 layers, freeze=[3] layer 3) */
+    CHECK(yolo_config_format(cfg, "classes", buf, sizeof buf) == YOLO_OK && strcmp(buf, "3") == 0);
+    CHECK(cli(cfg, "classes", "[3]") == YOLO_OK);
     CHECK(yolo_config_format(cfg, "classes", buf, sizeof buf) == YOLO_OK && strcmp(buf, "[3]") == 0);
     yolo_config_free(cfg);
 }

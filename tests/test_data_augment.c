@@ -260,6 +260,26 @@ int main(void) {
     CHECK(yolo_augment_detect(&p, true, false, 5, 0, 1, NULL, &src, &o) == YOLO_OK);
     CHECK(o.record.mosaic == 0 && o.record.mixup == 0);
     yolo_image_free(&o.image);
+    /* bgr=1: the same output with R and B swapped, same boxes; bgr=0 leaves the draws as they were */
+    base_params(&p);
+    p.degrees = 10;
+    yolo_aug_output rgb, bgr;
+    memset(&rgb, 0, sizeof rgb), memset(&bgr, 0, sizeof bgr);
+    yolo_instances_init(&rgb.instances, 1, 3), yolo_instances_init(&bgr.instances, 1, 3);
+    CHECK(yolo_augment_detect(&p, true, true, 7, 0, 2, NULL, &src, &rgb) == YOLO_OK);
+    p.bgr = 1;
+    CHECK(yolo_augment_detect(&p, true, true, 7, 0, 2, NULL, &src, &bgr) == YOLO_OK);
+    int64_t pixels = (int64_t)rgb.image.width * rgb.image.height, swapped = 0, coloured = 0;
+    CHECK(bgr.image.width == rgb.image.width && bgr.image.height == rgb.image.height && bgr.instances.n == rgb.instances.n);
+    for (int64_t i = 0; i < pixels && bgr.image.width == rgb.image.width; i++) {
+        const uint8_t *a = rgb.image.data + 3 * i, *b = bgr.image.data + 3 * i;
+        swapped += a[0] == b[2] && a[1] == b[1] && a[2] == b[0];
+        coloured += a[0] != a[2];
+    }
+    CHECK_MSG(swapped == pixels && coloured > 0, "bgr=1: %lld of %lld pixels swapped (%lld not grey)", (long long)swapped,
+              (long long)pixels, (long long)coloured);
+    yolo_image_free(&rgb.image), yolo_image_free(&bgr.image);
+    yolo_instances_free(&rgb.instances), yolo_instances_free(&bgr.instances);
     yolo_instances_free(&o.instances);
     free_fixture(&f);
     return test_result("test_data_augment");

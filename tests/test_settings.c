@@ -7,7 +7,10 @@
  *      command line arrives in that field (and the kind fits the key's type),
  *      and no two rows write the same field;
  *   3. yolo_settings_read checks and derives (imgsz, cache, split, half);
- * and prints the keys accepted but read by nothing yet (issue 14). */
+ *   4. no key is NOT_IMPLEMENTED but those owned by open work (mixed
+ *      precision, pictures), and those print one "has no effect yet" line
+ *      when given another value than the default (never silently ignored);
+ *      a REFUSED key of the table refuses its non-default value. */
 #include "test_util.h"
 
 #include <math.h>
@@ -51,6 +54,17 @@ static const char *use_name(yolo_key_use use) {
     return "?";
 }
 
+/* Keys that other open work implements (issue 14): NOT_IMPLEMENTED rows
+ * allowed for these only, each printing its notice. */
+static const char *const owned_elsewhere[] = {"amp",        "plots",     "retina_masks", "save_crop", "show_labels",
+                                              "show_conf",  "show_boxes", "line_width",  "save_json"};
+
+static bool is_owned_elsewhere(const char *key) {
+    for (size_t i = 0; i < sizeof owned_elsewhere / sizeof *owned_elsewhere; i++)
+        if (strcmp(owned_elsewhere[i], key) == 0) return true;
+    return false;
+}
+
 static void test_coverage(void) {
     static char keys[256][64];
     int n = default_yaml_keys(keys, 256);
@@ -65,6 +79,8 @@ static void test_coverage(void) {
             counts[row->use]++;
             CHECK_MSG(row->reader && row->reader[0], "key %s: the row names no reader or reason", keys[i]);
             if (row->use == YOLO_KEY_NOT_IMPLEMENTED) printf(" %s", keys[i]);
+            CHECK_MSG(row->use != YOLO_KEY_NOT_IMPLEMENTED || is_owned_elsewhere(keys[i]),
+                      "default.yaml key '%s' has no behaviour: give it a reader or a REFUSED row", keys[i]);
         }
         CHECK_MSG(rows > 0, "default.yaml key '%s' has no row in core/settings/settings_table.c", keys[i]);
     }
@@ -107,6 +123,7 @@ static void probe_text(const yolo_config_key *key, const yolo_config_value *now,
             snprintf(out, size, "%s", key->type == YOLO_CONFIG_STRING ? "probe_value" : "probe.ckpt");
         }
         break;
+    case YOLO_CONFIG_INT_LIST: snprintf(out, size, "3"); break;
     default: snprintf(out, size, "unexpected"); break;
     }
 }
@@ -119,7 +136,7 @@ static bool kind_fits(yolo_setting_kind kind, yolo_config_type type) {
     case YOLO_SETTING_FLOAT: return type == YOLO_CONFIG_FLOAT;
     case YOLO_SETTING_BOOL: return type == YOLO_CONFIG_BOOL;
     case YOLO_SETTING_STRING: return type == YOLO_CONFIG_STRING;
-    case YOLO_SETTING_VALUE: return type == YOLO_CONFIG_BOOL_OR_STRING;
+    case YOLO_SETTING_VALUE: return type == YOLO_CONFIG_BOOL_OR_STRING || type == YOLO_CONFIG_INT_LIST;
     }
     return false;
 }
@@ -135,6 +152,8 @@ static bool field_matches(const yolo_key_reader *row, const char *field, const y
     case YOLO_SETTING_STRING: return *(const char *const *)field && strcmp(*(const char *const *)field, v->s) == 0;
     case YOLO_SETTING_VALUE: {
         const yolo_config_value *f = (const yolo_config_value *)field;
+        if (v->kind == YOLO_VALUE_INT_LIST)
+            return f->kind == v->kind && f->n == v->n && f->b == v->b && (f->n == 0 || f->list[0] == v->list[0]);
         return f->kind == YOLO_VALUE_STRING && v->kind == YOLO_VALUE_STRING && strcmp(f->s, v->s) == 0;
     }
     }
@@ -225,6 +244,12 @@ static void test_checks(void) {
     CHECK(read_with("imgsz", "320", &set) == YOLO_OK && set.loader.augment.imgsz == 320);
     CHECK(read_with("imgsz", "100", &set) == YOLO_ERR_CONFIG && strstr(yolo_last_error(), "imgsz=100"));
     CHECK(read_with("cache", "disk", &set) == YOLO_ERR_CONFIG && strstr(yolo_last_error(), "cache=disk"));
+    /* freeze=3 is the first three layers, freeze=[3] layer 3 alone (as Ultralytics' int and list) */
+    CHECK(read_with("freeze", "3", &set) == YOLO_OK && set.optim.freeze.kind == YOLO_VALUE_INT_LIST &&
+          set.optim.freeze.b && set.optim.freeze.n == 1);
+    CHECK(read_with("freeze", "[3]", &set) == YOLO_OK && !set.optim.freeze.b && set.optim.freeze.n == 1);
+    CHECK(read_with(NULL, NULL, &set) == YOLO_OK && set.optim.time == 0 && set.loader.fraction == 1.0 &&
+          !set.predict.save_txt && !set.run.profile);
 }
 
 /* A REFUSED row: the default passes (also when repeated by a checkpoint's args), another value fails. */
@@ -242,8 +267,63 @@ static void test_refused(void) {
     yolo_config_free(cfg);
 }
 
+/* Each NOT_IMPLEMENTED key given another value prints one notice line
+ * naming it; the defaults print nothing. */
+static void test_not_implemented_notice(void) {
+    yolo_config *cfg = NULL;
+    CHECK(yolo_config_new(&cfg) == YOLO_OK);
+    FILE *out = tmpfile();
+    CHECK(out != NULL);
+    if (!cfg || !out) return;
+    CHECK_MSG(yolo_settings_notice_not_implemented(cfg, out) == 0, "defaults printed a notice");
+    int rows = 0;
+    for (int k = 0; k < yolo_settings_key_count; k++) {
+        const yolo_key_reader *row = &yolo_settings_keys[k];
+        if (row->use != YOLO_KEY_NOT_IMPLEMENTED) continue;
+        const yolo_config_key *key = yolo_config_find_key(cfg, row->key);
+        yolo_config_value now = {0};
+        char text[128];
+        CHECK(key && yolo_config_get(cfg, row->key, &now) == YOLO_OK);
+        if (!key) continue;
+        probe_text(key, &now, text, sizeof text);
+        CHECK_MSG(yolo_config_set(cfg, YOLO_CONFIG_LAYER_CLI, row->key, text, "command line") == YOLO_OK, "%s=%s: %s",
+                  row->key, text, yolo_last_error());
+        rows++;
+    }
+    CHECK_MSG(yolo_settings_notice_not_implemented(cfg, out) == rows, "not one notice per key given");
+    CHECK_MSG(yolo_settings_notice_not_implemented(cfg, out) == 0, "a notice repeated");
+    char text[8192] = {0};
+    rewind(out);
+    size_t len = fread(text, 1, sizeof text - 1, out);
+    text[len] = '\0';
+    for (int k = 0; k < yolo_settings_key_count; k++) {
+        const yolo_key_reader *row = &yolo_settings_keys[k];
+        char want[96];
+        snprintf(want, sizeof want, "WARNING: %s=", row->key);
+        if (row->use == YOLO_KEY_NOT_IMPLEMENTED)
+            CHECK_MSG(strstr(text, want) && strstr(text, "has no effect yet"), "no notice for %s: %s", row->key, text);
+    }
+    fclose(out);
+    yolo_config_free(cfg);
+}
+
+/* The keys refused by the table: each refuses a non-default value with its reason. */
+static void test_table_refusals(void) {
+    static const char *const cases[][2] = {{"deterministic", "false"}, {"rect", "true"},        {"multi_scale", "true"},
+                                           {"copy_paste", "0.5"},      {"auto_augment", "augmix"}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        yolo_settings set;
+        CHECK_MSG(read_with(cases[i][0], cases[i][1], &set) == YOLO_ERR_CONFIG, "%s=%s was accepted", cases[i][0],
+                  cases[i][1]);
+        CHECK_MSG(strstr(yolo_last_error(), cases[i][0]) && strstr(yolo_last_error(), "not supported"), "%s",
+                  yolo_last_error());
+    }
+}
+
 int main(void) {
     test_refused();
+    test_not_implemented_notice();
+    test_table_refusals();
     test_coverage();
     test_fields_read();
     test_checks();

@@ -92,7 +92,7 @@ int main(int argc, char **argv) {
     /* classify predict on the val circles: three "0.93 circle" lines per image. */
     snprintf(args, sizeof args,
              "classify predict model=runs/classify/train/weights/best.ckpt source=%s/shapes-v1/classify/val/circle "
-             "imgsz=32",
+             "imgsz=32 save_txt=True",
              env);
     rc = test_run_yolo(dir, args);
     CHECK_MSG(rc == 0, "yolo classify predict exited %d (see %s/log.txt)", rc, dir);

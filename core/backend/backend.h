@@ -20,6 +20,9 @@ typedef enum yolo_backend_capability {
     /* The device is emulated on the CPU (Mesa lavapipe): slower than the
      * CPU backend, so never chosen when no device is asked for. */
     YOLO_BACKEND_CAP_EMULATED_ON_CPU,
+    /* Per-op timing (profile=True): the CPU backend's yolo_cpu_profile_*
+     * (backend/cpu/cpu_backend.h). */
+    YOLO_BACKEND_CAP_OP_PROFILE,
 } yolo_backend_capability;
 
 typedef struct yolo_backend_ops {

@@ -212,6 +212,8 @@ static yolo_status parse_list(const yolo_config_key *key, const char *text, cons
     out->kind = YOLO_VALUE_INT_LIST;
     out->n = n;
     out->list = NULL;
+    /* freeze=3 (the first 3 layers) and freeze=[3] (layer 3) differ */
+    out->b = n == 1 && buf[0] != '[' && strchr(text, ',') == NULL;
     if (n > 0) {
         int64_t *list = malloc((size_t)n * sizeof *list);
         if (list == NULL) return yolo_error(YOLO_ERR_NOMEM, "out of memory parsing '%s'", key->name);
@@ -320,7 +322,7 @@ bool yolo_config_value_equal(const yolo_config_value *a, const yolo_config_value
     case YOLO_VALUE_FLOAT: return a->f == b->f;
     case YOLO_VALUE_STRING: return strcmp(a->s, b->s) == 0;
     case YOLO_VALUE_INT_LIST:
-        return a->n == b->n && (a->n == 0 || memcmp(a->list, b->list, (size_t)a->n * sizeof *a->list) == 0);
+        return a->n == b->n && a->b == b->b && (a->n == 0 || memcmp(a->list, b->list, (size_t)a->n * sizeof *a->list) == 0);
     }
     return false;
 }
@@ -370,6 +372,7 @@ int yolo_config_value_format(const yolo_config_value *v, char *buf, size_t size)
         return total;
     }
     case YOLO_VALUE_INT_LIST: {
+        if (v->b && v->n == 1) return snprintf(buf, size, "%" PRId64, v->list[0]);
         int total = snprintf(buf, size, "[");
         for (int i = 0; i < v->n; i++) {
             size_t at = (size_t)total < size ? (size_t)total : size;

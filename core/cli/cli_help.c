@@ -3,6 +3,7 @@
 #include "cfg/suggest.h"
 #include "cli/cli.h"
 #include "plugin/plugin_loader.h"
+#include "settings/settings.h"
 #include "yolo/model.h"
 
 #include <stdlib.h>
@@ -43,6 +44,13 @@ static void print_key(FILE *out, const yolo_config_key *key) {
     snprintf(left, sizeof left, "%s=%s", key->name, key->default_value ? key->default_value : "null");
     describe_type(key, type, sizeof type);
     fprintf(out, "  %-26s %-24s %s\n", left, type, key->help ? key->help : "");
+    /* the settings table says which keys are refused or have no effect yet */
+    int at = 0;
+    const yolo_key_reader *row;
+    while ((row = yolo_settings_find_key(key->name, &at)) != NULL) {
+        if (row->use == YOLO_KEY_REFUSED) fprintf(out, "  %-26s not supported, only the default: %s\n", "", row->reader);
+        if (row->use == YOLO_KEY_NOT_IMPLEMENTED) fprintf(out, "  %-26s no effect yet (a warning says so)\n", "");
+    }
 }
 
 /* Keys of `cfg` (core) whose modes include mode_flag (0: all). */

@@ -27,6 +27,7 @@ typedef struct yolo_augment_params {
     float perspective;    /* 0 */
     float flipud;         /* 0 */
     float fliplr;         /* 0.5 */
+    float bgr;            /* 0: probability that the channels are swapped RGB -> BGR (detect/segment/pose) */
     float mosaic;         /* 1.0 */
     float mixup;          /* 0 */
     int close_mosaic;     /* 10: mosaic and mixup off for the last N epochs */

@@ -17,6 +17,7 @@ void yolo_augment_defaults(yolo_augment_params *p) {
     p->hsv_h = 0.015f, p->hsv_s = 0.7f, p->hsv_v = 0.4f;
     p->translate = 0.1f, p->scale = 0.5f;
     p->fliplr = 0.5f;
+    p->bgr = 0.0f;
     p->mosaic = 1.0f;
     p->close_mosaic = 10;
     p->erasing = 0.4f;
@@ -330,6 +331,16 @@ yolo_status yolo_augment_detect(const yolo_augment_params *p, bool augment, bool
         rec->flip_lr = 1;
         yolo_image_flip_lr(&out->image);
         yolo_ins_flip_lr(&out->instances, s, flip_idx);
+    }
+    /* Ultralytics' Format(bgr=): with probability bgr the channels stay
+     * swapped. Drawn only when on, so bgr=0 keeps the other draws as they were. */
+    if (p->bgr > 0 && yolo_rng_bernoulli(&rng, p->bgr)) {
+        uint8_t *px = out->image.data;
+        for (int64_t i = 0; i < (int64_t)out->image.width * out->image.height; i++, px += 3) {
+            uint8_t r = px[0];
+            px[0] = px[2];
+            px[2] = r;
+        }
     }
     yolo_ins_to_normalized(&out->instances, s, s);
     return YOLO_OK;

@@ -1,6 +1,7 @@
 /* Indexing and checking one split (see dataset.h). */
 #include "data/dataset.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -299,6 +300,18 @@ static uint64_t cache_key(const yolo_dataset *ds, const list *images, float tol)
     return h;
 }
 
+/* fraction in (0,1): the first round(n * fraction) images of the sorted
+ * list, as Ultralytics' dataset (im_files[:round(len * fraction)]). */
+static void keep_fraction(list *images, double fraction) {
+    if (!(fraction > 0.0 && fraction < 1.0))
+        return;
+    int64_t keep = (int64_t)nearbyint((double)images->n * fraction); /* Python round(): halves to even */
+    for (int64_t i = keep; i < images->n; i++)
+        free(images->v[i].path);
+    if (keep < images->n)
+        images->n = keep;
+}
+
 static void emit_warnings(char *const *w, int64_t n) {
     for (int64_t i = 0; i < n; i++)
         if (w[i])
@@ -333,6 +346,7 @@ yolo_status yolo_dataset_open(const yolo_data_config *cfg, yolo_split split, con
         free(ds);
         return st;
     }
+    keep_fraction(&images, opt->fraction);
     uint64_t key = cache_key(ds, &images, tol);
     uint64_t where = yolo_hash_str(yolo_hash_str(yolo_hash_str(0, cfg->source), cfg->root), yolo_split_name(split));
     where = yolo_hash_str(where, yolo_vfs_name(cfg->vfs));

@@ -35,6 +35,7 @@ typedef struct yolo_dataset_options {
     int threads;     /* indexing threads, <= 0: 2 */
     bool no_cache;   /* neither read nor write the label cache */
     float tolerance; /* coordinate tolerance, <= 0: 0.01 */
+    double fraction; /* in (0,1): only the first round(n * fraction) images (the fraction key); else all */
 } yolo_dataset_options;
 
 typedef struct yolo_dataset {

@@ -408,6 +408,8 @@ void yolo_loader_free(yolo_loader *l) {
     free(l);
 }
 
+void yolo_loader_set_epochs(yolo_loader *l, int epochs) { l->opt.epochs = epochs; }
+
 bool yolo_loader_mosaic_on(const yolo_loader *l, int epoch) {
     int close = l->opt.aug.close_mosaic;
     return !(l->opt.epochs > 0 && close > 0 && epoch >= l->opt.epochs - close);

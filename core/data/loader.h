@@ -58,6 +58,8 @@ void yolo_loader_free(yolo_loader *loader);
 yolo_status yolo_loader_start_epoch(yolo_loader *loader, int epoch, int64_t first_batch);
 /* Batches per epoch on this rank. */
 int64_t yolo_loader_num_batches(const yolo_loader *loader);
+/* The total epochs changed (time=): close_mosaic counts from the new end. */
+void yolo_loader_set_epochs(yolo_loader *loader, int epochs);
 /* Whether mosaic is on in this epoch (off for the last close_mosaic epochs). */
 bool yolo_loader_mosaic_on(const yolo_loader *loader, int epoch);
 

@@ -230,7 +230,7 @@ static yolo_status predict_one(predictor *p, int64_t k, const char *labels_dir) 
     if (!st)
         st = yolo_predict_pictures_image(&p->pictures, p->state, &batch, p->mg->out.n, p->mg->host_out, &image, path, k,
                                          p->n_files, times);
-    if (!st) {
+    if (!st && labels_dir) {
         char txt_path[2048];
         snprintf(txt_path, sizeof txt_path, "%s/%s.txt", labels_dir, p->out_names[k]);
         FILE *f = fopen(txt_path, "w");
@@ -239,7 +239,10 @@ static yolo_status predict_one(predictor *p, int64_t k, const char *labels_dir) 
             if (text.txt) fputs(text.txt, f);
             if (fclose(f) != 0) st = yolo_error(YOLO_ERR_IO, "%s: write failed", txt_path);
         }
-        fprintf(p->json, "%s{\"image\": ", p->n_predicted++ ? ",\n " : "");
+    }
+    if (!st) p->n_predicted++;
+    if (!st && p->json) {
+        fprintf(p->json, "%s{\"image\": ", p->n_predicted > 1 ? ",\n " : "");
         yolo_json_write_string(p->json, path);
         fprintf(p->json, ", \"width\": %d, \"height\": %d, \"result\": %s}", image.width, image.height,
                 text.json ? text.json : "null");
@@ -262,16 +265,19 @@ yolo_status yolo_mode_predict(const yolo_mode_context *ctx) {
     if (!st) st = unique_stems(p.files, p.n_files, &p.out_names);
     if (!st) st = yolo_model_graph_build(p.s.model, 1, p.s.set.run.imgsz, p.s.set.run.imgsz, false, &p.mg);
     if (!st) st = p.s.hooks->metrics_create(&p.s.tctx, &p.state);
-    if (!st) st = yolo_session_make_run_dir(&p.s);
+    /* save_txt: labels/; save: predictions.json and the drawn images; neither: no run directory (Ultralytics) */
+    const yolo_predict_settings *ps = &p.s.set.predict;
+    bool save = p.s.set.pictures.save, writes = save || ps->save_txt || p.s.set.pictures.save_crop;
+    if (!st && writes) st = yolo_session_make_run_dir(&p.s);
     if (!st) st = yolo_predict_pictures_open(&p.pictures, p.s.task, &p.s.tctx, &p.s.set.pictures, p.s.run_dir);
     char labels_dir[1200], json_path[1200];
     snprintf(labels_dir, sizeof labels_dir, "%s/labels", p.s.run_dir);
     snprintf(json_path, sizeof json_path, "%s/predictions.json", p.s.run_dir);
-    if (!st && mkdir(labels_dir, 0777) != 0 && errno != EEXIST)
+    if (!st && ps->save_txt && mkdir(labels_dir, 0777) != 0 && errno != EEXIST)
         st = yolo_error(YOLO_ERR_IO, "%s: cannot create (%s)", labels_dir, strerror(errno));
-    if (!st && !(p.json = fopen(json_path, "w"))) st = yolo_error(YOLO_ERR_IO, "%s: cannot create", json_path);
-    if (!st) fputs("[", p.json);
-    for (int64_t k = 0; !st && k < p.n_files; k++) st = predict_one(&p, k, labels_dir);
+    if (!st && save && !(p.json = fopen(json_path, "w"))) st = yolo_error(YOLO_ERR_IO, "%s: cannot create", json_path);
+    if (!st && p.json) fputs("[", p.json);
+    for (int64_t k = 0; !st && k < p.n_files; k++) st = predict_one(&p, k, ps->save_txt ? labels_dir : NULL);
     if (p.json) {
         fputs("]\n", p.json);
         if (fclose(p.json) != 0 && !st) st = yolo_error(YOLO_ERR_IO, "%s: write failed", json_path);
@@ -281,8 +287,9 @@ yolo_status yolo_mode_predict(const yolo_mode_context *ctx) {
         st = yolo_error(YOLO_ERR_FORMAT, "source=%s: none of its %lld files decoded as an image", source,
                         (long long)p.n_files);
     if (!st)
-        printf("%lld images predicted, %lld skipped (not images or unreadable). Results saved to %s\n",
-               (long long)p.n_predicted, (long long)p.n_skipped, p.s.run_dir);
+        printf("%lld images predicted, %lld skipped (not images or unreadable). %s%s\n", (long long)p.n_predicted,
+               (long long)p.n_skipped, writes ? "Results saved to " : "save=False save_txt=False: nothing written",
+               writes ? p.s.run_dir : "");
     if (p.state) p.s.hooks->metrics_destroy(p.state);
     yolo_model_graph_free(p.mg);
     for (int64_t i = 0; i < p.n_files; i++) free(p.files[i]);

@@ -12,6 +12,11 @@ yolo_status yolo_mode_val(const yolo_mode_context *ctx) {
     yolo_session s;
     yolo_session_options so = {.need_data = true, .concerns = YOLO_SETTINGS_VAL | YOLO_SETTINGS_PICTURES};
     yolo_status st = yolo_session_open(ctx, &s, &so);
+    bool save_txt = false;
+    if (!st) st = yolo_config_get_bool(s.cfg, "save_txt", &save_txt);
+    if (!st && save_txt)
+        st = yolo_error(YOLO_ERR_CONFIG, "save_txt=True (%s): not built for val (predict writes labels/ with it)",
+                        yolo_config_source(s.cfg, "save_txt"));
     if (!st) st = yolo_session_load_model(&s);
     const yolo_run_settings *run = &s.set.run;
     yolo_dataset *ds = NULL;

@@ -54,7 +54,9 @@ yolo_tensor *yolo_conv_block_forward(const yolo_forward_ctx *f, const yolo_conv_
                             .dilation_h = b->d, .dilation_w = b->d, .groups = b->g};
     yolo_tensor *y = yolo_conv2d(f->graph, x, b->weight, b->bias, &p);
     if (b->bn_weight)
-        y = yolo_batch_norm(f->graph, y, b->bn_weight, b->bn_bias, b->bn_mean, b->bn_var, f->training,
+        /* a frozen batch norm (freeze) keeps its running statistics: eval mode */
+        y = yolo_batch_norm(f->graph, y, b->bn_weight, b->bn_bias, b->bn_mean, b->bn_var,
+                            f->training && b->bn_weight->requires_grad,
                             f->model ? f->model->bn_momentum : YOLO_BN_MOMENTUM,
                             f->model ? f->model->bn_eps : YOLO_BN_EPS);
     return y ? yolo_act_apply(f->graph, b->act, y) : NULL;

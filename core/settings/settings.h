@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "data/augment.h"
@@ -39,6 +40,7 @@ typedef struct yolo_run_settings {
     const char *model, *data, *device; /* NULL when null */
     int imgsz, batch, workers, threads;
     int64_t seed;
+    bool profile;               /* the per-op timing table at the end (the backend's YOLO_PROFILE) */
     bool amp; /* mixed precision where the backend has it (yolo_backend_set_amp) */
 } yolo_run_settings;
 
@@ -50,6 +52,8 @@ typedef struct yolo_optim_settings {
     bool cos_lr;
     int nbs;
     int epochs, patience;
+    double time;                /* hours: overrides epochs once the first epoch is timed (0: off) */
+    yolo_config_value freeze;   /* an int N (layers 0..N-1) or a list of layer indices; null: none */
 } yolo_optim_settings;
 
 /* The train loader: its augmentations (data/augment.h) and cache. */
@@ -57,6 +61,9 @@ typedef struct yolo_loader_settings {
     yolo_augment_params augment; /* imgsz from the run settings */
     yolo_config_value cache;     /* cache: false, true, ram or disk */
     bool cache_ram;              /* derived: cache=true or cache=ram */
+    double fraction;             /* train on the first round(n * fraction) images */
+    bool rect;                   /* rectangular batches sorted by aspect ratio (shuffle and mosaic off) */
+    bool multi_scale;
 } yolo_loader_settings;
 
 /* Checkpoints written by train and the weights it starts from. */
@@ -77,6 +84,7 @@ typedef struct yolo_val_settings {
 
 typedef struct yolo_predict_settings {
     const char *source;         /* NULL when null */
+    bool save_txt;              /* labels/<stem>.txt per image */
 } yolo_predict_settings;
 
 /* The pictures of train, val and predict (draw/, train/run_plots.h,
@@ -141,7 +149,7 @@ typedef enum yolo_setting_kind {
     YOLO_SETTING_FLOAT,  /* float */
     YOLO_SETTING_BOOL,   /* bool */
     YOLO_SETTING_STRING, /* const char *, NULL when null */
-    YOLO_SETTING_VALUE,  /* yolo_config_value (its string borrowed) */
+    YOLO_SETTING_VALUE,  /* yolo_config_value (its string or list borrowed) */
 } yolo_setting_kind;
 
 typedef struct yolo_key_reader {
@@ -168,7 +176,11 @@ yolo_status yolo_settings_fill_launch(const yolo_config *cfg, yolo_launch_settin
 /* An error for the first REFUSED row of rows[0..n) whose key holds
  * another value than default.yaml's (naming the key, value and source). */
 yolo_status yolo_settings_check_refused(const yolo_config *cfg, const yolo_key_reader *rows, int n);
-/* yolo_settings_check_refused over the table, yolo_settings_fill, then
+/* One line on `out` for each NOT_IMPLEMENTED key given a value other than
+ * default.yaml's ("has no effect yet"), once per key and process; the
+ * count of lines written. */
+int yolo_settings_notice_not_implemented(const yolo_config *cfg, FILE *out);
+/* yolo_settings_check_refused over the table, yolo_settings_notice_not_implemented, yolo_settings_fill, then
  * each concern's checks and derived fields (errors name the key, its value
  * and where it came from). */
 yolo_status yolo_settings_read(const yolo_config *cfg, unsigned concerns, yolo_settings *out);

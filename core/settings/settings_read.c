@@ -1,6 +1,7 @@
 /* Filling the settings from the merged configuration (settings.h): the
  * table's SETTING rows store each value, then each concern is checked and
  * its derived fields set, in one place. */
+#include <stdio.h>
 #include <string.h>
 
 #include "settings/settings.h"
@@ -18,8 +19,8 @@ static yolo_status read_row(const yolo_config *cfg, const yolo_key_reader *row, 
         st = yolo_config_get_int(cfg, row->key, &i);
         *(int64_t *)field = i;
         break;
-    case YOLO_SETTING_DOUBLE:
-        st = yolo_config_get_float(cfg, row->key, &f);
+    case YOLO_SETTING_DOUBLE: /* 0 when null (time) */
+        if (!yolo_config_is_null(cfg, row->key)) st = yolo_config_get_float(cfg, row->key, &f);
         *(double *)field = f;
         break;
     case YOLO_SETTING_FLOAT:
@@ -112,18 +113,28 @@ static void derive_val(yolo_val_settings *v) {
     if (v->split_name && strcmp(v->split_name, "train") == 0) v->split = YOLO_SPLIT_TRAIN;
 }
 
-/* Compared as args.yaml writes them; a checkpoint's args repeat the
- * defaults, so "given" alone would not do. */
+/* Whether row's key holds another value than default.yaml's, compared as
+ * args.yaml writes them (a checkpoint's args repeat the defaults, so
+ * "given" alone would not do); *defaults is created on first use. */
+static yolo_status differs(const yolo_config *cfg, const yolo_key_reader *row, yolo_config **defaults, char *now,
+                           char *was, size_t size, bool *out) {
+    *out = false;
+    if (yolo_config_layer_of(cfg, row->key) <= YOLO_CONFIG_LAYER_DEFAULT) return YOLO_OK;
+    yolo_status st = *defaults ? YOLO_OK : yolo_config_new(defaults);
+    if (!st) st = yolo_config_format(cfg, row->key, now, size);
+    if (!st) st = yolo_config_format(*defaults, row->key, was, size);
+    *out = !st && strcmp(now, was) != 0;
+    return st;
+}
+
 yolo_status yolo_settings_check_refused(const yolo_config *cfg, const yolo_key_reader *rows, int n) {
     yolo_config *defaults = NULL;
     yolo_status st = YOLO_OK;
     for (int k = 0; k < n && !st; k++) {
-        if (rows[k].use != YOLO_KEY_REFUSED || yolo_config_layer_of(cfg, rows[k].key) <= YOLO_CONFIG_LAYER_DEFAULT) continue;
         char now[256], was[256];
-        if (!defaults) st = yolo_config_new(&defaults);
-        if (!st) st = yolo_config_format(cfg, rows[k].key, now, sizeof now);
-        if (!st) st = yolo_config_format(defaults, rows[k].key, was, sizeof was);
-        if (!st && strcmp(now, was) != 0)
+        bool changed = false;
+        if (rows[k].use == YOLO_KEY_REFUSED) st = differs(cfg, &rows[k], &defaults, now, was, sizeof now, &changed);
+        if (changed)
             st = yolo_error(YOLO_ERR_CONFIG, "%s=%s (%s): not supported (%s); leave it at %s", rows[k].key, now,
                             yolo_config_source(cfg, rows[k].key), rows[k].reader, was);
     }
@@ -131,8 +142,30 @@ yolo_status yolo_settings_check_refused(const yolo_config *cfg, const yolo_key_r
     return st;
 }
 
+int yolo_settings_notice_not_implemented(const yolo_config *cfg, FILE *out) {
+    static bool said[256]; /* once per key and process: settings are read more than once */
+    yolo_config *defaults = NULL;
+    int notices = 0;
+    for (int k = 0; k < yolo_settings_key_count && k < 256; k++) {
+        const yolo_key_reader *row = &yolo_settings_keys[k];
+        char now[256], was[256];
+        bool changed = false;
+        if (row->use != YOLO_KEY_NOT_IMPLEMENTED || said[k]) continue;
+        if (differs(cfg, row, &defaults, now, was, sizeof now, &changed) == YOLO_OK && changed) {
+            fprintf(out, "WARNING: %s=%s (%s) has no effect yet: %s\n", row->key, now, yolo_config_source(cfg, row->key),
+                    row->reader);
+            said[k] = true;
+            notices++;
+        }
+    }
+    yolo_config_free(defaults);
+    yolo_error_clear();
+    return notices;
+}
+
 yolo_status yolo_settings_read(const yolo_config *cfg, unsigned concerns, yolo_settings *out) {
     yolo_status st = yolo_settings_check_refused(cfg, yolo_settings_keys, yolo_settings_key_count);
+    if (!st) yolo_settings_notice_not_implemented(cfg, stderr);
     if (!st) st = yolo_settings_fill(cfg, concerns, out);
     if (st) return st;
     if ((concerns & YOLO_SETTINGS_RUN) && (st = check_run(&out->run))) return st;

@@ -2,7 +2,9 @@
 #include "train/ema.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 double yolo_ema_decay(int64_t updates) { return 0.9999 * (1.0 - exp(-(double)updates / 2000.0)); }
 
@@ -26,6 +28,20 @@ yolo_status yolo_model_copy_tensors(const yolo_model *from, yolo_model *to) {
     return YOLO_OK;
 }
 
+/* A frozen parameter (freeze, DFL) or a frozen batch norm's running
+ * statistics never change, so the EMA keeps them bit-identical rather than
+ * re-rounding d * x + (1 - d) * x every step. */
+static bool is_frozen(const yolo_model *model, int i) {
+    const yolo_model_tensor *mt = yolo_model_tensor_at(model, i);
+    if (mt->role != YOLO_PARAM_BUFFER) return !mt->tensor->requires_grad;
+    const char *name = mt->tensor->name, *dot = strrchr(name, '.');
+    if (!dot || (strcmp(dot, ".running_mean") != 0 && strcmp(dot, ".running_var") != 0)) return false;
+    char weight[YOLO_NAME_MAX + 8];
+    snprintf(weight, sizeof weight, "%.*s.weight", (int)(dot - name), name);
+    const yolo_tensor *w = yolo_model_find_tensor(model, weight);
+    return w && !w->requires_grad;
+}
+
 yolo_status yolo_ema_create(yolo_model *source, yolo_model *ema_model, yolo_ema **out) {
     *out = NULL;
     yolo_ema *ema = calloc(1, sizeof *ema);
@@ -45,7 +61,7 @@ yolo_status yolo_ema_create(yolo_model *source, yolo_model *ema_model, yolo_ema 
     for (int i = 0; !st && i < yolo_model_tensor_count(source); i++) {
         yolo_tensor *p = yolo_model_tensor_at(source, i)->tensor;
         yolo_tensor *e = yolo_model_tensor_at(ema_model, i)->tensor;
-        if (p->dtype == YOLO_F32 && !yolo_ema_update(ema->graph, e, p, ema->hyper))
+        if (p->dtype == YOLO_F32 && !is_frozen(source, i) && !yolo_ema_update(ema->graph, e, p, ema->hyper))
             st = yolo_graph_status(ema->graph);
     }
     if (!st) st = yolo_graph_plan(ema->graph, NULL);

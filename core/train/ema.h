@@ -1,8 +1,8 @@
 /* Exponential moving average of a model's weights (Ultralytics' ModelEMA):
  * after each optimizer step, u += 1, d = 0.9999 * (1 - exp(-u / 2000)), and
  * every tensor of the EMA model (parameters and batch-norm buffers) becomes
- * d * ema + (1 - d) * model, on the device. Validation and checkpoints use
- * the EMA model. */
+ * d * ema + (1 - d) * model, on the device (frozen tensors excepted: they
+ * stay as they are). Validation and checkpoints use the EMA model. */
 #ifndef YOLO_TRAIN_EMA_H
 #define YOLO_TRAIN_EMA_H
 

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "backend/backend.h"
+#include "backend/cpu/cpu_backend.h"
 #include "train/checkpoint.h"
 
 static bool is_file(const char *path) {
@@ -108,6 +109,10 @@ static yolo_status open_compute(yolo_session *s) {
     }
     if (!st) st = open_backend(s, run->device ? rank_device : NULL, threads);
     if (st) return st;
+    if (run->profile && yolo_backend_supports(s->backend, YOLO_BACKEND_CAP_OP_PROFILE)) yolo_cpu_profile_enable();
+    else if (run->profile)
+        fprintf(stderr, "WARNING: profile=True: the per-op timing table is built for the CPU backend only, not %s\n",
+                yolo_backend_name(s->backend));
     s->tctx.cfg = s->cfg;
     s->tctx.imgsz = run->imgsz;
     s->tctx.world = yolo_dist_world(s->dist);
@@ -166,6 +171,10 @@ yolo_status yolo_session_make_run_dir(yolo_session *s) {
 }
 
 void yolo_session_close(yolo_session *s) {
+    if (s->set.run.profile && s->backend && yolo_backend_supports(s->backend, YOLO_BACKEND_CAP_OP_PROFILE)) {
+        printf("profile=True: time per op on the CPU backend\n");
+        yolo_cpu_profile_report(stdout);
+    }
     for (int i = 0; i < s->n_names; i++) free(s->names[i]);
     free(s->names);
     yolo_model_free(s->model);

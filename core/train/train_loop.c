@@ -2,6 +2,7 @@
  * task's loss, backward and (every `accumulate` batches) the optimizer and
  * EMA steps under Ultralytics' warmup and schedule; after each epoch
  * validation, results, checkpoints, patience and the stop request. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -96,6 +97,27 @@ static yolo_status train_epoch(yolo_trainer *t, int epoch, int64_t first, float 
     return st;
 }
 
+/* time= (hours) overrides epochs, as Ultralytics' trainer: after each epoch
+ * epochs = ceil(time * 3600 / mean epoch time), which rescales the LR
+ * schedule too (yolo_lr_factor reads the new count) and close_mosaic; once
+ * the time is spent this epoch is the last (Ultralytics may begin one more
+ * and break it at its first optimizer step). Rank 0's clock decides. */
+static yolo_status fit_epochs_to_time(yolo_trainer *t, int epoch, double t0) {
+    double elapsed = yolo_seconds_now() - t0;
+    yolo_status st = yolo_dist_broadcast(t->dist, &elapsed, sizeof elapsed, "the elapsed training time");
+    if (st) return st;
+    double budget = t->optim.time * 3600.0, mean = elapsed / (double)(epoch - t->start_epoch + 1);
+    double want = mean > 0 ? ceil(budget / mean) : (double)INT_MAX;
+    int epochs = elapsed >= budget ? epoch + 1 : (want >= (double)INT_MAX ? INT_MAX : (int)want);
+    if (epochs < epoch + 1) epochs = epoch + 1;
+    if (epochs != t->optim.epochs)
+        printf("time=%g hours: %.2f s per epoch, %.0f s spent: training for %d epochs\n", t->optim.time, mean, elapsed,
+               epochs);
+    t->optim.epochs = epochs;
+    yolo_loader_set_epochs(t->loader, epochs);
+    return YOLO_OK;
+}
+
 static void print_metrics_line(const yolo_task_hooks *h, const yolo_val_result *r) {
     printf("val: %lld images in %.1fs:", (long long)r->images, r->seconds);
     for (int i = 0; i < h->n_metrics; i++) printf(" %s=%.4f", h->metric_names[i], r->metrics[i]);
@@ -117,8 +139,9 @@ static yolo_status train(yolo_trainer *t) {
     for (epoch = t->start_epoch; epoch < o->epochs && !st; epoch++) {
         float items[YOLO_TASK_MAX_ITEMS] = {0};
         st = train_epoch(t, epoch, epoch == t->start_epoch ? t->first_batch : 0, items);
+        if (!st && o->time > 0) st = fit_epochs_to_time(t, epoch, t0);
         if (st) break;
-        bool final = epoch + 1 == o->epochs;
+        bool final = epoch + 1 >= o->epochs;
         yolo_val_result r = {0};
         if (t->s.set.val.val || final) {
             st = yolo_validator_run(&t->validator, NULL, &r);

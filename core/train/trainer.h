@@ -9,7 +9,9 @@
  *   trainer_dist.c   DDP: the communicator, rank 0's weights to every rank,
  *                    the per-batch reductions, sync_bn
  *   train_loop.c     the epochs: forward, loss, backward, accumulation,
- *                    optimizer and EMA steps, validation, patience, stop
+ *                    optimizer and EMA steps, validation, patience, stop,
+ *                    time (epochs recomputed from the mean epoch time)
+ *   freeze.c         the frozen layers (freeze)
  *
  * Per batch: images -> forward -> the task's loss on the host (value and
  * gradient into the head outputs) -> backward (gradients accumulate) ->
@@ -136,6 +138,11 @@ yolo_status yolo_trainer_record_row(yolo_trainer *t, int epoch, const float *ite
 yolo_status yolo_trainer_save_epoch(yolo_trainer *t, int epoch, bool is_best, bool finished);
 /* Stopped by a signal mid-epoch: last.ckpt at the next batch; the error says how to resume. */
 yolo_status yolo_trainer_stop_mid_epoch(yolo_trainer *t, int epoch, int64_t next_batch);
+
+/* freeze.c */
+/* freeze: the frozen layers' parameters (and always DFL's) get
+ * requires_grad=false; call before the optimizer, EMA and graphs exist. */
+yolo_status yolo_trainer_apply_freeze(yolo_model *model, const yolo_config_value *freeze);
 
 /* trainer_dist.c */
 /* The communicator (a world of one without a launcher); ranks other than

@@ -40,7 +40,9 @@ static yolo_status choose_optimizer(yolo_optim_settings *o, int64_t n_train, int
 static yolo_status open_datasets(yolo_trainer *t) {
     const yolo_run_settings *run = &t->s.set.run;
     yolo_dataset_options dopt = {.threads = run->workers > 0 ? run->workers : 1};
-    yolo_status st = yolo_dataset_open(&t->s.data, YOLO_SPLIT_TRAIN, &t->s.hooks->data, &dopt, &t->train_set);
+    yolo_dataset_options train_opt = dopt;
+    train_opt.fraction = t->s.set.loader.fraction;
+    yolo_status st = yolo_dataset_open(&t->s.data, YOLO_SPLIT_TRAIN, &t->s.hooks->data, &train_opt, &t->train_set);
     if (!st) st = yolo_dataset_open(&t->s.data, t->s.set.val.split, &t->s.hooks->data, &dopt, &t->val_set);
     if (st) return st;
     char line[256];
@@ -61,6 +63,7 @@ static yolo_status build_models(yolo_trainer *t) {
         st = yolo_checkpoint_transfer(t->ck, t->s.model, &transferred, &total);
         if (!st) printf("Transferred %zu/%zu items from %s\n", transferred, total, t->weights_from);
     }
+    if (!st) st = yolo_trainer_apply_freeze(t->s.model, &t->s.set.optim.freeze);
     if (st) return st;
     t->s.tctx.model = t->s.model;
     yolo_model *ema_model = NULL;
@@ -71,6 +74,12 @@ static yolo_status build_models(yolo_trainer *t) {
 
 static yolo_status create_loader(yolo_trainer *t) {
     const yolo_settings *set = &t->s.set;
+    /* auto_augment is refused at any other value; its default is said, not silently skipped */
+    const char *policy = NULL;
+    if ((t->s.hooks->data.needs & YOLO_NEED_IMAGE_CLASS) &&
+        yolo_config_get_string(t->s.cfg, "auto_augment", &policy) == YOLO_OK && policy)
+        fprintf(stderr, "WARNING: auto_augment=%s: not built, the classify training applies no auto-augment policy\n",
+                policy);
     yolo_loader_options lo = {.batch = set->run.batch / t->world, .workers = set->run.workers, .rank = t->rank,
                               .world = t->world, .seed = (uint64_t)set->run.seed,
                               .augment = true, .shuffle = true, .epochs = set->optim.epochs,

@@ -71,6 +71,9 @@ static yolo_status cpu_zero(yolo_backend *backend, yolo_buffer *buf, size_t offs
 /* Per-op time and call counts, on when YOLO_PROFILE is set (profile=True). */
 static double profile_seconds[YOLO_OP_COUNT];
 static int64_t profile_calls[YOLO_OP_COUNT];
+static int profiling = -1; /* -1: not decided yet (YOLO_PROFILE read at the first graph run) */
+
+void yolo_cpu_profile_enable(void) { profiling = 1; }
 
 static double now_seconds(void) {
     struct timespec ts;
@@ -92,7 +95,6 @@ void yolo_cpu_profile_report(FILE *out) {
 static yolo_status cpu_graph_run(yolo_backend *backend, yolo_graph *graph, yolo_tensor *const *nodes, int n) {
     (void)graph;
     yolo_cpu_context *ctx = backend->impl;
-    static int profiling = -1;
     if (profiling < 0) profiling = getenv("YOLO_PROFILE") != NULL;
     for (int i = 0; i < n; i++) {
         yolo_tensor *t = nodes[i];
@@ -120,7 +122,7 @@ static void cpu_graph_release(yolo_backend *backend, yolo_graph *graph) {
 /* Nodes run one by one on the host: a collective node may call out mid-graph. */
 static bool cpu_supports(const yolo_backend *backend, yolo_backend_capability cap) {
     (void)backend;
-    return cap == YOLO_BACKEND_CAP_COLLECTIVE_IN_GRAPH;
+    return cap == YOLO_BACKEND_CAP_COLLECTIVE_IN_GRAPH || cap == YOLO_BACKEND_CAP_OP_PROFILE;
 }
 
 /* amp on the CPU: bf16 oneDNN convolutions where the CPU has bf16

@@ -40,8 +40,10 @@ yolo_cpu_kernel yolo_cpu_linalg_kernel(int op);
 yolo_cpu_kernel yolo_cpu_optim_kernel(int op);
 yolo_cpu_kernel yolo_cpu_collective_kernel(int op);
 
-/* Prints per-op times collected while YOLO_PROFILE was set. */
+/* Prints per-op times collected while YOLO_PROFILE was set (or since
+ * yolo_cpu_profile_enable: the profile key). */
 #include <stdio.h>
 void yolo_cpu_profile_report(FILE *out);
+void yolo_cpu_profile_enable(void);
 
 #endif

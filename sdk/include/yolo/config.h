@@ -89,7 +89,7 @@ typedef enum yolo_config_kind {
 
 typedef struct yolo_config_value {
     yolo_config_kind kind;
-    bool b;
+    bool b;              /* BOOL; INT_LIST: written as one bare integer (freeze=3, not [3]) */
     int64_t i;
     double f;
     const char *s;       /* owned by the config */
