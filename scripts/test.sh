@@ -12,6 +12,7 @@ if [ "${1:-}" = "--sanitize" ]; then
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DYOLO_SANITIZE=ON -DYOLO_WERROR=ON -DYOLO_TEST_HOOKS=ON
   export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+  export LSAN_OPTIONS="suppressions=$(pwd)/tests/third_party_lsan.supp:print_suppressions=0"
   export YOLO_SANITIZED=1
 else
   dir=build
