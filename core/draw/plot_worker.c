@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "draw/plots.h"
+#include "train/train_log.h"
 
 typedef struct plot_job {
     yolo_plot_job_fn fn;
@@ -23,26 +24,14 @@ struct yolo_plot_worker {
     double seconds, cpu_seconds;
 };
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static double thread_cpu(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* Runs a job; its wall time is returned, its CPU time added to *cpu. */
 static double run_job(plot_job *j, double *cpu) {
-    double t0 = now(), c0 = thread_cpu();
+    double t0 = yolo_seconds_now(), c0 = yolo_thread_cpu_seconds();
     if (j->fn(j->arg) != YOLO_OK) fprintf(stderr, "WARNING: plotting failed: %s\n", yolo_last_error());
     if (j->free_fn) j->free_fn(j->arg);
     free(j);
-    *cpu += thread_cpu() - c0;
-    return now() - t0;
+    *cpu += yolo_thread_cpu_seconds() - c0;
+    return yolo_seconds_now() - t0;
 }
 
 static void *worker_main(void *arg) {

@@ -12,6 +12,12 @@ double yolo_seconds_now(void) {
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+double yolo_thread_cpu_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 void yolo_progress_header(FILE *out, int n_items, const char *const *item_names) {
     fprintf(out, "\n%11s%11s", "Epoch", "mem");
     for (int i = 0; i < n_items; i++) fprintf(out, "%11s", item_names[i]);

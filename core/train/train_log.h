@@ -47,5 +47,7 @@ yolo_status yolo_results_csv_append(yolo_results_csv *r, int epoch, const float 
                                     const float *val_items, const float *lr);
 
 double yolo_seconds_now(void);
+/* CPU time of the calling thread. */
+double yolo_thread_cpu_seconds(void);
 
 #endif

@@ -7,19 +7,8 @@
 
 #include "data/loader.h"
 #include "train/run_plots.h"
+#include "train/train_log.h"
 #include "train/val_json.h"
-
-static double thread_cpu_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static double now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 void yolo_validator_init(yolo_validator *v, const yolo_task_hooks *hooks, const yolo_task_context *tctx,
                          const yolo_dataset *dataset, yolo_model *model, int batch, int workers, int imgsz,
@@ -59,7 +48,7 @@ static yolo_status merge_ranks(yolo_validator *v, void *metrics) {
 
 yolo_status yolo_validator_run(yolo_validator *v, FILE *table, yolo_val_result *out) {
     memset(out, 0, sizeof *out);
-    double t0 = now_seconds();
+    double t0 = yolo_seconds_now();
     const yolo_task_hooks *h = v->hooks;
     yolo_loader_options lo = {.batch = v->batch, .workers = v->workers, .world = 1, .seed = v->seed, .augment = false,
                               .rect = true, /* Ultralytics validates in rect batches (padded +0.5 stride) */
@@ -85,13 +74,13 @@ yolo_status yolo_validator_run(yolo_validator *v, FILE *table, yolo_val_result *
         st = yolo_graph_cache_get(&v->graphs, batch, &mg);
         if (!st) st = yolo_model_graph_forward(mg, batch);
         if (!st) st = h->metrics_update(metrics, batch, mg->out.n, mg->host_out);
-        double p0 = now_seconds(), c0 = thread_cpu_seconds();
+        double p0 = yolo_seconds_now(), c0 = yolo_thread_cpu_seconds();
         if (!st && v->plot_dir && yolo_dist_rank(v->dist) == 0 &&
             yolo_val_plot_batch(v->plot_dir, v->task, metrics, &v->tctx, v->dataset, batch, mg->out.n, mg->host_out,
                                 n_batches) != YOLO_OK)
             fprintf(stderr, "WARNING: val_batch%lld plots: %s\n", (long long)n_batches, yolo_last_error());
-        v->plot_seconds += now_seconds() - p0;
-        v->plot_cpu_seconds += thread_cpu_seconds() - c0;
+        v->plot_seconds += yolo_seconds_now() - p0;
+        v->plot_cpu_seconds += yolo_thread_cpu_seconds() - c0;
         if (!st && json.f) st = yolo_val_json_add(&json, metrics, v->dataset, batch, mg->out.n, mg->host_out);
         if (!st && val_loss && mg->out.n > h->val_loss_outputs) {
             double loss = 0;
@@ -112,12 +101,12 @@ yolo_status yolo_validator_run(yolo_validator *v, FILE *table, yolo_val_result *
     bool here = yolo_dist_rank(v->dist) == 0;
     if (!st && here) st = h->metrics_summarize(metrics, out->metrics, &out->fitness, table);
     const yolo_task_hooks *pictures = yolo_picture_hooks(v->task);
-    double p0 = now_seconds(), c0 = thread_cpu_seconds();
+    double p0 = yolo_seconds_now(), c0 = yolo_thread_cpu_seconds();
     if (!st && here && pictures && pictures->metrics_plot && (v->plot_dir || (v->print_confusion && table)) &&
         pictures->metrics_plot(metrics, v->plot_dir, v->print_confusion ? table : NULL) != YOLO_OK)
         fprintf(stderr, "WARNING: validation plots: %s\n", yolo_last_error());
-    v->plot_seconds += now_seconds() - p0;
-    v->plot_cpu_seconds += thread_cpu_seconds() - c0;
+    v->plot_seconds += yolo_seconds_now() - p0;
+    v->plot_cpu_seconds += yolo_thread_cpu_seconds() - c0;
     /* rank 0's metrics to all; the loss sums and counts over all */
     double shared[32 + 1 + 2 + YOLO_TASK_MAX_ITEMS] = {0};
     double *sums = shared + 33, *counts = shared + 33 + YOLO_TASK_MAX_ITEMS;
@@ -138,6 +127,6 @@ yolo_status yolo_validator_run(yolo_validator *v, FILE *table, yolo_val_result *
     if (metrics) h->metrics_destroy(metrics);
     if (loss_state) h->loss_destroy(loss_state);
     yolo_loader_free(loader);
-    out->seconds = now_seconds() - t0;
+    out->seconds = yolo_seconds_now() - t0;
     return st ? yolo_error_context(st, "validation") : YOLO_OK;
 }
