@@ -25,6 +25,15 @@ typedef enum yolo_backend_capability {
     YOLO_BACKEND_CAP_OP_PROFILE,
 } yolo_backend_capability;
 
+/* One region of a batched copy: `bytes` between the host at `host` and
+ * `buffer` at `offset` (yolo_backend_ops.copy_many). */
+typedef struct yolo_backend_copy {
+    yolo_buffer *buffer;
+    size_t offset;
+    void *host;
+    size_t bytes;
+} yolo_backend_copy;
+
 typedef struct yolo_backend_ops {
     void (*destroy)(yolo_backend *backend);
     yolo_status (*buffer_alloc)(yolo_backend *backend, size_t bytes, yolo_buffer **out);
@@ -43,6 +52,10 @@ typedef struct yolo_backend_ops {
      * kernels on where the hardware has them (NULL: the backend has none).
      * Writes what runs and why into `line`; returns whether amp is on. */
     bool (*set_amp)(yolo_backend *backend, bool want, char *line, size_t size);
+    /* Several uploads (upload true) or downloads as one transfer: one wait
+     * for pending work and, where memory is staged, one submission (NULL:
+     * the copies run one by one through upload / download). */
+    yolo_status (*copy_many)(yolo_backend *backend, bool upload, const yolo_backend_copy *copies, int n);
 } yolo_backend_ops;
 
 /* What crossed between host and backend, and the host's time in the calls
@@ -78,6 +91,12 @@ bool yolo_backend_supports(const yolo_backend *backend, yolo_backend_capability 
  * precision runs. yolo_backend_precision says which and why. */
 bool yolo_backend_set_amp(yolo_backend *backend, bool want);
 const char *yolo_backend_precision(const yolo_backend *backend);
+
+/* The f32 tensors t[0..n) of one backend copied to or from host[i]
+ * (numel floats each) in one transfer: the step's head outputs and their
+ * gradients. Counted as one upload or download in the traffic. */
+yolo_status yolo_tensors_download_f32(int n, yolo_tensor *const *t, float *const *host);
+yolo_status yolo_tensors_upload_f32(int n, yolo_tensor *const *t, const float *const *host);
 
 /* Constructors of the built-in backends (core/backend/<kind>/). */
 yolo_status yolo_cpu_backend_create(int threads, yolo_backend **out);

@@ -159,6 +159,65 @@ yolo_status yolo_tensor_download(const yolo_tensor *t, void *data, size_t bytes)
     return st;
 }
 
+/* At most this many tensors per batched copy (a model's heads: 3 to 5). */
+#define MAX_BATCHED_COPIES 16
+
+/* Tensors of another dtype are converted on the host, one at a time. */
+static yolo_status copy_one_by_one(int n, yolo_tensor *const *t, void *const *host, bool upload) {
+    yolo_status st = YOLO_OK;
+    for (int i = 0; i < n && !st; i++)
+        st = upload ? yolo_tensor_upload_f32(t[i], host[i], yolo_tensor_numel(t[i]))
+                    : yolo_tensor_download_f32(t[i], host[i], yolo_tensor_numel(t[i]));
+    return st;
+}
+
+static yolo_status copy_tensors(int n, yolo_tensor *const *t, void *const *host, bool upload) {
+    const char *what = upload ? "upload" : "download";
+    if (n <= 0) return YOLO_OK;
+    if (n > MAX_BATCHED_COPIES)
+        return yolo_error(YOLO_ERR_ARG, "batched %s of %d tensors: at most %d", what, n, MAX_BATCHED_COPIES);
+    yolo_backend_copy copies[MAX_BATCHED_COPIES];
+    size_t total = 0;
+    for (int i = 0; i < n; i++) {
+        yolo_status st = check_access(t[i], t[i] ? yolo_tensor_bytes(t[i]) : 0, what);
+        if (st) return st;
+        if (t[i]->backend != t[0]->backend)
+            return yolo_error(YOLO_ERR_ARG, "batched %s of '%s': on %s, the others on %s", what, t[i]->name,
+                              yolo_backend_name(t[i]->backend), yolo_backend_name(t[0]->backend));
+        if (t[i]->dtype != YOLO_F32) return copy_one_by_one(n, t, host, upload);
+        copies[i] = (yolo_backend_copy){t[i]->buffer, t[i]->offset, host[i], yolo_tensor_bytes(t[i])};
+        total += copies[i].bytes;
+    }
+    yolo_backend *be = t[0]->backend;
+    yolo_status st = YOLO_OK;
+    double t0 = yolo_backend_seconds();
+    if (be->ops->copy_many) {
+        st = be->ops->copy_many(be, upload, copies, n);
+    } else {
+        for (int i = 0; i < n && !st; i++)
+            st = upload ? be->ops->upload(be, copies[i].buffer, copies[i].offset, copies[i].host, copies[i].bytes)
+                        : be->ops->download(be, copies[i].buffer, copies[i].offset, copies[i].host, copies[i].bytes);
+    }
+    double seconds = yolo_backend_seconds() - t0;
+    yolo_backend_traffic *c = &be->traffic;
+    if (upload) {
+        c->seconds_up += seconds, c->uploads++, c->bytes_up += total;
+    } else {
+        c->seconds_down += seconds, c->downloads++, c->bytes_down += total;
+    }
+    return st;
+}
+
+yolo_status yolo_tensors_download_f32(int n, yolo_tensor *const *t, float *const *host) {
+    return copy_tensors(n, t, (void *const *)host, false);
+}
+
+yolo_status yolo_tensors_upload_f32(int n, yolo_tensor *const *t, const float *const *host) {
+    void *h[MAX_BATCHED_COPIES];
+    for (int i = 0; i < n && i < MAX_BATCHED_COPIES; i++) h[i] = (void *)host[i]; /* read only on upload */
+    return copy_tensors(n, t, h, true);
+}
+
 yolo_status yolo_tensor_zero(yolo_tensor *t) {
     yolo_status st = check_access(t, t ? yolo_tensor_bytes(t) : 0, "zero");
     if (st) return st;

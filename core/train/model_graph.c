@@ -1,6 +1,7 @@
 /* Forward/backward graphs of a model for one batch shape (model_graph.h). */
 #include "train/model_graph.h"
 
+#include "backend/backend.h"
 #include "graph/collective.h"
 
 #include <stdlib.h>
@@ -72,15 +73,15 @@ yolo_status yolo_model_graph_forward(yolo_model_graph *mg, const yolo_batch *bat
                           mg->width, batch->n, batch->height, batch->width);
     yolo_status st = yolo_tensor_upload(mg->images, batch->images, yolo_tensor_bytes(mg->images));
     if (!st) st = mg->training ? yolo_graph_run_forward(mg->graph) : yolo_graph_run(mg->graph);
-    for (int i = 0; !st && i < mg->out.n; i++)
-        st = yolo_tensor_download_f32(mg->out.t[i], mg->host_out[i].data, yolo_tensor_numel(mg->out.t[i]));
-    return st;
+    float *host[YOLO_MODULE_MAX_OUTPUTS];
+    for (int i = 0; i < mg->out.n; i++) host[i] = mg->host_out[i].data;
+    return st ? st : yolo_tensors_download_f32(mg->out.n, mg->out.t, host);
 }
 
 yolo_status yolo_model_graph_backward(yolo_model_graph *mg) {
-    yolo_status st = YOLO_OK;
-    for (int i = 0; !st && i < mg->out.n; i++)
-        st = yolo_tensor_upload_f32(mg->grad_in[i], mg->host_grad[i].data, yolo_tensor_numel(mg->grad_in[i]));
+    const float *host[YOLO_MODULE_MAX_OUTPUTS];
+    for (int i = 0; i < mg->out.n; i++) host[i] = mg->host_grad[i].data;
+    yolo_status st = yolo_tensors_upload_f32(mg->out.n, mg->grad_in, host);
     return st ? st : yolo_graph_run_backward(mg->graph);
 }
 

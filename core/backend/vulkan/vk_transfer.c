@@ -39,9 +39,11 @@ static yolo_status check_range(yolo_vk_context *ctx, const yolo_buffer *buf, siz
 
 typedef enum { XFER_UPLOAD, XFER_DOWNLOAD, XFER_FILL } xfer_kind;
 
-/* Records and runs one staged copy (or fill) of `bytes` at device offset `dev_off`. */
-static yolo_status run_one(yolo_vk_context *ctx, xfer_kind kind, VkBuffer dev, VkDeviceSize dev_off,
-                           VkDeviceSize bytes) {
+/* Records and runs n staged copies (or fills) in one submission: region i
+ * moves bytes[i] between device offset dev_off[i] of dev[i] and staging
+ * offset stage_off[i]. */
+static yolo_status run_many(yolo_vk_context *ctx, xfer_kind kind, int n, const VkBuffer *dev,
+                            const VkDeviceSize *dev_off, const VkDeviceSize *stage_off, const VkDeviceSize *bytes) {
     const yolo_vk_fns *vk = &ctx->inst.fn;
     VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
@@ -54,16 +56,15 @@ static yolo_status run_one(yolo_vk_context *ctx, xfer_kind kind, VkBuffer dev, V
                               .dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
     vk->CmdPipelineBarrier(ctx->xfer_cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1,
                            &before, 0, NULL, 0, NULL);
-    if (kind == XFER_FILL) {
-        vk->CmdFillBuffer(ctx->xfer_cb, dev, dev_off, bytes, 0);
-    } else {
-        VkBufferCopy copy = {.size = bytes};
-        if (kind == XFER_UPLOAD) {
-            copy.dstOffset = dev_off;
-            vk->CmdCopyBuffer(ctx->xfer_cb, ctx->staging.buffer, dev, 1, &copy);
+    for (int i = 0; i < n; i++) {
+        if (kind == XFER_FILL) {
+            vk->CmdFillBuffer(ctx->xfer_cb, dev[i], dev_off[i], bytes[i], 0);
+        } else if (kind == XFER_UPLOAD) {
+            VkBufferCopy copy = {.srcOffset = stage_off[i], .dstOffset = dev_off[i], .size = bytes[i]};
+            vk->CmdCopyBuffer(ctx->xfer_cb, ctx->staging.buffer, dev[i], 1, &copy);
         } else {
-            copy.srcOffset = dev_off;
-            vk->CmdCopyBuffer(ctx->xfer_cb, dev, ctx->staging.buffer, 1, &copy);
+            VkBufferCopy copy = {.srcOffset = dev_off[i], .dstOffset = stage_off[i], .size = bytes[i]};
+            vk->CmdCopyBuffer(ctx->xfer_cb, dev[i], ctx->staging.buffer, 1, &copy);
         }
     }
     VkMemoryBarrier after = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
@@ -84,6 +85,12 @@ static yolo_status run_one(yolo_vk_context *ctx, xfer_kind kind, VkBuffer dev, V
 fail:
     return yolo_error(YOLO_ERR_BACKEND, "%s: a host<->device transfer failed (%s)", ctx->label,
                       yolo_vk_result_name(r));
+}
+
+static yolo_status run_one(yolo_vk_context *ctx, xfer_kind kind, VkBuffer dev, VkDeviceSize dev_off,
+                           VkDeviceSize bytes) {
+    const VkDeviceSize stage_off = 0;
+    return run_many(ctx, kind, 1, &dev, &dev_off, &stage_off, &bytes);
 }
 
 static yolo_status ensure_staging(yolo_vk_context *ctx) {
@@ -145,5 +152,59 @@ yolo_status yolo_vk_zero(yolo_vk_context *ctx, yolo_buffer *buf, size_t offset, 
     if (st == YOLO_OK) st = run_one(ctx, XFER_FILL, buf->block->buffer, lo, hi - lo);
     if (st == YOLO_OK && abs + bytes > hi) st = yolo_vk_upload(ctx, buf, (size_t)(hi - buf->offset), zeros,
                                                                 (size_t)(abs + bytes - hi));
+    return st;
+}
+
+/* The staged regions of a batched copy go through the staging buffer
+ * together, packed at 256-byte offsets; mapped ones are memcpys. */
+#define MAX_BATCH 16
+
+yolo_status yolo_vk_copy_many(yolo_vk_context *ctx, bool upload, const yolo_backend_copy *copies, int n) {
+    yolo_status st = YOLO_OK;
+    const char *what = upload ? "upload" : "download";
+    if (n > MAX_BATCH)
+        return yolo_error(YOLO_ERR_ARG, "%s: a batched %s of %d regions (at most %d)", ctx->label, what, n,
+                          MAX_BATCH);
+    for (int i = 0; i < n && st == YOLO_OK; i++)
+        st = check_range(ctx, copies[i].buffer, copies[i].offset, copies[i].bytes, what);
+    if (st == YOLO_OK) st = yolo_vk_wait_pending(ctx);
+    VkBuffer dev[MAX_BATCH];
+    VkDeviceSize dev_off[MAX_BATCH], stage_off[MAX_BATCH], bytes[MAX_BATCH], packed = 0;
+    int staged[MAX_BATCH], m = 0;
+    for (int i = 0; i < n && st == YOLO_OK; i++) {
+        const yolo_backend_copy *c = &copies[i];
+        char *block = c->buffer->block->mapped;
+        char *mapped = block ? block + c->buffer->offset + c->offset : NULL;
+        if (mapped) {
+            if (upload) memcpy(mapped, c->host, c->bytes);
+            else memcpy(c->host, mapped, c->bytes);
+        } else if (c->bytes > 0) {
+            staged[m++] = i;
+        }
+    }
+    for (int k = 0; k < m; k++) packed = ((packed + 255) & ~(VkDeviceSize)255) + copies[staged[k]].bytes;
+    if (st != YOLO_OK || m == 0) return st;
+    if (packed > STAGING_BYTES) { /* too much for one staging pass: one copy at a time */
+        for (int k = 0; k < m && st == YOLO_OK; k++) {
+            const yolo_backend_copy *c = &copies[staged[k]];
+            st = upload ? yolo_vk_upload(ctx, c->buffer, c->offset, c->host, c->bytes)
+                        : yolo_vk_download(ctx, c->buffer, c->offset, c->host, c->bytes);
+        }
+        return st;
+    }
+    st = ensure_staging(ctx);
+    packed = 0;
+    for (int k = 0; k < m && st == YOLO_OK; k++) {
+        const yolo_backend_copy *c = &copies[staged[k]];
+        stage_off[k] = (packed + 255) & ~(VkDeviceSize)255;
+        packed = stage_off[k] + c->bytes;
+        dev[k] = c->buffer->block->buffer;
+        dev_off[k] = c->buffer->offset + c->offset;
+        bytes[k] = c->bytes;
+        if (upload) memcpy((char *)ctx->staging.mapped + stage_off[k], c->host, c->bytes);
+    }
+    if (st == YOLO_OK) st = run_many(ctx, upload ? XFER_UPLOAD : XFER_DOWNLOAD, m, dev, dev_off, stage_off, bytes);
+    for (int k = 0; k < m && st == YOLO_OK && !upload; k++)
+        memcpy(copies[staged[k]].host, (const char *)ctx->staging.mapped + stage_off[k], copies[staged[k]].bytes);
     return st;
 }

@@ -64,6 +64,14 @@ static yolo_status vk_download(yolo_backend *backend, yolo_buffer *buf, size_t o
     return st;
 }
 
+static yolo_status vk_copy_many(yolo_backend *backend, bool upload, const yolo_backend_copy *copies, int n) {
+    yolo_vk_context *ctx = ctx_of(backend);
+    pthread_mutex_lock(&ctx->lock);
+    yolo_status st = yolo_vk_copy_many(ctx, upload, copies, n);
+    pthread_mutex_unlock(&ctx->lock);
+    return st;
+}
+
 static yolo_status vk_zero(yolo_backend *backend, yolo_buffer *buf, size_t offset, size_t bytes) {
     yolo_vk_context *ctx = ctx_of(backend);
     pthread_mutex_lock(&ctx->lock);
@@ -349,6 +357,7 @@ static const yolo_backend_ops vulkan_ops = {
     .graph_run = vk_graph_run,
     .graph_release = vk_graph_release,
     .supports = vk_supports,
+    .copy_many = vk_copy_many,
 };
 
 /* ---- counters for tests (vulkan_stats.h) ---- */
