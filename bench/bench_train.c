@@ -6,7 +6,7 @@
  * after the other in each round, so that all see the same machine load.
  *
  *   bench_train [--task detect] [--model yolov8n.yaml] [--imgsz 320] [--batch 8]
- *               [--threads 2] [--iters 10] [--rounds 2] [--device cpu|vulkan]
+ *               [--threads 2] [--iters 10] [--warmup 2] [--rounds 2] [--device cpu|vulkan]
  *               [--modes fp32,amp] [--no-baseline] [--baseline PATH]
  *
  * Per step it also reports the host time the device waits for (output
@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include "backend/cpu/cpu_backend.h"
 #include "plugin/plugin_loader.h"
@@ -39,12 +40,12 @@
 
 typedef struct options {
     const char *task, *model, *baseline, *baseline11, *device, *modes;
-    int imgsz, batch, threads, iters, rounds, nc;
+    int imgsz, batch, threads, iters, warmup, rounds, nc;
     bool no_baseline;
 } options;
 
 static void parse(int argc, char **argv, options *o) {
-    *o = (options){.task = "detect", .model = NULL, .imgsz = 320, .batch = 8, .threads = 2, .iters = 10,
+    *o = (options){.task = "detect", .model = NULL, .imgsz = 320, .batch = 8, .threads = 2, .iters = 10, .warmup = 2,
                    .rounds = 2, .nc = 80, .baseline = "../shared/bench/torch_yolo_baseline.py",
                    .baseline11 = "bench/torch_yolo11_baseline.py", .device = "cpu", .modes = "fp32,amp"};
     for (int i = 1; i < argc; i++) {
@@ -56,6 +57,7 @@ static void parse(int argc, char **argv, options *o) {
         else if (!strcmp(a, "--threads")) o->threads = atoi(v), i++;
         else if (!strcmp(a, "--iters")) o->iters = atoi(v), i++;
         else if (!strcmp(a, "--rounds")) o->rounds = atoi(v), i++;
+        else if (!strcmp(a, "--warmup")) o->warmup = atoi(v), i++;
         else if (!strcmp(a, "--nc")) o->nc = atoi(v), i++;
         else if (!strcmp(a, "--baseline")) o->baseline = v, i++;
         else if (!strcmp(a, "--baseline11")) o->baseline11 = v, i++;
@@ -137,8 +139,9 @@ static void cpu_flags(char *out, size_t size) {
 
 /* One step's host-side figures (medians over the iterations). */
 typedef struct step_figures {
-    double seconds, wait_download, wait_loss, wait_upload;
+    double seconds, cpu_seconds, wait_download, wait_loss, wait_upload;
     double bytes_moved, transfers, graph_runs;
+    double loss_sum; /* over every step, warmup included: equal bits run to run */
 } step_figures;
 
 typedef struct bench {
@@ -152,22 +155,32 @@ typedef struct bench {
     yolo_batch batch;
 } bench;
 
+/* CPU time of the whole process (all threads): on a machine shared with
+ * other work it moves far less than wall time, so ratios of it are the
+ * load-robust figure (it also counts idle spinning, which wall time hides). */
+static double process_cpu_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 static double median(double *v, int n) {
     qsort(v, (size_t)n, sizeof *v, compare_double);
     return v[n / 2];
 }
 
-/* iters timed steps after 2 warmup steps; the median of each figure. */
+/* iters timed steps after `warmup` untimed ones; the median of each figure. */
 static yolo_status run_ours(bench *b, step_figures *fig) {
     const options *o = b->o;
     yolo_model_graph *mg = b->mg;
-    double *v[7];
-    for (int k = 0; k < 7; k++) v[k] = calloc((size_t)o->iters + 1, sizeof(double));
+    enum { FIGURES = 8 };
+    double *v[FIGURES];
+    for (int k = 0; k < FIGURES; k++) v[k] = calloc((size_t)o->iters + 1, sizeof(double));
     yolo_status st = YOLO_OK;
-    for (int it = -2; it < o->iters && !st; it++) {
+    for (int it = -o->warmup; it < o->iters && !st; it++) {
         yolo_backend_traffic c0 = b->be->traffic;
-        double t0 = yolo_seconds_now();
-        double loss;
+        double t0 = yolo_seconds_now(), cpu0 = process_cpu_seconds();
+        double loss = 0;
         float items[YOLO_TASK_MAX_ITEMS];
         st = yolo_model_graph_forward(mg, &b->batch);
         yolo_backend_traffic c1 = b->be->traffic;
@@ -183,6 +196,7 @@ static yolo_status run_ours(bench *b, step_figures *fig) {
         if (!st) st = yolo_optimizer_step(b->opt, 10.0f, NULL);
         if (!st) st = yolo_ema_step(b->ema);
         yolo_backend_traffic c4 = b->be->traffic;
+        fig->loss_sum += loss;
         if (it < 0) continue;
         v[0][it] = yolo_seconds_now() - t0;
         v[1][it] = c1.seconds_down - c0.seconds_down; /* the head outputs */
@@ -191,22 +205,24 @@ static yolo_status run_ours(bench *b, step_figures *fig) {
         v[4][it] = (double)(c4.bytes_up + c4.bytes_down - c0.bytes_up - c0.bytes_down);
         v[5][it] = (double)(c4.uploads + c4.downloads - c0.uploads - c0.downloads);
         v[6][it] = (double)(c4.graph_runs - c0.graph_runs);
+        v[7][it] = process_cpu_seconds() - cpu0;
     }
     if (!st) {
-        *fig = (step_figures){median(v[0], o->iters), median(v[1], o->iters), median(v[2], o->iters),
-                              median(v[3], o->iters), median(v[4], o->iters), median(v[5], o->iters),
-                              median(v[6], o->iters)};
+        *fig = (step_figures){median(v[0], o->iters), median(v[7], o->iters), median(v[1], o->iters),
+                              median(v[2], o->iters), median(v[3], o->iters), median(v[4], o->iters),
+                              median(v[5], o->iters), median(v[6], o->iters), fig->loss_sum};
     }
-    for (int k = 0; k < 7; k++) free(v[k]);
+    for (int k = 0; k < FIGURES; k++) free(v[k]);
     return st;
 }
 
 static void print_ours(const options *o, int round, const char *mode, const step_figures *f) {
     double wait = f->wait_download + f->wait_loss + f->wait_upload;
-    printf("round %d: yolo %-4s %7.2f img/s (median step %.1f ms; host wait %.1f ms = download %.2f + loss %.1f + "
-           "upload %.2f; %.2f MB moved in %.0f transfers, %.0f graph runs)\n",
-           round + 1, mode, o->batch / f->seconds, f->seconds * 1e3, wait * 1e3, f->wait_download * 1e3,
-           f->wait_loss * 1e3, f->wait_upload * 1e3, f->bytes_moved / 1e6, f->transfers, f->graph_runs);
+    printf("round %d: yolo %-4s %7.2f img/s (median step %.1f ms, %.1f ms CPU; host wait %.1f ms = download %.2f + loss %.1f + "
+           "upload %.2f; %.2f MB moved in %.0f transfers, %.0f graph runs; loss sum %.9g)\n",
+           round + 1, mode, o->batch / f->seconds, f->seconds * 1e3, f->cpu_seconds * 1e3, wait * 1e3, f->wait_download * 1e3,
+           f->wait_loss * 1e3, f->wait_upload * 1e3, f->bytes_moved / 1e6, f->transfers, f->graph_runs,
+           f->loss_sum);
 }
 
 int main(int argc, char **argv) {
@@ -246,7 +262,7 @@ int main(int argc, char **argv) {
     printf("CPU flags: %s; amp runs %s\n", flags, yolo_backend_precision(b.be));
     bool want[2] = {strstr(o.modes, "fp32") != NULL, strstr(o.modes, "amp") != NULL};
     const char *mode_names[2] = {"fp32", "amp"};
-    double ours_best[2] = {0, 0}, torch_best[2] = {0, 0};
+    double ours_best[2] = {0, 0}, torch_best[2] = {0, 0}, ours_cpu[2] = {0, 0}; /* least CPU s per step */
     for (int round = 0; round < o.rounds && !st; round++) {
         for (int m = 0; m < 2 && !st; m++) {
             if (!want[m]) continue;
@@ -255,6 +271,7 @@ int main(int argc, char **argv) {
             st = run_ours(&b, &f);
             if (st) break;
             if (o.batch / f.seconds > ours_best[m]) ours_best[m] = o.batch / f.seconds;
+            if (ours_cpu[m] == 0 || f.cpu_seconds < ours_cpu[m]) ours_cpu[m] = f.cpu_seconds;
             print_ours(&o, round, mode_names[m], &f);
         }
         for (int m = 0; m < 2 && !st && !o.no_baseline; m++) {
@@ -275,6 +292,9 @@ int main(int argc, char **argv) {
     }
     printf("RESULT (best round of each) yolo fp32 %.2f img/s, yolo amp %.2f img/s (%.2fx fp32)", ours_best[0],
            ours_best[1], ours_best[0] > 0 ? ours_best[1] / ours_best[0] : 0.0);
+    if (ours_cpu[0] > 0 && ours_cpu[1] > 0)
+        printf(", CPU time per step fp32 %.0f ms, amp %.0f ms (%.2fx)", ours_cpu[0] * 1e3, ours_cpu[1] * 1e3,
+               ours_cpu[0] / ours_cpu[1]);
     if (torch_best[0] > 0)
         printf(", pytorch fp32 %.2f img/s, pytorch autocast-bf16 %.2f img/s; yolo amp / pytorch autocast %.2fx, "
                "yolo fp32 / pytorch fp32 %.2fx",

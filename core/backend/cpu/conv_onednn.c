@@ -61,6 +61,7 @@ typedef struct conv_entry {
     dnnl_primitive_t reorder[3]; /* a, b: user -> prim; out: prim -> user; NULL if same layout */
     int arg[3];                  /* DNNL_ARG_* of a, b, out in yolo_conv_pass order */
     size_t prim_offset[3], scratch_offset, ws_bytes;
+    dnnl_memory_desc_t prim_md[3]; /* what the primitive reads/writes */
     conv_slot *slots;            /* key.slots of them */
 } conv_entry;
 
@@ -72,6 +73,29 @@ static size_t ws_cap[MAX_SLOTS];
 static conv_entry *buckets[CACHE_BUCKETS];
 static int n_entries;
 static void (*omp_set_threads)(int); /* libgomp's omp_set_num_threads, loaded with libdnnl */
+
+/* bf16: the backward-data pass converts dy to bf16 at the start of its
+ * slot's workspace; the backward-weight pass of the same conv, which the
+ * autograd places right after it, reads the same dy in the same layout and
+ * takes that copy instead of converting again (same bits: the conversion
+ * is a pure function of dy). What a slot's workspace holds is recorded
+ * here; every other run of the slot forgets it, so only the very next conv
+ * call on the slot can use it, while dy (its input, still live) is unchanged. */
+typedef struct dy_carry {
+    const void *dy;      /* the f32 dy the bf16 copy was made from; NULL: none */
+    void *ws_base;       /* the workspace it lies at the start of */
+    dnnl_memory_desc_t md; /* its layout and type */
+} dy_carry;
+static dy_carry carried[MAX_SLOTS];
+
+/* YOLO_BF16_DY_CARRY=off (read once) converts dy in both passes, to measure
+ * the saving and to check that results keep their bits. */
+static bool dy_carry_on = true;
+static pthread_once_t carry_once = PTHREAD_ONCE_INIT;
+static void read_carry_env(void) {
+    const char *v = getenv("YOLO_BF16_DY_CARRY");
+    dy_carry_on = !(v && strcmp(v, "off") == 0);
+}
 
 static void set_threads(int threads) {
     if (omp_set_threads) omp_set_threads(threads);
@@ -179,6 +203,7 @@ void yolo_conv_onednn_release(void) {
         free(ws[k]);
         ws[k] = NULL;
         ws_cap[k] = 0;
+        carried[k].dy = NULL;
         if (streams[k]) dnnl_stream_destroy(streams[k]);
         streams[k] = NULL;
     }
@@ -208,6 +233,7 @@ static yolo_status prepare_locked(const yolo_conv_geom *g, int slots, size_t byt
             free(ws[k]);
             ws[k] = NULL;
             ws_cap[k] = 0;
+            carried[k].dy = NULL;
             if (posix_memalign(&ws[k], 64, bytes) != 0) {
                 ws[k] = NULL;
                 return yolo_error(YOLO_ERR_NOMEM, "conv2d (oneDNN): cannot allocate %zu bytes of workspace", bytes);
@@ -360,11 +386,15 @@ static yolo_status entry_build(conv_entry *e, yolo_conv_pass pass, const yolo_co
         {&src_md, &wei_md, &dst_md}, {&dst_md, &wei_md, &src_md}, {&src_md, &dst_md, &wei_md}};
     dnnl_memory_desc_t prim[3];
     yolo_status st = YOLO_OK;
-    for (int i = 0; i < 3 && st == YOLO_OK; i++) {
+    /* dy first, at workspace offset 0 (backward weight: where the carried copy lies) */
+    static const int order[3][3] = {{0, 1, 2}, {0, 1, 2}, {1, 0, 2}};
+    for (int o = 0; o < 3 && st == YOLO_OK; o++) {
+        int i = order[pass][o];
         user[i] = *plain[pass][i];
         prim[i] = *dnnl_primitive_desc_query_md(pd, queries[pass][i], 0);
         st = plan_arg(e, i, args[pass][i], i == 2, &user[i], &prim[i], attr, g);
     }
+    memcpy(e->prim_md, prim, sizeof prim);
     dnnl_primitive_attr_destroy(attr);
     dnnl_memory_desc_t scratch;
     bool has_scratch = false;
@@ -437,8 +467,15 @@ static dnnl_status_t run_slot(conv_entry *e, int k, const float *a, const float 
     if (s != dnnl_success) return s;
 
     *what = "input reorder";
+    /* dy: argument 0 of backward data, 1 of backward weight */
+    const int dy_arg = e->key.pass == YOLO_CONV_BWD_DATA ? 0 : e->key.pass == YOLO_CONV_BWD_WEIGHT ? 1 : -1;
+    dy_carry *c = &carried[k];
+    pthread_once(&carry_once, read_carry_env);
+    const bool reuse = dy_carry_on && e->key.bf16 && dy_arg == 1 && e->reorder[1] && c->dy == b && c->ws_base == ws[k] &&
+                       e->prim_offset[1] == 0 && dnnl_memory_desc_equal(&c->md, &e->prim_md[1]);
+    c->dy = NULL;
     for (int i = 0; i < 2; i++) {
-        if (!e->reorder[i]) continue;
+        if (!e->reorder[i] || (i == 1 && reuse)) continue;
         dnnl_exec_arg_t ra[2] = {{DNNL_ARG_FROM, sl->user[i]}, {DNNL_ARG_TO, sl->prim[i]}};
         if ((s = dnnl_primitive_execute(e->reorder[i], stream, 2, ra)) != dnnl_success) return s;
     }
@@ -455,7 +492,10 @@ static dnnl_status_t run_slot(conv_entry *e, int k, const float *a, const float 
         if ((s = dnnl_primitive_execute(e->reorder[2], stream, 2, ra)) != dnnl_success) return s;
     }
     *what = "stream wait";
-    return dnnl_stream_wait(stream);
+    if ((s = dnnl_stream_wait(stream)) != dnnl_success) return s;
+    if (e->key.bf16 && dy_arg == 0 && e->reorder[0] && e->prim_offset[0] == 0)
+        *c = (dy_carry){.dy = a, .ws_base = ws[k], .md = e->prim_md[0]};
+    return dnnl_success;
 }
 
 /* The batch split over our pool: slice k holds images [n0[k], n0[k]+nk). */
