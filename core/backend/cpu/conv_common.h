@@ -42,6 +42,12 @@ yolo_status yolo_conv_im2col(yolo_cpu_context *ctx, yolo_conv_pass pass, const y
  * `why` (may be NULL) gets the ISA it found. ctx->bf16 asks for them. */
 bool yolo_conv_onednn_bf16_available(char *why, size_t size);
 
+/* Marks the start (true) and end (false) of a graph run. Only inside one
+ * does the backward-weight pass take the bf16 dy that the backward-data
+ * pass before it left; both ends forget it, so a copy never outlives the
+ * run (and the memory plan) it was made under. */
+void yolo_conv_onednn_in_graph(bool inside);
+
 /* Frees the cached primitives and workspaces (they are rebuilt on demand). */
 void yolo_conv_onednn_release(void);
 void yolo_conv_im2col_release(void);

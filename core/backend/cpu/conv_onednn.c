@@ -79,8 +79,10 @@ static void (*omp_set_threads)(int); /* libgomp's omp_set_num_threads, loaded wi
  * autograd places right after it, reads the same dy in the same layout and
  * takes that copy instead of converting again (same bits: the conversion
  * is a pure function of dy). What a slot's workspace holds is recorded
- * here; every other run of the slot forgets it, so only the very next conv
- * call on the slot can use it, while dy (its input, still live) is unchanged. */
+ * here; every other run of the slot forgets it, and so do the start and
+ * end of every graph run (yolo_conv_onednn_in_graph; no copy is kept
+ * outside one), so only the very next conv call of the same graph run can
+ * use it, while dy (its input, live until then) is unchanged. */
 typedef struct dy_carry {
     const void *dy;      /* the f32 dy the bf16 copy was made from; NULL: none */
     void *ws_base;       /* the workspace it lies at the start of */
@@ -209,6 +211,15 @@ void yolo_conv_onednn_release(void) {
     }
     if (engine) dnnl_engine_destroy(engine);
     engine = NULL;
+    pthread_mutex_unlock(&lock);
+}
+
+static bool in_graph; /* under `lock` */
+
+void yolo_conv_onednn_in_graph(bool inside) {
+    pthread_mutex_lock(&lock);
+    in_graph = inside;
+    for (int k = 0; k < MAX_SLOTS; k++) carried[k].dy = NULL;
     pthread_mutex_unlock(&lock);
 }
 
@@ -471,8 +482,8 @@ static dnnl_status_t run_slot(conv_entry *e, int k, const float *a, const float 
     const int dy_arg = e->key.pass == YOLO_CONV_BWD_DATA ? 0 : e->key.pass == YOLO_CONV_BWD_WEIGHT ? 1 : -1;
     dy_carry *c = &carried[k];
     pthread_once(&carry_once, read_carry_env);
-    const bool reuse = dy_carry_on && e->key.bf16 && dy_arg == 1 && e->reorder[1] && c->dy == b && c->ws_base == ws[k] &&
-                       e->prim_offset[1] == 0 && dnnl_memory_desc_equal(&c->md, &e->prim_md[1]);
+    const bool reuse = dy_carry_on && in_graph && e->key.bf16 && dy_arg == 1 && e->reorder[1] && c->dy == b &&
+                       c->ws_base == ws[k] && e->prim_offset[1] == 0 && dnnl_memory_desc_equal(&c->md, &e->prim_md[1]);
     c->dy = NULL;
     for (int i = 0; i < 2; i++) {
         if (!e->reorder[i] || (i == 1 && reuse)) continue;
@@ -493,7 +504,7 @@ static dnnl_status_t run_slot(conv_entry *e, int k, const float *a, const float 
     }
     *what = "stream wait";
     if ((s = dnnl_stream_wait(stream)) != dnnl_success) return s;
-    if (e->key.bf16 && dy_arg == 0 && e->reorder[0] && e->prim_offset[0] == 0)
+    if (in_graph && e->key.bf16 && dy_arg == 0 && e->reorder[0] && e->prim_offset[0] == 0)
         *c = (dy_carry){.dy = a, .ws_base = ws[k], .md = e->prim_md[0]};
     return dnnl_success;
 }

@@ -92,10 +92,7 @@ void yolo_cpu_profile_report(FILE *out) {
                     profile_seconds[op], 100.0 * profile_seconds[op] / total);
 }
 
-static yolo_status cpu_graph_run(yolo_backend *backend, yolo_graph *graph, yolo_tensor *const *nodes, int n) {
-    (void)graph;
-    yolo_cpu_context *ctx = backend->impl;
-    if (profiling < 0) profiling = getenv("YOLO_PROFILE") != NULL;
+static yolo_status run_nodes(yolo_cpu_context *ctx, yolo_tensor *const *nodes, int n) {
     for (int i = 0; i < n; i++) {
         yolo_tensor *t = nodes[i];
         if (t->node->op == YOLO_OP_NONE || t->node->op == YOLO_OP_VIEW) continue;
@@ -112,6 +109,16 @@ static yolo_status cpu_graph_run(yolo_backend *backend, yolo_graph *graph, yolo_
         if (st != YOLO_OK) return yolo_error_context(st, "cpu: op %s (t '%s')", yolo_op_name(t->node->op), t->name);
     }
     return YOLO_OK;
+}
+
+static yolo_status cpu_graph_run(yolo_backend *backend, yolo_graph *graph, yolo_tensor *const *nodes, int n) {
+    (void)graph;
+    yolo_cpu_context *ctx = backend->impl;
+    if (profiling < 0) profiling = getenv("YOLO_PROFILE") != NULL;
+    yolo_conv_onednn_in_graph(true);
+    yolo_status st = run_nodes(ctx, nodes, n);
+    yolo_conv_onednn_in_graph(false);
+    return st;
 }
 
 static void cpu_graph_release(yolo_backend *backend, yolo_graph *graph) {
