@@ -223,6 +223,32 @@ static void conv(writer *w, const yolo_tensor *t, const char *const *in, int n_i
     node(w, transpose ? "ConvTranspose" : "Conv", in, n_in, out, &a);
 }
 
+/* 2-D: Gemm with its transpose flags (a Linear layer, as OpenCV reads it);
+ * batched 3-D: MatMul, which broadcasts over the leading dim, after a
+ * Transpose of the last two dims of each transposed operand. */
+static void matmul(writer *w, const yolo_tensor *t, const char *const *in, const char *out, int index) {
+    pb_buf a = {0};
+    if (t->ndim == 2) {
+        attr_int(&a, "transA", t->node->iparams[0]);
+        attr_int(&a, "transB", t->node->iparams[1]);
+        node(w, "Gemm", in, 2, out, &a);
+        return;
+    }
+    char names[2][NAME_MAX_LEN];
+    const char *operands[2];
+    static const int64_t swap_last[3] = {0, 2, 1};
+    for (int i = 0; i < 2; i++) {
+        operands[i] = in[i];
+        if (!t->node->iparams[i]) continue;
+        snprintf(names[i], sizeof names[i], "/t%d_T%d", index, i);
+        pb_buf p = {0};
+        attr_ints(&p, "perm", swap_last, 3);
+        node(w, "Transpose", &in[i], 1, names[i], &p);
+        operands[i] = names[i];
+    }
+    node(w, "MatMul", operands, 2, out, NULL);
+}
+
 /* Softmax along `axis`: before opset 13 Softmax flattens the dims from
  * axis on, so a non-last axis goes through a transpose to the end. */
 static void softmax(writer *w, const yolo_tensor *t, const char *x, const char *out, int index) {
@@ -493,11 +519,7 @@ static void emit_node(writer *w, const yolo_tensor *t, int index) {
         node(w, "MaxPool", in, 1, out, &a);
         return;
     }
-    case YOLO_OP_MATMUL:
-        attr_int(&a, "transA", t->node->iparams[0]);
-        attr_int(&a, "transB", t->node->iparams[1]);
-        node(w, "Gemm", in, 2, out, &a);
-        return;
+    case YOLO_OP_MATMUL: matmul(w, t, in, out, index); return;
     case YOLO_OP_SOFTMAX: softmax(w, t, in[0], out, index); return;
     default:
         fail(w, YOLO_ERR_UNSUPPORTED, "op %s (node %d, '%s') has no ONNX form here", yolo_op_name(t->node->op), index,
