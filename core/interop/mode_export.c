@@ -64,8 +64,9 @@ static yolo_status refuse_unbuilt(const yolo_config *cfg, const char *format) {
     static const struct {
         const char *key, *why;
     } flags[] = {
-        {"dynamic", "dynamic input shapes are not built (the exported graph has the traced batch and imgsz; export "
-                    "once per shape you need)"},
+        {"dynamic", "dynamic input shapes are not built (the exported graph has the traced batch and imgsz: its "
+                    "Reshape targets and the Detect head's anchor points and strides are constants of that size; "
+                    "export once per shape you need)"},
         {"nms", "NMS inside the exported graph is not built (the output is the head's [B, 4+nc, anchors] map; run "
                 "NMS on it as Ultralytics' predictor does)"},
         {"int8", "int8 quantization is not built (it applies to TensorRT, OpenVINO and TFLite formats)"},
