@@ -113,7 +113,7 @@ const yolo_key_reader yolo_settings_keys[] = {
     CORE("keras", EXPORT "refused when true (TensorFlow formats are not built)"),
     CORE("optimize", EXPORT "refused when true (TorchScript is not built)"),
     CORE("int8", EXPORT "refused when true (int8 quantization is not built)"),
-    CORE("dynamic", EXPORT "refused when true (the ONNX graph has the traced shapes)"),
+    CORE("dynamic", EXPORT "onnx: batch, height and width symbolic (Reshape targets and anchors from Shape ops)"),
     CORE("simplify", EXPORT "accepted: the traced graph has nothing left to fold; recorded in the metadata"),
     CORE("opset", EXPORT "the ONNX opset, 12 to 17"),
     CORE("workspace", EXPORT "refused when set (TensorRT is not built)"),
