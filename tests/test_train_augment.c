@@ -17,19 +17,8 @@
 
 #include "test_util.h"
 
-static char *last_log(const char *dir) {
-    char path[700];
-    snprintf(path, sizeof path, "%s/log.txt", dir);
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *s = calloc(1, 1 << 20);
-    if (s) s[fread(s, 1, (1 << 20) - 1, f)] = '\0';
-    fclose(f);
-    return s;
-}
-
 static bool log_has(const char *dir, const char *a, const char *b) {
-    char *log = last_log(dir);
+    char *log = test_read_text(dir, "log.txt");
     bool ok = log && strstr(log, a) && (!b || strstr(log, b));
     if (!ok) fprintf(stderr, "log (wanted '%s'%s%s):\n%s\n", a, b ? " and " : "", b ? b : "", log ? log : "(none)");
     free(log);
@@ -61,10 +50,7 @@ int main(void) {
     if (getenv("YOLO_SANITIZED"))
         return test_skip("training end to end takes minutes under ASan; the Release run covers it");
     char dir[512];
-    if (!test_temp_dir(dir, sizeof dir)) return test_skip("no temporary directory");
-    char env[600];
-    snprintf(env, sizeof env, "%s/cache", dir);
-    setenv("YOLO_CACHE_DIR", env, 1);
+    if (!test_e2e_dir(dir, sizeof dir)) return test_skip("no temporary directory");
 
     const char *seg = "model=yolov8n-seg.yaml imgsz=64 batch=4 nbs=4 warmup_epochs=0 workers=2 plots=False";
     char args[600];
@@ -75,9 +61,10 @@ int main(void) {
 
     const char *cls = "model=yolov8n-cls.yaml epochs=2 imgsz=32 batch=16 nbs=16 workers=2 warmup_epochs=0 plots=False";
     static const char *const policies[] = {"autoaugment", "augmix", "null"};
+    static const char *const names[] = {"autoaugment", "augmix", "jitter"}; /* name=null would be the default name */
     for (int k = 0; k < 3; k++) {
         snprintf(args, sizeof args, "%s auto_augment=%s", cls, policies[k]);
-        train(dir, "classify", policies[k], args, 2, "train/loss");
+        train(dir, "classify", names[k], args, 2, "train/loss");
     }
 
     refused(dir, "classify train data=shapes epochs=1 imgsz=32 auto_augment=trivialaugment", "trivialaugment",

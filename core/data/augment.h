@@ -102,6 +102,12 @@ yolo_status yolo_augment_letterbox(const yolo_augment_params *p, int epoch, int6
 yolo_status yolo_augment_classify(const yolo_augment_params *p, bool augment, uint64_t seed, int epoch, int64_t index,
                                   const yolo_aug_source *src, yolo_aug_output *out);
 
+struct yolo_rng;
+
+/* The HSV jitter: gains r_h, r_s, r_v ~ U(-1, 1) x hsv_* drawn from rng
+ * into gain[3], applied when any hsv_* is non-zero. */
+void yolo_augment_hsv(const yolo_augment_params *p, struct yolo_rng *rng, yolo_image *img, float gain[3]);
+
 /* Copy-paste (Ultralytics' CopyPaste) on img and its instances (pixel
  * xyxy, polygons required: an image without any is left as it is): the
  * instances of src_ins (src_img's, same size) whose boxes overlap each of
@@ -116,7 +122,6 @@ yolo_status yolo_copy_paste(float p, yolo_image *img, yolo_instances *ins, const
 /* The random perspective step alone (exposed for tests): warps `image`
  * (instances in pixel xyxy form) to out_w x out_h drawing from `rng`,
  * then clips and filters instances. */
-struct yolo_rng;
 yolo_status yolo_augment_perspective(const yolo_augment_params *p, struct yolo_rng *rng, yolo_image *image,
                                      yolo_instances *ins, int out_w, int out_h, yolo_aug_record *rec);
 

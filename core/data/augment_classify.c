@@ -135,13 +135,7 @@ yolo_status yolo_augment_classify(const yolo_augment_params *p, bool augment, ui
         if (st != YOLO_OK)
             return st;
     } else {
-        float r[3];
-        r[0] = (float)yolo_rng_range(&rng, -1, 1) * p->hsv_h;
-        r[1] = (float)yolo_rng_range(&rng, -1, 1) * p->hsv_s;
-        r[2] = (float)yolo_rng_range(&rng, -1, 1) * p->hsv_v;
-        memcpy(rec->hsv_gain, r, sizeof r);
-        if (p->hsv_h != 0 || p->hsv_s != 0 || p->hsv_v != 0)
-            yolo_image_hsv(&out->image, r);
+        yolo_augment_hsv(p, &rng, &out->image, rec->hsv_gain);
     }
     if (yolo_rng_bernoulli(&rng, p->erasing))
         random_erasing(&rng, &out->image);

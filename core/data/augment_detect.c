@@ -29,6 +29,14 @@ void yolo_augment_defaults(yolo_augment_params *p) {
     p->poly_resample = 1000;
 }
 
+void yolo_augment_hsv(const yolo_augment_params *p, yolo_rng *rng, yolo_image *img, float gain[3]) {
+    gain[0] = (float)yolo_rng_range(rng, -1, 1) * p->hsv_h;
+    gain[1] = (float)yolo_rng_range(rng, -1, 1) * p->hsv_s;
+    gain[2] = (float)yolo_rng_range(rng, -1, 1) * p->hsv_v;
+    if (p->hsv_h != 0 || p->hsv_s != 0 || p->hsv_v != 0)
+        yolo_image_hsv(img, gain);
+}
+
 /* A partner from the epoch order within +-window positions (never itself
  * when there is anyone else). */
 static int64_t draw_partner(yolo_rng *rng, const yolo_aug_source *src, int64_t index, int window) {
@@ -395,14 +403,7 @@ yolo_status yolo_augment_detect(const yolo_augment_params *p, bool augment, bool
         if (st != YOLO_OK)
             return st;
     }
-    /* HSV */
-    float r[3];
-    r[0] = (float)yolo_rng_range(&rng, -1, 1) * p->hsv_h;
-    r[1] = (float)yolo_rng_range(&rng, -1, 1) * p->hsv_s;
-    r[2] = (float)yolo_rng_range(&rng, -1, 1) * p->hsv_v;
-    memcpy(rec->hsv_gain, r, sizeof r);
-    if (p->hsv_h != 0 || p->hsv_s != 0 || p->hsv_v != 0)
-        yolo_image_hsv(&out->image, r);
+    yolo_augment_hsv(p, &rng, &out->image, rec->hsv_gain);
     /* flips */
     float s = (float)p->imgsz;
     if (yolo_rng_bernoulli(&rng, p->flipud)) {

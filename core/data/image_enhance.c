@@ -135,17 +135,18 @@ yolo_status yolo_enhance_sharpness(yolo_image *img, float f) {
     return YOLO_OK;
 }
 
-static void apply_lut(yolo_image *img, const uint8_t lut[3][256]) {
-    for (size_t i = 0; i < pixel_count(img); i++)
-        for (int c = 0; c < 3; c++)
-            img->data[3 * i + c] = lut[c][img->data[3 * i + c]];
-}
-
-static void histograms(const yolo_image *img, uint32_t hist[3][256]) {
-    memset(hist, 0, sizeof(uint32_t) * 3 * 256);
+/* Each channel through the table `make` builds from its histogram. */
+static void per_channel_lut(yolo_image *img, void (*make)(const uint32_t hist[256], uint8_t lut[256])) {
+    uint32_t hist[3][256] = {{0}};
+    uint8_t lut[3][256];
     for (size_t i = 0; i < pixel_count(img); i++)
         for (int c = 0; c < 3; c++)
             hist[c][img->data[3 * i + c]]++;
+    for (int c = 0; c < 3; c++)
+        make(hist[c], lut[c]);
+    for (size_t i = 0; i < pixel_count(img); i++)
+        for (int c = 0; c < 3; c++)
+            img->data[3 * i + c] = lut[c][img->data[3 * i + c]];
 }
 
 void yolo_enhance_posterize(yolo_image *img, int bits) {
@@ -161,46 +162,38 @@ void yolo_enhance_solarize(yolo_image *img, double threshold) {
             img->data[i] = (uint8_t)(255 - img->data[i]);
 }
 
-void yolo_enhance_autocontrast(yolo_image *img) {
-    uint32_t hist[3][256];
-    uint8_t lut[3][256];
-    histograms(img, hist);
-    for (int c = 0; c < 3; c++) {
-        int lo = 0, hi = 255;
-        while (lo < 256 && !hist[c][lo])
-            lo++;
-        while (hi >= 0 && !hist[c][hi])
-            hi--;
-        double scale = hi > lo ? 255.0 / (hi - lo) : 1, offset = hi > lo ? -lo * scale : 0;
-        for (int v = 0; v < 256; v++) {
-            int m = (int)(v * scale + offset);
-            lut[c][v] = (uint8_t)(m < 0 ? 0 : m > 255 ? 255 : m);
-        }
+/* ImageOps.autocontrast: [min, max] stretched to [0, 255], truncated. */
+static void autocontrast_lut(const uint32_t hist[256], uint8_t lut[256]) {
+    int lo = 0, hi = 255;
+    while (lo < 256 && !hist[lo])
+        lo++;
+    while (hi >= 0 && !hist[hi])
+        hi--;
+    double scale = hi > lo ? 255.0 / (hi - lo) : 1, offset = hi > lo ? -lo * scale : 0;
+    for (int v = 0; v < 256; v++) {
+        int m = (int)(v * scale + offset);
+        lut[v] = (uint8_t)(m < 0 ? 0 : m > 255 ? 255 : m);
     }
-    apply_lut(img, lut);
 }
 
-void yolo_enhance_equalize(yolo_image *img) {
-    uint32_t hist[3][256];
-    uint8_t lut[3][256];
-    histograms(img, hist);
-    for (int c = 0; c < 3; c++) {
-        /* PIL: step = (sum of the non-zero bins but the last one) // 255 */
-        uint64_t total = 0, last = 0;
-        int used = 0;
-        for (int v = 0; v < 256; v++)
-            if (hist[c][v])
-                total += hist[c][v], last = hist[c][v], used++;
-        uint64_t step = used > 1 ? (total - last) / 255 : 0;
-        uint64_t n = step / 2;
-        for (int v = 0; v < 256; v++) {
-            uint64_t m = step ? n / step : (uint64_t)v;
-            lut[c][v] = (uint8_t)(m > 255 ? 255 : m);
-            n += hist[c][v];
-        }
+void yolo_enhance_autocontrast(yolo_image *img) { per_channel_lut(img, autocontrast_lut); }
+
+/* ImageOps.equalize: step = (the non-zero bins' sum but the last one's) // 255. */
+static void equalize_lut(const uint32_t hist[256], uint8_t lut[256]) {
+    uint64_t total = 0, last = 0;
+    int used = 0;
+    for (int v = 0; v < 256; v++)
+        if (hist[v])
+            total += hist[v], last = hist[v], used++;
+    uint64_t step = used > 1 ? (total - last) / 255 : 0, n = step / 2;
+    for (int v = 0; v < 256; v++) {
+        uint64_t m = step ? n / step : (uint64_t)v;
+        lut[v] = (uint8_t)(m > 255 ? 255 : m);
+        n += hist[v];
     }
-    apply_lut(img, lut);
 }
+
+void yolo_enhance_equalize(yolo_image *img) { per_channel_lut(img, equalize_lut); }
 
 void yolo_enhance_invert(yolo_image *img) {
     for (size_t i = 0; i < pixel_count(img) * 3; i++)
