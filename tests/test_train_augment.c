@@ -18,7 +18,9 @@
 #include "test_util.h"
 
 static bool log_has(const char *dir, const char *a, const char *b) {
-    char *log = test_read_text(dir, "log.txt");
+    char path[700];
+    snprintf(path, sizeof path, "%s/log.txt", dir);
+    char *log = test_read_text(path);
     bool ok = log && strstr(log, a) && (!b || strstr(log, b));
     if (!ok) fprintf(stderr, "log (wanted '%s'%s%s):\n%s\n", a, b ? " and " : "", b ? b : "", log ? log : "(none)");
     free(log);

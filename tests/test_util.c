@@ -111,15 +111,6 @@ const char *test_e2e_dir(char *buf, size_t size) {
     return setenv("YOLO_CACHE_DIR", cache, 1) == 0 ? buf : NULL;
 }
 
-char *test_read_text(const char *root, const char *rel) {
-    size_t len = 0;
-    uint8_t *bytes = test_read_file(root, rel, &len);
-    char *text = bytes ? realloc(bytes, len + 1) : NULL;
-    if (!text) free(bytes);
-    else text[len] = '\0';
-    return text;
-}
-
 void test_write_file(const char *root, const char *rel, const void *data, size_t len) {
     char *p = yolo_path_join(root, rel), *d = p ? yolo_path_dirname(p) : NULL;
     CHECK_MSG(d && yolo_mkdirs(d) == YOLO_OK && yolo_write_file(p, data, len) == YOLO_OK, "writing %s/%s: %s", root,

@@ -60,8 +60,6 @@ const char *test_temp_dir(char *buf, size_t size);
 /* test_temp_dir for an end-to-end run, with YOLO_CACHE_DIR set to its
  * cache/ (the built-in datasets are generated there); NULL on failure. */
 const char *test_e2e_dir(char *buf, size_t size);
-/* `rel` under `root` as a NUL-terminated string (malloc'd), NULL if unreadable. */
-char *test_read_text(const char *root, const char *rel);
 
 /* Fixture files under `root` (folders made as needed); a failure is a
  * CHECK failure naming the file. write_jpeg: a w x h patterned JPEG whose
