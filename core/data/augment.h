@@ -1,11 +1,14 @@
 /* augment.h — augmentation of one sample: image and instances together.
  *
  * Every random choice for sample i in epoch e comes from the Philox stream
- * (seed, YOLO_RNG_AUGMENT, e, i) (a mixup partner's own augmentation from
- * (seed, YOLO_RNG_MIXUP_PARTNER, e, i)), so the result is a pure function of
- * (seed, epoch, sample, params) whichever worker or rank computes it.
- * Mosaic/mixup partners are drawn from the epoch order within +-window
- * positions of the sample (the order is shared by all ranks), standing in
+ * (seed, YOLO_RNG_AUGMENT, e, i); a partner's own augmentation from
+ * (seed, purpose, e, i) with purpose YOLO_RNG_MIXUP_PARTNER (mixup),
+ * YOLO_RNG_COPY_PASTE_PARTNER (copy_paste in mixup mode) or
+ * YOLO_RNG_COPY_PASTE_MIXUP_PARTNER (the mixup partner's own copy_paste).
+ * So the result is a pure function of (seed, epoch, sample, params)
+ * whichever worker or rank computes it. Mosaic, mixup and copy_paste
+ * partners are drawn from the epoch order within +-window positions of
+ * the sample (the order is shared by all ranks), standing in
  * for Ultralytics' buffer of recently loaded images while staying pure. */
 #ifndef YOLO_DATA_AUGMENT_H
 #define YOLO_DATA_AUGMENT_H
