@@ -2,7 +2,7 @@
  *   - val: yolov8n-shapes.pt (trained by Ultralytics on the built-in
  *     shapes set) gives the mAP50 / mAP50-95 Ultralytics' own val reports
  *     for it (shared/interop/README.md) to 0.005; yolo11n-shapes.pt the
- *     same once YOLO11's modules exist (skipped, with the reason, before);
+ *     same;
  *   - fine-tune onto shapes (3 classes) from the 80-class yolov8n-coco8.pt:
  *     every backbone and neck tensor transfers, the count is Ultralytics'
  *     (319/355), and it trains; from yolov8n-shapes.pt (same nc) 355/355;
@@ -39,10 +39,6 @@ static void check_val(const char *file, double map50, double map5095, double tol
     char args[2048], line[2048] = "";
     snprintf(args, sizeof args, "detect val data=shapes imgsz=160 batch=16 model=%s/%s plots=false", ref, file);
     int rc = test_run_yolo(tmp, args);
-    if (rc != 0 && log_has("unknown module", line, sizeof line) && strstr(file, "yolo11")) {
-        printf("SKIP val of %s: the model cannot be built here yet: %s", file, line);
-        return;
-    }
     CHECK_MSG(rc == 0, "val of %s exited %d (see %s/log.txt)", file, rc, tmp);
     double p, r, m50 = -1, m5095 = -1;
     if (log_has("  all  ", line, sizeof line)) {
@@ -113,9 +109,9 @@ int main(void) {
     setenv("YOLO_CACHE_DIR", cache, 1);
 
     check_val("yolov8n-shapes.pt", 0.9337, 0.7189, 0.005);
-    /* measured 0.885 / 0.691 against Ultralytics' 0.8886 / 0.6856: mAP50-95 0.0054 apart, just outside the
-     * 0.005 that YOLOv8n meets; not yet explained, so the check holds it to 0.01 */
-    check_val("yolo11n-shapes.pt", 0.8886, 0.6856, 0.01);
+    /* 0.885 / 0.691 until validation decoded JPEGs at full size: libjpeg's 1/2 DCT-domain downscaling of
+     * the 320 px images gave other pixels than cv2.imread + INTER_LINEAR, enough to move YOLO11n by 0.005 */
+    check_val("yolo11n-shapes.pt", 0.8886, 0.6856, 0.005);
     check_transfer_coverage("yolov8n-coco8.pt");
     check_finetune("yolov8n-coco8.pt", "Transferred 319/355 items from");
     check_finetune("yolov8n-shapes.pt", "Transferred 355/355 items from");

@@ -1,4 +1,5 @@
-/* Export (issue 16): the reference .pt models exported to ONNX pass
+/* Export (issue 16): the reference .pt models (YOLOv8n and YOLO11n detect,
+ * segment, classify; yolo11n-cls from its yaml) exported to ONNX pass
  * onnx.checker (Debian's python3-onnx) and run in OpenCV's DNN module
  * (python3-opencv) and in ONNX Runtime (npm onnxruntime-node, CPU) with
  * outputs equal to our own fused forward to 1e-4 relative, at opsets 12
@@ -56,10 +57,26 @@ static void compare(const char *consumer, const char *prefix, int n_out, float *
     }
 }
 
+/* ONNX Runtime on in_path (dims "N,C,H,W"), its outputs against ours. */
+static void run_ort(const char *onnx_path, const char *in_path, const char *dims, const char *prefix, int n_out,
+                    float *const *ours, const int64_t *counts, const char *label) {
+    char cmd[8192];
+    const char *ort_dir = getenv("YOLO_ORT_NODE_DIR");
+    snprintf(cmd, sizeof cmd, "command -v node > /dev/null || exit 3; NODE_PATH='%s/node_modules' node "
+             "'%s/tests/interop/ort_run.js' '%s' '%s' %s '%s' > '%s/ort.txt' 2>&1", ort_dir ? ort_dir : "",
+             getenv("YOLO_SOURCE_DIR"), onnx_path, in_path, dims, prefix, tmp);
+    int rc = run(cmd);
+    if (rc == 3) no_ort = true;
+    else CHECK_MSG(rc == 0, "%s: ONNX Runtime failed (see %s/ort.txt)", label, tmp);
+    if (rc == 0) compare("ONNXRuntime", prefix, n_out, ours, counts, label);
+}
+
 static void check_export(const char *file, const char *input, int opset) {
     char path[1024], label[256];
     snprintf(label, sizeof label, "%s opset %d", file, opset);
-    snprintf(path, sizeof path, "%s/%s", ref, file);
+    /* a model yaml (no reference checkpoint: yolo11n-cls) builds with its initial weights */
+    if (strstr(file, ".yaml")) snprintf(path, sizeof path, "%s", file);
+    else snprintf(path, sizeof path, "%s/%s", ref, file);
     yolo_model *m = NULL;
     CHECK_MSG(!yolo_model_load(path, be, NULL, &m) && !yolo_model_fuse(m), "%s: %s", path, yolo_last_error());
     if (!m) return;
@@ -114,18 +131,75 @@ static void check_export(const char *file, const char *input, int opset) {
         else CHECK_MSG(rc == 0, "%s: OpenCV failed (see %s/opencv.txt)", label, tmp);
         if (rc == 0) compare("OpenCV", prefix, n_out, ours, counts, label);
         snprintf(prefix, sizeof prefix, "%s/ort", tmp);
-        const char *ort_dir = getenv("YOLO_ORT_NODE_DIR");
-        snprintf(cmd, sizeof cmd, "command -v node > /dev/null || exit 3; NODE_PATH='%s/node_modules' node "
-                 "'%s/tests/interop/ort_run.js' '%s' '%s' %s '%s' > '%s/ort.txt' 2>&1", ort_dir ? ort_dir : "", src,
-                 onnx_path, in_path, dims, prefix, tmp);
-        rc = run(cmd);
-        if (rc == 3) no_ort = true;
-        else CHECK_MSG(rc == 0, "%s: ONNX Runtime failed (see %s/ort.txt)", label, tmp);
-        if (rc == 0) compare("ONNXRuntime", prefix, n_out, ours, counts, label);
+        run_ort(onnx_path, in_path, dims, prefix, n_out, ours, counts, label);
     }
     free(ours[0]);
     free(ours[1]);
     free(x);
+    yolo_model_free(m);
+}
+
+/* dynamic=True: one file exported at 1x3x320x320 runs in ONNX Runtime at
+ * the reference input (2x3x320x320) and at 3x3x256x416 (a pattern), equal
+ * to our forward at each size. OpenCV 4.6 cannot read Shape-computed
+ * Reshape targets, so only ONNX Runtime runs it. */
+static void check_dynamic(const char *file, int opset) {
+    char path[1024], onnx_path[1200], in_path[1200], prefix[1200], label[256], dims[64];
+    snprintf(path, sizeof path, "%s/%s", ref, file);
+    yolo_model *m = NULL;
+    CHECK_MSG(!yolo_model_load(path, be, NULL, &m) && !yolo_model_fuse(m), "%s: %s", path, yolo_last_error());
+    if (!m) return;
+    snprintf(onnx_path, sizeof onnx_path, "%s/dynamic-%d.onnx", tmp, opset);
+    yolo_onnx_options oo = {.batch = 1, .height = 320, .width = 320, .opset = opset, .dynamic = true};
+    int n_out = 0;
+    yolo_status st = yolo_onnx_export(m, &oo, onnx_path, &n_out);
+    CHECK_MSG(!st, "%s dynamic: export: %s", file, yolo_last_error());
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s '%s/tests/interop/onnx_consumers.py' check '%s' > '%s/check.txt' 2>&1", python,
+             getenv("YOLO_SOURCE_DIR"), onnx_path, tmp);
+    int rc = st ? 0 : run(cmd);
+    if (rc == 3) no_checker = true;
+    else CHECK_MSG(rc == 0, "%s dynamic: onnx.checker failed (see %s/check.txt)", file, tmp);
+    static const int64_t sizes[2][4] = {{2, 3, 320, 320}, {3, 3, 256, 416}};
+    for (int s = 0; !st && s < 2; s++) {
+        int64_t n = sizes[s][0] * sizes[s][1] * sizes[s][2] * sizes[s][3], count = 0, oshape[4];
+        float *x = NULL;
+        if (s == 0) {
+            char ipath[1024];
+            int ndim = 0;
+            int64_t shape[8];
+            snprintf(ipath, sizeof ipath, "%s/input-2x3x320x320.npy", ref);
+            x = npy_read_f32(ipath, &ndim, shape, &count);
+        } else if ((x = malloc(sizeof(float) * (size_t)n))) {
+            for (int64_t i = 0; i < n; i++) x[i] = (float)((i * 7919) % 1000) / 1000.0f;
+            count = n;
+        }
+        CHECK_MSG(x && count == n, "%s dynamic: no input at size %d", file, s);
+        if (!x || count != n) {
+            free(x);
+            continue;
+        }
+        snprintf(in_path, sizeof in_path, "%s/input-dyn.f32", tmp);
+        FILE *f = fopen(in_path, "wb");
+        if (f) fwrite(x, sizeof(float), (size_t)n, f);
+        if (f) fclose(f);
+        float *ours[2] = {0};
+        int64_t counts[2] = {0};
+        yolo_graph *g = yolo_graph_new(be);
+        yolo_model_outputs out;
+        int last = !yolo_model_forward(m, g, yolo_graph_input(g, "images", YOLO_F32, 4, sizes[s]), false, &out)
+                       ? out.n - 1 : 0;
+        yolo_graph_free(g);
+        for (int k = 0; k < n_out; k++) ours[k] = interop_forward(m, x, sizes[s], k ? last : 0, &counts[k], oshape);
+        snprintf(dims, sizeof dims, "%lld,%lld,%lld,%lld", (long long)sizes[s][0], (long long)sizes[s][1],
+                 (long long)sizes[s][2], (long long)sizes[s][3]);
+        snprintf(label, sizeof label, "%s dynamic at %s", file, dims);
+        snprintf(prefix, sizeof prefix, "%s/ort-dyn", tmp);
+        run_ort(onnx_path, in_path, dims, prefix, n_out, ours, counts, label);
+        free(ours[0]);
+        free(ours[1]);
+        free(x);
+    }
     yolo_model_free(m);
 }
 
@@ -162,7 +236,7 @@ static void check_cli(void) {
     static const struct {
         const char *args, *needle;
     } refused[] = {{"format=tflite", "not built; built formats: onnx, safetensors"},
-                   {"dynamic=True", "dynamic input shapes are not built"},
+                   {"format=safetensors dynamic=True", "built for format=onnx only"},
                    {"nms=True", "NMS inside the exported graph is not built"},
                    {"int8=True", "int8 quantization is not built"},
                    {"opset=11", "writes opsets 12 to 17"},
@@ -243,6 +317,12 @@ int main(void) {
     check_export("yolov8n-seg-coco8.pt", "input-2x3x320x320.npy", 17);
     check_export("yolov8n-cls-mnist160.pt", "input-2x3x64x64.npy", 12);
     check_export("yolov8n-cls-mnist160.pt", "input-2x3x64x64.npy", 17);
+    /* YOLO11: C2PSA's attention as batched MatMul + Softmax */
+    check_export("yolo11n-coco8.pt", "input-2x3x320x320.npy", 17);
+    check_export("yolo11n-seg-coco8.pt", "input-2x3x320x320.npy", 12);
+    check_export("yolo11n-cls.yaml", "input-2x3x64x64.npy", 13);
+    check_dynamic("yolo11n-seg-coco8.pt", 17);
+    check_dynamic("yolov8n-coco8.pt", 13);
     check_cli();
     check_safetensors();
     if (no_checker) printf("SKIPPED onnx.checker: python3-onnx is not installed (scripts/install-deps.sh)\n");

@@ -3,8 +3,7 @@
  * equals PyTorch's stored output to 1e-4 relative (max |diff| / max |ref|);
  * the mid-training form (weights in `ema`) loads every tensor; a .pt reads
  * as a checkpoint (task, nc, names, weights); hostile or broken pickles are
- * refused with the file and what was found. YOLO11 files skip (printed)
- * while the model builder lacks their modules. */
+ * refused with the file and what was found. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,20 +19,14 @@
 
 static yolo_backend *be;
 static const char *dir;
-static int skipped;
 
 /* Builds <name>.pt, runs it on `input` and compares output 0 (and the
  * prototypes of a segment model) with the stored PyTorch outputs. */
-static void check_reference(const char *name, const char *input, bool yolo11) {
+static void check_reference(const char *name, const char *input) {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s.pt", dir, name);
     yolo_model *m = NULL;
     yolo_status st = yolo_model_load(path, be, NULL, &m);
-    if (st && yolo11 && strstr(yolo_last_error(), "unknown module")) {
-        printf("SKIP %s: the model cannot be built here yet: %s\n", name, yolo_last_error());
-        skipped++;
-        return;
-    }
     CHECK_MSG(!st, "%s: %s", path, yolo_last_error());
     if (st) return;
     /* every state-dict tensor found a home, and every model tensor a source */
@@ -196,14 +189,13 @@ int main(void) {
         return test_skip("YOLO_INTEROP_DIR (default ../shared/interop) has no reference files; only the pickle "
                          "refusals ran");
     }
-    check_reference("yolov8n-coco8", "input-2x3x320x320.npy", false);
-    check_reference("yolov8n-seg-coco8", "input-2x3x320x320.npy", false);
-    check_reference("yolov8n-cls-mnist160", "input-2x3x64x64.npy", false);
-    check_reference("yolo11n-coco8", "input-2x3x320x320.npy", true);
-    check_reference("yolo11n-seg-coco8", "input-2x3x320x320.npy", true);
+    check_reference("yolov8n-coco8", "input-2x3x320x320.npy");
+    check_reference("yolov8n-seg-coco8", "input-2x3x320x320.npy");
+    check_reference("yolov8n-cls-mnist160", "input-2x3x64x64.npy");
+    check_reference("yolo11n-coco8", "input-2x3x320x320.npy");
+    check_reference("yolo11n-seg-coco8", "input-2x3x320x320.npy");
     check_mid_training();
     check_as_checkpoint();
     yolo_backend_free(be);
-    if (skipped) printf("%d YOLO11 reference(s) skipped (see above)\n", skipped);
     return test_result("test_interop_pt");
 }

@@ -23,7 +23,7 @@ typedef struct entry {
 struct yolo_image_cache {
     const yolo_dataset *ds;
     int imgsz;
-    bool area_shrink;
+    bool exact;
     entry **entries;     /* individually allocated: pointers handed out stay valid */
     int64_t n_entries, cap_entries, limit;
     entry **slot_of;     /* per sample */
@@ -46,14 +46,14 @@ void yolo_load_size(int w0, int h0, int imgsz, int *w, int *h) {
     *h = *h > 0 ? *h : 1;
 }
 
-yolo_status yolo_image_cache_create(const yolo_dataset *ds, int imgsz, bool area_shrink, int64_t capacity,
+yolo_status yolo_image_cache_create(const yolo_dataset *ds, int imgsz, bool exact, int64_t capacity,
                                     yolo_image_cache **out) {
     yolo_image_cache *c = calloc(1, sizeof *c);
     if (!c)
         return yolo_error(YOLO_ERR_NOMEM, "image cache");
     c->ds = ds;
     c->imgsz = imgsz;
-    c->area_shrink = area_shrink;
+    c->exact = exact;
     c->limit = capacity < 0 || capacity > ds->n ? ds->n : capacity;
     if (c->limit < 1)
         c->limit = 1;
@@ -135,7 +135,7 @@ static yolo_status load(yolo_image_cache *c, int64_t i, yolo_image *out, bool *f
     int w, h;
     yolo_load_size(s->width, s->height, c->imgsz, &w, &h);
     yolo_image img;
-    yolo_status st = yolo_dataset_read_image(c->ds, i, c->imgsz, &img);
+    yolo_status st = yolo_dataset_read_image(c->ds, i, c->exact ? 0 : c->imgsz, &img);
     *failed = false;
     if (st != YOLO_OK) {
         yolo_data_warn("%s: cannot decode any more (%s); using a grey image without labels", s->path, yolo_last_error());
@@ -149,8 +149,7 @@ static yolo_status load(yolo_image_cache *c, int64_t i, yolo_image *out, bool *f
         *out = img;
         return YOLO_OK;
     }
-    bool area = c->area_shrink && w <= img.width && h <= img.height;
-    st = yolo_image_resize(&img, w, h, area, out);
+    st = yolo_image_resize(&img, w, h, false, out); /* cv2.INTER_LINEAR, as load_image */
     yolo_image_free(&img);
     return st;
 }

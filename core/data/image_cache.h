@@ -1,8 +1,12 @@
 /* image_cache.h — decoded sample images shared by the loader's workers.
  *
  * Entries are the images as Ultralytics' load_image returns them: resized
- * so the long side is imgsz (bilinear; area when shrinking for validation),
- * or as decoded when imgsz is 0 (classification). A pinned entry (acquired,
+ * bilinearly so the long side is imgsz, or as decoded when imgsz is 0
+ * (classification). With `exact` (validation) a JPEG is decoded at full
+ * size first, as cv2.imread does, so the pixels are Ultralytics' own;
+ * without it (training) libjpeg's DCT-domain downscaling (1/2 .. 1/8)
+ * first brings it near imgsz: faster, close, not bit-identical (a 320 px
+ * shapes image decoded at 1/2 moves yolo11n-shapes' val mAP50-95 by 0.005). A pinned entry (acquired,
  * not yet released) is never evicted; unpinned ones go least recently used
  * first. capacity < 0 keeps everything (cache=ram). An image that fails to
  * decode now (changed since indexing) becomes a grey image without labels,
@@ -17,7 +21,7 @@
 
 typedef struct yolo_image_cache yolo_image_cache;
 
-yolo_status yolo_image_cache_create(const yolo_dataset *ds, int imgsz, bool area_shrink, int64_t capacity,
+yolo_status yolo_image_cache_create(const yolo_dataset *ds, int imgsz, bool exact, int64_t capacity,
                                     yolo_image_cache **out);
 void yolo_image_cache_free(yolo_image_cache *cache);
 

@@ -323,7 +323,7 @@ yolo_status yolo_loader_create(const yolo_dataset *ds, const yolo_loader_options
                                           : 4 * (int64_t)window + (int64_t)opt->batch * (l->prefetch + l->n_threads + 1) +
                                                 8 * (int64_t)(l->n_threads + 1);
     }
-    /* classification decodes at full size; detection caches load_image's resize */
+    /* classification decodes at full size; detection caches load_image's resize (bit-exact for validation) */
     st = yolo_image_cache_create(ds, l->classify ? 0 : l->side, !opt->augment, capacity, &l->cache);
     l->order = malloc(sizeof(int64_t) * (size_t)ds->n);
     l->position = malloc(sizeof(int64_t) * (size_t)ds->n);

@@ -79,8 +79,9 @@ yolo_status yolo_export_meta_build(const yolo_export_meta_input *in, yolo_export
     snprintf(out->batch, sizeof out->batch, "%d", in->batch);
     snprintf(out->imgsz, sizeof out->imgsz, "[%d, %d]", in->height, in->width);
     snprintf(out->channels, sizeof out->channels, "%d", in->channels);
-    snprintf(out->args, sizeof out->args, "{'batch': %d, 'half': %s, 'dynamic': False, 'simplify': %s, 'opset': %d, "
-             "'nms': False}", in->batch, in->half ? "True" : "False", in->simplify ? "True" : "False", in->opset);
+    snprintf(out->args, sizeof out->args, "{'batch': %d, 'half': %s, 'dynamic': %s, 'simplify': %s, 'opset': %d, "
+             "'nms': False}", in->batch, in->half ? "True" : "False", in->dynamic ? "True" : "False",
+             in->simplify ? "True" : "False", in->opset);
     out->names = yolo_export_names_repr(in->names, in->nc);
     if (!out->names) return yolo_error(YOLO_ERR_NOMEM, "export: out of memory");
     const struct { const char *key, *value; } pairs[] = {

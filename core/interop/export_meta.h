@@ -18,7 +18,7 @@ typedef struct yolo_export_meta_input {
     const char *version;
     const char *task;
     int stride, batch, height, width, channels, opset, nc;
-    bool half, simplify;
+    bool half, simplify, dynamic;
     const char *const *names; /* nc entries, or NULL: class0, class1, ... */
 } yolo_export_meta_input;
 

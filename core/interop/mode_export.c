@@ -8,10 +8,12 @@
  *   half       onnx: fp16 export needs a GPU in Ultralytics, which warns
  *              and exports fp32 on the CPU; we do the same. safetensors:
  *              the weights are stored in f16.
- *   simplify   accepted: the traced graph has only constant shapes and BN
- *              is folded, which is what onnxslim would leave; nothing to do
- *   dynamic, nms, int8, keras, optimize, workspace   refused when set, each
- *              with its reason (not built / another format's option).
+ *   simplify   accepted: BN is folded and the shapes are constants (or,
+ *              with dynamic, computed once), which is what onnxslim would
+ *              leave; nothing to do
+ *   dynamic    onnx: batch, height and width symbolic (onnx_dynamic.c)
+ *   nms, int8, keras, optimize, workspace   refused when set, each with its
+ *              reason (not built / another format's option).
  * Files go beside the model: best.pt -> best.onnx (a yaml: into the current
  * folder). The model is fused (BN folded into the convolutions) for ONNX. */
 #include <stdio.h>
@@ -64,8 +66,7 @@ static yolo_status refuse_unbuilt(const yolo_config *cfg, const char *format) {
     static const struct {
         const char *key, *why;
     } flags[] = {
-        {"dynamic", "dynamic input shapes are not built (the exported graph has the traced batch and imgsz; export "
-                    "once per shape you need)"},
+        {"dynamic", "dynamic input shapes are built for format=onnx only"},
         {"nms", "NMS inside the exported graph is not built (the output is the head's [B, 4+nc, anchors] map; run "
                 "NMS on it as Ultralytics' predictor does)"},
         {"int8", "int8 quantization is not built (it applies to TensorRT, OpenVINO and TFLite formats)"},
@@ -74,7 +75,7 @@ static yolo_status refuse_unbuilt(const yolo_config *cfg, const char *format) {
     };
     yolo_status st = YOLO_OK;
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
-        if (cfg_bool(cfg, flags[i].key, &st))
+        if (!(i == 0 && !strcmp(format, "onnx")) && cfg_bool(cfg, flags[i].key, &st))
             return yolo_error(YOLO_ERR_CONFIG, "%s=True (%s) with format=%s: %s", flags[i].key,
                               yolo_config_source(cfg, flags[i].key), format, flags[i].why);
     if (st) return st;
@@ -97,7 +98,7 @@ static yolo_status export_onnx(yolo_session *s, const char *model_path, bool is_
     int64_t opset_value = 17;
     if (!yolo_config_is_null(s->cfg, "opset")) st = yolo_config_get_int(s->cfg, "opset", &opset_value);
     opset = (int)opset_value;
-    bool simplify = cfg_bool(s->cfg, "simplify", &st);
+    bool simplify = cfg_bool(s->cfg, "simplify", &st), dynamic = cfg_bool(s->cfg, "dynamic", &st);
     if (st) return st;
     if (opset < YOLO_ONNX_OPSET_MIN || opset > YOLO_ONNX_OPSET_MAX)
         return yolo_error(YOLO_ERR_CONFIG, "opset=%d (%s): ONNX export writes opsets %d to %d", opset,
@@ -112,6 +113,7 @@ static yolo_status export_onnx(yolo_session *s, const char *model_path, bool is_
                                  .task = s->task->name, .stride = max_stride(s->model), .batch = batch,
                                  .height = s->set.run.imgsz, .width = s->set.run.imgsz, .channels = yolo_model_in_channels(s->model),
                                  .opset = opset, .nc = yolo_model_nc(s->model), .half = false, .simplify = simplify,
+                                 .dynamic = dynamic,
                                  .names = s->tctx.names};
     yolo_export_meta meta;
     if ((st = yolo_export_meta_build(&mi, &meta))) return st;
@@ -120,7 +122,7 @@ static yolo_status export_onnx(yolo_session *s, const char *model_path, bool is_
     printf("ONNX: starting export with opset %d, input images [%d, %d, %d, %d]...\n", opset, batch,
            yolo_model_in_channels(s->model), s->set.run.imgsz, s->set.run.imgsz);
     yolo_onnx_options oo = {.batch = batch, .height = s->set.run.imgsz, .width = s->set.run.imgsz, .opset = opset,
-                            .metadata = meta.kv, .n_metadata = meta.n, .producer_version = YOLO_VERSION};
+                            .dynamic = dynamic, .metadata = meta.kv, .n_metadata = meta.n, .producer_version = YOLO_VERSION};
     int n_out = 0;
     st = yolo_onnx_export(s->model, &oo, path, &n_out);
     yolo_export_meta_free(&meta);

@@ -9,205 +9,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph/graph_internal.h"
-#include "graph/node.h"
-#include "interop/protobuf.h"
-
-/* onnx.proto field numbers */
-enum { MODEL_IR_VERSION = 1, MODEL_PRODUCER_NAME = 2, MODEL_PRODUCER_VERSION = 3, MODEL_GRAPH = 7,
-       MODEL_OPSET_IMPORT = 8, MODEL_METADATA_PROPS = 14 };
-enum { OPSET_VERSION = 2 };
-enum { KV_KEY = 1, KV_VALUE = 2 };
-enum { GRAPH_NODE = 1, GRAPH_NAME = 2, GRAPH_INITIALIZER = 5, GRAPH_INPUT = 11, GRAPH_OUTPUT = 12 };
-enum { NODE_INPUT = 1, NODE_OUTPUT = 2, NODE_NAME = 3, NODE_OP_TYPE = 4, NODE_ATTRIBUTE = 5 };
-enum { ATTR_NAME = 1, ATTR_F = 2, ATTR_I = 3, ATTR_S = 4, ATTR_INTS = 8, ATTR_TYPE = 20 };
-enum { ATTR_TYPE_FLOAT = 1, ATTR_TYPE_INT = 2, ATTR_TYPE_STRING = 3, ATTR_TYPE_INTS = 7 };
-enum { TENSOR_DIMS = 1, TENSOR_DATA_TYPE = 2, TENSOR_NAME = 8, TENSOR_RAW_DATA = 9 };
-enum { ELEM_FLOAT = 1, ELEM_INT64 = 7 };
-enum { VALUE_NAME = 1, VALUE_TYPE = 2, TYPE_TENSOR = 1, TENSOR_TYPE_ELEM = 1, TENSOR_TYPE_SHAPE = 2, SHAPE_DIM = 1,
-       DIM_VALUE = 1 };
-
-#define NAME_MAX_LEN 160
-
-typedef struct named {
-    const yolo_tensor *t;
-    char name[NAME_MAX_LEN];
-} named;
-
-typedef struct writer {
-    pb_buf graph;
-    int opset;
-    named *names;
-    int n_names, cap_names;
-    const yolo_tensor *outputs[2];
-    int n_outputs;
-    int n_consts, n_nodes;
-    yolo_status st;
-} writer;
-
-static yolo_status fail(writer *w, yolo_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static yolo_status fail(writer *w, yolo_status st, const char *fmt, ...) {
-    if (w->st) return w->st;
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return w->st = yolo_error(st, "ONNX export: %s", msg);
-}
-
-/* ---- attributes ---- */
-
-static void attr_head(pb_buf *a, const char *name, int type) {
-    pb_string_field(a, ATTR_NAME, name);
-    pb_varint_field(a, ATTR_TYPE, (uint64_t)type);
-}
-
-static void attr_int(pb_buf *attrs, const char *name, int64_t v) {
-    pb_buf a = {0};
-    attr_head(&a, name, ATTR_TYPE_INT);
-    pb_varint_field(&a, ATTR_I, (uint64_t)v);
-    pb_message_field(attrs, NODE_ATTRIBUTE, &a);
-}
-
-static void attr_ints(pb_buf *attrs, const char *name, const int64_t *v, int n) {
-    pb_buf a = {0};
-    attr_head(&a, name, ATTR_TYPE_INTS);
-    for (int i = 0; i < n; i++) pb_varint_field(&a, ATTR_INTS, (uint64_t)v[i]);
-    pb_message_field(attrs, NODE_ATTRIBUTE, &a);
-}
-
-static void attr_float(pb_buf *attrs, const char *name, float v) {
-    pb_buf a = {0};
-    attr_head(&a, name, ATTR_TYPE_FLOAT);
-    pb_float_field(&a, ATTR_F, v);
-    pb_message_field(attrs, NODE_ATTRIBUTE, &a);
-}
-
-static void attr_string(pb_buf *attrs, const char *name, const char *s) {
-    pb_buf a = {0};
-    attr_head(&a, name, ATTR_TYPE_STRING);
-    pb_string_field(&a, ATTR_S, s);
-    pb_message_field(attrs, NODE_ATTRIBUTE, &a);
-}
-
-/* ---- nodes and initializers ---- */
-
-/* One NodeProto with its inputs, one output and the attributes (freed). */
-static void node(writer *w, const char *op_type, const char *const *inputs, int n_in, const char *output,
-                 pb_buf *attrs) {
-    pb_buf n = {0};
-    for (int i = 0; i < n_in; i++) pb_string_field(&n, NODE_INPUT, inputs[i]);
-    pb_string_field(&n, NODE_OUTPUT, output);
-    char name[64];
-    snprintf(name, sizeof name, "/%s_%d", op_type, w->n_nodes++);
-    pb_string_field(&n, NODE_NAME, name);
-    pb_string_field(&n, NODE_OP_TYPE, op_type);
-    if (attrs) pb_append(&n, attrs); /* already encoded as field-5 entries */
-    pb_message_field(&w->graph, GRAPH_NODE, &n);
-}
-
-static void initializer(writer *w, const char *name, int elem, int ndim, const int64_t *dims, const void *data,
-                        size_t bytes) {
-    pb_buf t = {0};
-    for (int i = 0; i < ndim; i++) pb_varint_field(&t, TENSOR_DIMS, (uint64_t)dims[i]);
-    pb_varint_field(&t, TENSOR_DATA_TYPE, (uint64_t)elem);
-    pb_string_field(&t, TENSOR_NAME, name);
-    pb_bytes_field(&t, TENSOR_RAW_DATA, data, bytes);
-    pb_message_field(&w->graph, GRAPH_INITIALIZER, &t);
-}
-
-/* A fresh int64 1-D constant; its name into out. */
-static void const_i64(writer *w, const int64_t *v, int n, char *out, size_t size) {
-    snprintf(out, size, "/const_%d", w->n_consts++);
-    int64_t dims[1] = {n};
-    initializer(w, out, ELEM_INT64, 1, dims, v, sizeof(int64_t) * (size_t)n);
-}
-
-static void const_f32(writer *w, const float *v, int ndim, const int64_t *dims, char *out, size_t size) {
-    snprintf(out, size, "/const_%d", w->n_consts++);
-    int64_t n = 1;
-    for (int i = 0; i < ndim; i++) n *= dims[i];
-    initializer(w, out, ELEM_FLOAT, ndim, dims, v, sizeof(float) * (size_t)n);
-}
-
-static const char *find_name(const writer *w, const yolo_tensor *t) {
-    for (int i = 0; i < w->n_names; i++)
-        if (w->names[i].t == t) return w->names[i].name;
-    return NULL;
-}
-
-static const char *add_name(writer *w, const yolo_tensor *t, const char *name) {
-    if (w->n_names == w->cap_names) {
-        int cap = w->cap_names ? w->cap_names * 2 : 512;
-        named *n = realloc(w->names, sizeof *n * (size_t)cap);
-        if (!n) {
-            fail(w, YOLO_ERR_NOMEM, "out of memory");
-            return "";
-        }
-        w->names = n;
-        w->cap_names = cap;
-    }
-    named *e = &w->names[w->n_names++];
-    e->t = t;
-    snprintf(e->name, sizeof e->name, "%s", name);
-    return e->name;
-}
-
-/* The ONNX name of an op's input: persistent tensors become initializers
- * (their state-dict name when unique) on first use. */
-static const char *input_name(writer *w, const yolo_tensor *t) {
-    const char *name = find_name(w, t);
-    if (name) return name;
-    if (t->kind != YOLO_TENSOR_PERSISTENT) {
-        fail(w, YOLO_ERR_ARG, "tensor '%s' is used before it is computed", t->name);
-        return "";
-    }
-    if (t->dtype != YOLO_F32) {
-        fail(w, YOLO_ERR_UNSUPPORTED, "constant '%s' is %s (only f32 constants are exported)", t->name,
-             yolo_dtype_name(t->dtype));
-        return "";
-    }
-    char buf[NAME_MAX_LEN];
-    snprintf(buf, sizeof buf, "%s", t->name);
-    bool taken = !buf[0];
-    for (int i = 0; !taken && i < w->n_names; i++) taken = !strcmp(w->names[i].name, buf);
-    if (taken) snprintf(buf, sizeof buf, "/param_%d", w->n_consts++);
-    int64_t n = yolo_tensor_numel(t);
-    float *data = malloc(sizeof(float) * (size_t)(n ? n : 1));
-    if (!data || yolo_tensor_download_f32(t, data, n)) {
-        free(data);
-        fail(w, data ? YOLO_ERR_BACKEND : YOLO_ERR_NOMEM, "cannot read constant '%s'", t->name);
-        return "";
-    }
-    initializer(w, buf, ELEM_FLOAT, t->ndim, t->shape, data, sizeof(float) * (size_t)n);
-    free(data);
-    return add_name(w, t, buf);
-}
-
-/* The name a node's result gets: output0/output1 for the exported ones. */
-static const char *result_name(writer *w, const yolo_tensor *t, int index) {
-    char buf[NAME_MAX_LEN];
-    snprintf(buf, sizeof buf, "/t%d", index);
-    for (int i = 0; i < w->n_outputs; i++)
-        if (w->outputs[i] == t) snprintf(buf, sizeof buf, "output%d", i);
-    return add_name(w, t, buf);
-}
+#include "interop/onnx_writer.h"
 
 static void reshape(writer *w, const char *x, int ndim, const int64_t *shape, const char *out) {
     char s[NAME_MAX_LEN];
-    const_i64(w, shape, ndim, s, sizeof s);
+    ox_const_i64(w, shape, ndim, s, sizeof s);
     const char *in[2] = {x, s};
-    node(w, "Reshape", in, 2, out, NULL);
+    ox_node(w, "Reshape", in, 2, out, NULL);
 }
 
 static void slice(writer *w, const char *x, int64_t axis, int64_t start, int64_t end, const char *out) {
     char s[NAME_MAX_LEN], e[NAME_MAX_LEN], a[NAME_MAX_LEN];
-    const_i64(w, &start, 1, s, sizeof s);
-    const_i64(w, &end, 1, e, sizeof e);
-    const_i64(w, &axis, 1, a, sizeof a);
+    ox_const_i64(w, &start, 1, s, sizeof s);
+    ox_const_i64(w, &end, 1, e, sizeof e);
+    ox_const_i64(w, &axis, 1, a, sizeof a);
     const char *in[4] = {x, s, e, a};
-    node(w, "Slice", in, 4, out, NULL);
+    ox_node(w, "Slice", in, 4, out, NULL);
 }
 
 static void conv(writer *w, const yolo_tensor *t, const char *const *in, int n_in, const char *out, bool transpose) {
@@ -215,12 +32,38 @@ static void conv(writer *w, const yolo_tensor *t, const char *const *in, int n_i
     pb_buf a = {0};
     int64_t k[2] = {wt->shape[2], wt->shape[3]}, s[2] = {t->node->iparams[0], t->node->iparams[1]};
     int64_t p[4] = {t->node->iparams[2], t->node->iparams[3], t->node->iparams[2], t->node->iparams[3]}, d[2] = {t->node->iparams[4], t->node->iparams[5]};
-    attr_ints(&a, "dilations", d, 2);
-    attr_int(&a, "group", t->node->iparams[6]);
-    attr_ints(&a, "kernel_shape", k, 2);
-    attr_ints(&a, "pads", p, 4);
-    attr_ints(&a, "strides", s, 2);
-    node(w, transpose ? "ConvTranspose" : "Conv", in, n_in, out, &a);
+    ox_attr_ints(&a, "dilations", d, 2);
+    ox_attr_int(&a, "group", t->node->iparams[6]);
+    ox_attr_ints(&a, "kernel_shape", k, 2);
+    ox_attr_ints(&a, "pads", p, 4);
+    ox_attr_ints(&a, "strides", s, 2);
+    ox_node(w, transpose ? "ConvTranspose" : "Conv", in, n_in, out, &a);
+}
+
+/* 2-D: Gemm with its transpose flags (a Linear layer, as OpenCV reads it);
+ * batched 3-D: MatMul, which broadcasts over the leading dim, after a
+ * Transpose of the last two dims of each transposed operand. */
+static void matmul(writer *w, const yolo_tensor *t, const char *const *in, const char *out, int index) {
+    pb_buf a = {0};
+    if (t->ndim == 2) {
+        ox_attr_int(&a, "transA", t->node->iparams[0]);
+        ox_attr_int(&a, "transB", t->node->iparams[1]);
+        ox_node(w, "Gemm", in, 2, out, &a);
+        return;
+    }
+    char names[2][NAME_MAX_LEN];
+    const char *operands[2];
+    static const int64_t swap_last[3] = {0, 2, 1};
+    for (int i = 0; i < 2; i++) {
+        operands[i] = in[i];
+        if (!t->node->iparams[i]) continue;
+        snprintf(names[i], sizeof names[i], "/t%d_T%d", index, i);
+        pb_buf p = {0};
+        ox_attr_ints(&p, "perm", swap_last, 3);
+        ox_node(w, "Transpose", &in[i], 1, names[i], &p);
+        operands[i] = names[i];
+    }
+    ox_node(w, "MatMul", operands, 2, out, NULL);
 }
 
 /* Softmax along `axis`: before opset 13 Softmax flattens the dims from
@@ -229,8 +72,8 @@ static void softmax(writer *w, const yolo_tensor *t, const char *x, const char *
     int axis = t->node->iparams[0], nd = t->ndim;
     pb_buf a = {0};
     if (w->opset >= 13 || axis == nd - 1) {
-        attr_int(&a, "axis", axis);
-        node(w, "Softmax", &x, 1, out, &a);
+        ox_attr_int(&a, "axis", axis);
+        ox_node(w, "Softmax", &x, 1, out, &a);
         return;
     }
     int64_t perm[YOLO_MAX_DIMS];
@@ -243,16 +86,16 @@ static void softmax(writer *w, const yolo_tensor *t, const char *x, const char *
     char t1[NAME_MAX_LEN], t2[NAME_MAX_LEN];
     snprintf(t1, sizeof t1, "/t%d_last", index);
     snprintf(t2, sizeof t2, "/t%d_softmax", index);
-    attr_ints(&a, "perm", perm, nd);
-    node(w, "Transpose", &x, 1, t1, &a);
+    ox_attr_ints(&a, "perm", perm, nd);
+    ox_node(w, "Transpose", &x, 1, t1, &a);
     pb_buf b = {0};
-    attr_int(&b, "axis", nd - 1);
+    ox_attr_int(&b, "axis", nd - 1);
     const char *in1 = t1;
-    node(w, "Softmax", &in1, 1, t2, &b);
+    ox_node(w, "Softmax", &in1, 1, t2, &b);
     pb_buf c = {0};
-    attr_ints(&c, "perm", inv, nd);
+    ox_attr_ints(&c, "perm", inv, nd);
     const char *in2 = t2;
-    node(w, "Transpose", &in2, 1, out, &c);
+    ox_node(w, "Transpose", &in2, 1, out, &c);
 }
 
 static void reduce_sum(writer *w, const yolo_tensor *t, const char *x, const char *out, int index) {
@@ -267,15 +110,15 @@ static void reduce_sum(writer *w, const yolo_tensor *t, const char *x, const cha
     snprintf(tmp, sizeof tmp, "/t%d_sum", index);
     const char *target = lead ? tmp : out;
     pb_buf a = {0};
-    attr_int(&a, "keepdims", 1);
+    ox_attr_int(&a, "keepdims", 1);
     if (w->opset >= 13) {
         char ax[NAME_MAX_LEN];
-        const_i64(w, axes, n, ax, sizeof ax);
+        ox_const_i64(w, axes, n, ax, sizeof ax);
         const char *in[2] = {x, ax};
-        node(w, "ReduceSum", in, 2, target, &a);
+        ox_node(w, "ReduceSum", in, 2, target, &a);
     } else {
-        attr_ints(&a, "axes", axes, n);
-        node(w, "ReduceSum", &x, 1, target, &a);
+        ox_attr_ints(&a, "axes", axes, n);
+        ox_node(w, "ReduceSum", &x, 1, target, &a);
     }
     if (lead) reshape(w, tmp, t->ndim, t->shape, out);
 }
@@ -294,7 +137,7 @@ static float *constant_data(writer *w, const yolo_tensor *t) {
     float *data = malloc(sizeof(float) * (size_t)(n ? n : 1));
     if (!data || start + count > n || yolo_tensor_download_f32(src, data, n)) {
         free(data);
-        fail(w, data ? YOLO_ERR_BACKEND : YOLO_ERR_NOMEM, "cannot read constant '%s'", src->name);
+        ox_fail(w, data ? YOLO_ERR_BACKEND : YOLO_ERR_NOMEM, "cannot read constant '%s'", src->name);
         return NULL;
     }
     if (start) memmove(data, data + start, sizeof(float) * (size_t)count);
@@ -305,10 +148,10 @@ static float *constant_data(writer *w, const yolo_tensor *t) {
  * constant: folded here, since OpenCV's importer cannot reshape an
  * initializer. */
 static bool fold_constant_view(writer *w, const yolo_tensor *t, int index) {
-    if (t->node->op != YOLO_OP_VIEW || !is_constant(t)) return false;
+    if (t->node->op != YOLO_OP_VIEW || !is_constant(t) || ox_shape_varies(w, t)) return false;
     float *data = constant_data(w, t);
     if (data)
-        initializer(w, result_name(w, t, index), ELEM_FLOAT, t->ndim, t->shape, data,
+        ox_initializer(w, ox_result_name(w, t, index), ELEM_FLOAT, t->ndim, t->shape, data,
                     sizeof(float) * (size_t)yolo_tensor_numel(t));
     free(data);
     return true;
@@ -322,7 +165,7 @@ static bool fold_constant_view(writer *w, const yolo_tensor *t, int index) {
 static void full_constant(writer *w, const yolo_tensor *c, const yolo_tensor *out, const char *name, bool keep_batch,
                           char *buf, size_t size) {
     snprintf(buf, size, "%s", name);
-    if (!is_constant(c) || c->ndim != out->ndim || c->ndim < 2) return;
+    if (w->dynamic || !is_constant(c) || c->ndim != out->ndim || c->ndim < 2) return;
     int64_t shape[YOLO_MAX_DIMS];
     bool same = true;
     for (int d = 0; d < out->ndim; d++) {
@@ -334,7 +177,7 @@ static void full_constant(writer *w, const yolo_tensor *c, const yolo_tensor *ou
     int64_t n = 1;
     for (int d = 0; d < out->ndim; d++) n *= shape[d];
     float *full = data ? malloc(sizeof(float) * (size_t)(n ? n : 1)) : NULL;
-    if (data && !full) fail(w, YOLO_ERR_NOMEM, "out of memory");
+    if (data && !full) ox_fail(w, YOLO_ERR_NOMEM, "out of memory");
     if (full) {
         int64_t idx[YOLO_MAX_DIMS] = {0};
         for (int64_t i = 0; i < n; i++) {
@@ -346,7 +189,7 @@ static void full_constant(writer *w, const yolo_tensor *c, const yolo_tensor *ou
                 idx[d] = 0;
             }
         }
-        const_f32(w, full, out->ndim, shape, buf, size);
+        ox_const_f32(w, full, out->ndim, shape, buf, size);
     }
     free(full);
     free(data);
@@ -366,24 +209,29 @@ static void emit_node(writer *w, const yolo_tensor *t, int index) {
     if (fold_constant_view(w, t, index)) return;
     const yolo_tensor *pooled = global_pool_input(t);
     if (pooled) { /* as Ultralytics' AdaptiveAvgPool2d(1) exports (OpenCV 4.6 has no opset-13 ReduceSum) */
-        const char *x = input_name(w, pooled);
+        const char *x = ox_input_name(w, pooled);
         char out[NAME_MAX_LEN];
-        snprintf(out, sizeof out, "%s", result_name(w, t, index));
-        node(w, "GlobalAveragePool", &x, 1, out, NULL);
+        snprintf(out, sizeof out, "%s", ox_result_name(w, t, index));
+        ox_node(w, "GlobalAveragePool", &x, 1, out, NULL);
         return;
     }
     const char *in[5] = {0};
-    for (int i = 0; i < t->node->n_src && i < 5; i++) in[i] = input_name(w, t->node->src[i]);
+    for (int i = 0; i < t->node->n_src && i < 5; i++) in[i] = ox_input_name(w, t->node->src[i]);
     if (w->st) return;
     char out_buf[NAME_MAX_LEN];
-    snprintf(out_buf, sizeof out_buf, "%s", result_name(w, t, index));
+    snprintf(out_buf, sizeof out_buf, "%s", ox_result_name(w, t, index));
     const char *out = out_buf;
     char c[NAME_MAX_LEN], tmp[NAME_MAX_LEN], tmp2[NAME_MAX_LEN];
     pb_buf a = {0};
     switch (t->node->op) {
     case YOLO_OP_VIEW: {
         size_t es = yolo_dtype_size(t->dtype);
-        if (t->node->view_offset == 0 && yolo_tensor_numel(t) == yolo_tensor_numel(t->node->src[0])) {
+        bool whole = t->node->view_offset == 0 && yolo_tensor_numel(t) == yolo_tensor_numel(t->node->src[0]);
+        if (ox_shape_varies(w, t) || ox_shape_varies(w, t->node->src[0])) {
+            if (whole) ox_dynamic_reshape(w, t, in[0], out, index);
+            else ox_fail(w, YOLO_ERR_UNSUPPORTED, "dynamic=True: '%s' (node %d) is a window of a size-dependent "
+                         "tensor", t->name, index);
+        } else if (whole) {
             reshape(w, in[0], t->ndim, t->shape, out);
         } else { /* a window of the flat storage */
             int64_t flat = -1, start = (int64_t)(t->node->view_offset / es);
@@ -399,19 +247,19 @@ static void emit_node(writer *w, const yolo_tensor *t, int index) {
     case YOLO_OP_CONV_TRANSPOSE2D: conv(w, t, in, t->node->n_src, out, true); return;
     case YOLO_OP_BN_APPLY: { /* x, mean, var, gamma, beta -> X, scale, B, mean, var */
         const char *bn[5] = {in[0], in[3], in[4], in[1], in[2]};
-        attr_float(&a, "epsilon", t->node->fparams[0]);
-        node(w, "BatchNormalization", bn, 5, out, &a);
+        ox_attr_float(&a, "epsilon", t->node->fparams[0]);
+        ox_node(w, "BatchNormalization", bn, 5, out, &a);
         return;
     }
     case YOLO_OP_SILU: {
         snprintf(tmp, sizeof tmp, "/t%d_sigmoid", index);
-        node(w, "Sigmoid", in, 1, tmp, NULL);
+        ox_node(w, "Sigmoid", in, 1, tmp, NULL);
         const char *mul[2] = {in[0], tmp};
-        node(w, "Mul", mul, 2, out, NULL);
+        ox_node(w, "Mul", mul, 2, out, NULL);
         return;
     }
-    case YOLO_OP_RELU: node(w, "Relu", in, 1, out, NULL); return;
-    case YOLO_OP_SIGMOID: node(w, "Sigmoid", in, 1, out, NULL); return;
+    case YOLO_OP_RELU: ox_node(w, "Relu", in, 1, out, NULL); return;
+    case YOLO_OP_SIGMOID: ox_node(w, "Sigmoid", in, 1, out, NULL); return;
     case YOLO_OP_ADD:
     case YOLO_OP_SUB:
     case YOLO_OP_MUL: {
@@ -420,98 +268,105 @@ static void emit_node(writer *w, const yolo_tensor *t, int index) {
         full_constant(w, t->node->src[0], t, in[0], mul, a0, sizeof a0);
         full_constant(w, t->node->src[1], t, in[1], mul, a1, sizeof a1);
         const char *ab[2] = {a0, a1};
-        node(w, t->node->op == YOLO_OP_ADD ? "Add" : t->node->op == YOLO_OP_SUB ? "Sub" : "Mul", ab, 2, out, NULL);
+        ox_node(w, t->node->op == YOLO_OP_ADD ? "Add" : t->node->op == YOLO_OP_SUB ? "Sub" : "Mul", ab, 2, out, NULL);
         return;
     }
     case YOLO_OP_CAST:
         if (t->dtype != YOLO_F32 || t->node->src[0]->dtype != YOLO_F32) {
-            fail(w, YOLO_ERR_UNSUPPORTED, "a %s -> %s cast has no ONNX form here", yolo_dtype_name(t->node->src[0]->dtype),
+            ox_fail(w, YOLO_ERR_UNSUPPORTED, "a %s -> %s cast has no ONNX form here", yolo_dtype_name(t->node->src[0]->dtype),
                  yolo_dtype_name(t->dtype));
             return;
         }
         __attribute__((fallthrough)); /* an f32 cast is a scale */
     case YOLO_OP_SCALE: {
         int64_t one = 1;
-        const_f32(w, &t->node->fparams[0], 1, &one, c, sizeof c);
+        ox_const_f32(w, &t->node->fparams[0], 1, &one, c, sizeof c);
         const char *mul[2] = {in[0], c};
-        node(w, "Mul", mul, 2, out, NULL);
+        ox_node(w, "Mul", mul, 2, out, NULL);
         return;
     }
     case YOLO_OP_FILL: {
+        if (ox_shape_varies(w, t)) break;
         int64_t n = yolo_tensor_numel(t);
         float *v = malloc(sizeof(float) * (size_t)(n ? n : 1));
         if (!v) {
-            fail(w, YOLO_ERR_NOMEM, "out of memory");
+            ox_fail(w, YOLO_ERR_NOMEM, "out of memory");
             return;
         }
         for (int64_t i = 0; i < n; i++) v[i] = t->node->fparams[0];
-        const_f32(w, v, t->ndim, t->shape, c, sizeof c);
+        ox_const_f32(w, v, t->ndim, t->shape, c, sizeof c);
         free(v);
-        node(w, "Identity", (const char *const[]){c}, 1, out, NULL);
+        ox_node(w, "Identity", (const char *const[]){c}, 1, out, NULL);
         return;
     }
     case YOLO_OP_CONCAT: {
         const char **names = malloc(sizeof *names * (size_t)t->node->n_src);
         if (!names) {
-            fail(w, YOLO_ERR_NOMEM, "out of memory");
+            ox_fail(w, YOLO_ERR_NOMEM, "out of memory");
             return;
         }
-        for (int i = 0; i < t->node->n_src; i++) names[i] = input_name(w, t->node->src[i]);
-        attr_int(&a, "axis", t->node->iparams[0]);
-        node(w, "Concat", names, t->node->n_src, out, &a);
+        for (int i = 0; i < t->node->n_src; i++) names[i] = ox_input_name(w, t->node->src[i]);
+        ox_attr_int(&a, "axis", t->node->iparams[0]);
+        ox_node(w, "Concat", names, t->node->n_src, out, &a);
         free(names);
         return;
     }
     case YOLO_OP_SLICE:
+        if (ox_dim_varies(w, t, t->node->iparams[0])) break;
         slice(w, in[0], t->node->iparams[0], t->node->iparams[1], t->node->iparams[1] + t->shape[t->node->iparams[0]], out);
         return;
     case YOLO_OP_BROADCAST_TO: {
-        const_i64(w, t->shape, t->ndim, c, sizeof c);
+        if (ox_shape_varies(w, t)) break;
+        ox_const_i64(w, t->shape, t->ndim, c, sizeof c);
         const char *ex[2] = {in[0], c};
-        node(w, "Expand", ex, 2, out, NULL);
+        ox_node(w, "Expand", ex, 2, out, NULL);
         return;
     }
-    case YOLO_OP_SUM_TO: reduce_sum(w, t, in[0], out, index); return;
+    case YOLO_OP_SUM_TO:
+        if (ox_shape_varies(w, t) && t->ndim != t->node->src[0]->ndim) break;
+        reduce_sum(w, t, in[0], out, index); return;
     case YOLO_OP_UPSAMPLE_NEAREST: {
         int64_t zero = 0, four = 4;
         float scales[4] = {1, 1, (float)t->node->iparams[0], (float)t->node->iparams[0]};
-        const_f32(w, NULL, 1, &zero, tmp, sizeof tmp); /* roi: empty */
-        const_f32(w, scales, 1, &four, c, sizeof c);
+        ox_const_f32(w, NULL, 1, &zero, tmp, sizeof tmp); /* roi: empty */
+        ox_const_f32(w, scales, 1, &four, c, sizeof c);
         const char *rs[3] = {in[0], tmp, c};
-        attr_string(&a, "coordinate_transformation_mode", "asymmetric");
-        attr_string(&a, "mode", "nearest");
-        attr_string(&a, "nearest_mode", "floor");
-        node(w, "Resize", rs, 3, out, &a);
+        ox_attr_string(&a, "coordinate_transformation_mode", "asymmetric");
+        ox_attr_string(&a, "mode", "nearest");
+        ox_attr_string(&a, "nearest_mode", "floor");
+        ox_node(w, "Resize", rs, 3, out, &a);
         return;
     }
     case YOLO_OP_MAXPOOL2D: {
         int64_t k[2] = {t->node->iparams[0], t->node->iparams[0]}, s[2] = {t->node->iparams[1], t->node->iparams[1]};
         int64_t p[4] = {t->node->iparams[2], t->node->iparams[2], t->node->iparams[2], t->node->iparams[2]};
-        attr_ints(&a, "kernel_shape", k, 2);
-        attr_ints(&a, "pads", p, 4);
-        attr_ints(&a, "strides", s, 2);
-        node(w, "MaxPool", in, 1, out, &a);
+        ox_attr_ints(&a, "kernel_shape", k, 2);
+        ox_attr_ints(&a, "pads", p, 4);
+        ox_attr_ints(&a, "strides", s, 2);
+        ox_node(w, "MaxPool", in, 1, out, &a);
         return;
     }
-    case YOLO_OP_MATMUL:
-        attr_int(&a, "transA", t->node->iparams[0]);
-        attr_int(&a, "transB", t->node->iparams[1]);
-        node(w, "Gemm", in, 2, out, &a);
-        return;
+    case YOLO_OP_MATMUL: matmul(w, t, in, out, index); return;
     case YOLO_OP_SOFTMAX: softmax(w, t, in[0], out, index); return;
-    default:
-        fail(w, YOLO_ERR_UNSUPPORTED, "op %s (node %d, '%s') has no ONNX form here", yolo_op_name(t->node->op), index,
-             t->name);
+    default: break;
     }
+    ox_fail(w, YOLO_ERR_UNSUPPORTED, "op %s (node %d, '%s') has no ONNX form here%s", yolo_op_name(t->node->op), index,
+            t->name, w->dynamic ? " with dynamic=True (its shape follows the input's)" : "");
 }
 
 /* ---- the model ---- */
 
-static void value_info(pb_buf *graph, int field, const char *name, const yolo_tensor *t) {
+/* A graph input or output; with dynamic=True the dims that follow the
+ * input's size are named as Ultralytics names them. */
+static void value_info(writer *w, int field, const char *name, const yolo_tensor *t) {
     pb_buf shape = {0}, tensor = {0}, type = {0}, vi = {0};
+    bool image = !strcmp(name, "images");
     for (int i = 0; i < t->ndim; i++) {
         pb_buf dim = {0};
-        pb_varint_field(&dim, DIM_VALUE, (uint64_t)t->shape[i]);
+        const char *param = i == 0 ? "batch" : t->ndim == 3 ? "anchors" : image ? (i == 2 ? "height" : "width")
+                                                                                  : (i == 2 ? "mask_height" : "mask_width");
+        if (ox_dim_varies(w, t, i)) pb_string_field(&dim, DIM_PARAM, param);
+        else pb_varint_field(&dim, DIM_VALUE, (uint64_t)t->shape[i]);
         pb_message_field(&shape, SHAPE_DIM, &dim);
     }
     pb_varint_field(&tensor, TENSOR_TYPE_ELEM, ELEM_FLOAT);
@@ -519,7 +374,7 @@ static void value_info(pb_buf *graph, int field, const char *name, const yolo_te
     pb_message_field(&type, TYPE_TENSOR, &tensor);
     pb_string_field(&vi, VALUE_NAME, name);
     pb_message_field(&vi, VALUE_TYPE, &type);
-    pb_message_field(graph, field, &vi);
+    pb_message_field(&w->graph, field, &vi);
 }
 
 /* Marks every node the outputs depend on. */
@@ -558,6 +413,35 @@ static yolo_status write_file(const char *path, const pb_buf *b) {
     return YOLO_OK;
 }
 
+/* dynamic=True: the forward at batch+1, height+64, width+96 (one at a
+ * time, multiples of the largest stride), node for node the same ops. */
+static void trace_other_sizes(writer *w, yolo_model *model, const int64_t *shape, yolo_graph **alt) {
+    static const int64_t step[3][4] = {{1, 0, 0, 0}, {0, 0, 64, 0}, {0, 0, 0, 96}};
+    for (int k = 0; k < 3 && !w->st; k++) {
+        int64_t s[4];
+        for (int d = 0; d < 4; d++) s[d] = shape[d] + step[k][d];
+        alt[k] = yolo_graph_new(yolo_model_backend(model));
+        yolo_tensor *x = alt[k] ? yolo_graph_input(alt[k], "images", YOLO_F32, 4, s) : NULL;
+        yolo_model_outputs o;
+        if (!x || yolo_model_forward(model, alt[k], x, false, &o)) {
+            ox_fail(w, YOLO_ERR_UNSUPPORTED, "dynamic=True: the model does not trace at %lldx%lldx%lld: %s",
+                    (long long)s[0], (long long)s[2], (long long)s[3], yolo_last_error());
+            return;
+        }
+        bool same = alt[k]->n_nodes == w->base->n_nodes;
+        for (int i = 0; same && i < w->base->n_nodes; i++)
+            same = alt[k]->nodes[i]->node->op == w->base->nodes[i]->node->op &&
+                   alt[k]->nodes[i]->ndim == w->base->nodes[i]->ndim;
+        if (!same) {
+            ox_fail(w, YOLO_ERR_UNSUPPORTED, "dynamic=True: the graph traced at %lldx%lldx%lld has other ops than "
+                    "at the export size", (long long)s[0], (long long)s[2], (long long)s[3]);
+            return;
+        }
+        w->alt[k] = alt[k];
+        w->n_alt = k + 1;
+    }
+}
+
 yolo_status yolo_onnx_export(yolo_model *model, const yolo_onnx_options *opt, const char *path, int *n_outputs) {
     if (n_outputs) *n_outputs = 0;
     if (opt->opset < YOLO_ONNX_OPSET_MIN || opt->opset > YOLO_ONNX_OPSET_MAX)
@@ -573,22 +457,24 @@ yolo_status yolo_onnx_export(yolo_model *model, const yolo_onnx_options *opt, co
         return yolo_error_context(st, "ONNX export: tracing the model at %lldx%lldx%lld", (long long)shape[0],
                                   (long long)shape[2], (long long)shape[3]);
     }
-    writer w = {.opset = opt->opset};
+    writer w = {.opset = opt->opset, .dynamic = opt->dynamic, .base = g, .images = images};
+    yolo_graph *alt[3] = {0};
+    if (opt->dynamic) trace_other_sizes(&w, model, shape, alt);
     w.n_outputs = pick_outputs(model, &out, opt->height, w.outputs);
     bool *needed = calloc((size_t)g->n_nodes + 1, sizeof *needed);
-    if (!needed) fail(&w, YOLO_ERR_NOMEM, "out of memory");
+    if (!needed) ox_fail(&w, YOLO_ERR_NOMEM, "out of memory");
     for (int i = 0; needed && i < w.n_outputs; i++) mark_needed(g, w.outputs[i], needed);
-    add_name(&w, images, "images");
+    ox_add_name(&w, images, "images");
     pb_string_field(&w.graph, GRAPH_NAME, "main_graph");
     for (int i = 0; !w.st && i < g->n_nodes; i++) {
         const yolo_tensor *t = g->nodes[i];
         if (needed[i] && t != images) emit_node(&w, t, i);
     }
-    value_info(&w.graph, GRAPH_INPUT, "images", images);
+    value_info(&w, GRAPH_INPUT, "images", images);
     for (int i = 0; i < w.n_outputs; i++) {
         char name[32];
         snprintf(name, sizeof name, "output%d", i);
-        value_info(&w.graph, GRAPH_OUTPUT, name, w.outputs[i]);
+        value_info(&w, GRAPH_OUTPUT, name, w.outputs[i]);
     }
     pb_buf m = {0};
     pb_varint_field(&m, MODEL_IR_VERSION, opt->opset <= 14 ? 7 : 8);
@@ -612,6 +498,7 @@ yolo_status yolo_onnx_export(yolo_model *model, const yolo_onnx_options *opt, co
     pb_free(&w.graph);
     free(w.names);
     free(needed);
+    for (int k = 0; k < 3; k++) yolo_graph_free(alt[k]);
     yolo_graph_free(g);
     return st;
 }

@@ -14,11 +14,15 @@
  * that is a 4-D map finer than every level the head reads (a mask
  * prototype), as Ultralytics exports segmentation.
  *
- * Shapes are static (the traced batch and size). An op without an ONNX
- * form here is an error naming it. */
+ * Shapes are static (the traced batch and size), or with `dynamic` the
+ * batch, height and width are symbolic ("batch", "height", "width"; the
+ * outputs' "anchors", "mask_height", "mask_width") and the graph computes
+ * its reshape targets and anchors from the input's Shape (onnx_dynamic.c).
+ * An op without an ONNX form here is an error naming it. */
 #ifndef YOLO_INTEROP_ONNX_EXPORT_H
 #define YOLO_INTEROP_ONNX_EXPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "yolo/model.h"
@@ -30,6 +34,7 @@ typedef struct yolo_onnx_kv {
 typedef struct yolo_onnx_options {
     int batch, height, width;
     int opset;                   /* 12..17 */
+    bool dynamic;                /* batch, height, width symbolic (onnx_dynamic.c) */
     const yolo_onnx_kv *metadata; /* metadata_props, in order */
     int n_metadata;
     const char *producer_version;
