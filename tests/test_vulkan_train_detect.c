@@ -20,32 +20,12 @@
 #include "train/ema.h"
 #include "train/model_graph.h"
 #include "train/optimizer.h"
+#include "train_test_util.h"
 #include "vulkan_test_common.h"
 #include "yolo/config.h"
 #include "yolo/task.h"
 
 #define STEPS 5
-
-/* Every trainable parameter's gradient after the first backward, concatenated
- * in state-dict order into grads (malloc'd, *n floats). */
-static yolo_status first_gradients(yolo_model *model, float **grads, int64_t *n) {
-    *n = 0;
-    for (int i = 0; i < yolo_model_tensor_count(model); i++) {
-        const yolo_tensor *t = yolo_model_tensor_at(model, i)->tensor;
-        if (t->requires_grad) *n += yolo_tensor_numel(t);
-    }
-    *grads = malloc((size_t)*n * sizeof(float));
-    if (!*grads) return yolo_error(YOLO_ERR_NOMEM, "gradients: out of memory");
-    int64_t at = 0;
-    for (int i = 0; i < yolo_model_tensor_count(model); i++) {
-        const yolo_tensor *t = yolo_model_tensor_at(model, i)->tensor;
-        if (!t->requires_grad) continue;
-        yolo_status st = yolo_tensor_download_f32(t->grad, *grads + at, yolo_tensor_numel(t));
-        if (st) return st;
-        at += yolo_tensor_numel(t);
-    }
-    return YOLO_OK;
-}
 
 static yolo_status train_steps(const char *device, const char *yaml, const yolo_task *task, yolo_config *cfg,
                                double *losses, float **grads, int64_t *n_grads) {
@@ -76,7 +56,7 @@ static yolo_status train_steps(const char *device, const char *yaml, const yolo_
         if (!st) st = task->hooks->loss_compute(loss_state, &batch, mg->out.n, mg->host_out, mg->host_grad,
                                                 &losses[step], items);
         if (!st) st = yolo_model_graph_backward(mg);
-        if (!st && step == 0) st = first_gradients(model, grads, n_grads);
+        if (!st && step == 0) st = test_model_gradients(model, grads, n_grads);
         if (!st) st = yolo_optimizer_step(opt, 10.0f, NULL);
         if (!st) st = yolo_ema_step(ema);
     }

@@ -3,41 +3,18 @@
  * EMA steps under Ultralytics' warmup and schedule; after each epoch
  * validation, results, checkpoints, patience and the stop request. */
 #include <limits.h>
-#include <stdlib.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "train/amp_step.h"
 #include "train/schedule.h"
 #include "train/stop.h"
 #include "train/trainer.h"
 
 static double memory_gb(const yolo_trainer *t) { return (double)yolo_backend_peak_bytes(t->s.backend) / 1e9; }
 
-yolo_status yolo_trainer_settle_step(yolo_trainer *t) {
-    yolo_status st = yolo_optimizer_check(t->opt, NULL);
-    if (st || !t->ema_pending) return st;
-    t->ema_pending = false;
-    /* a skipped step updates neither weights nor optimizer state nor the EMA */
-    return t->opt->last_skipped ? YOLO_OK : yolo_ema_step(t->ema);
-}
-
-/* amp with fp16 kernels: the loss gradients times the loss scale (the
- * last step's inf check has set it). YOLO_FORCE_INF_STEP=N (test hooks)
- * puts an inf into the loss gradients of batch N (ni, counted from 0). */
-static yolo_status scale_loss_grads(yolo_trainer *t, yolo_model_graph *mg, int64_t ni) {
-    const yolo_grad_scaler *s = &t->opt->scaler;
-    if (!s->enabled) return YOLO_OK;
-    for (int k = 0; k < mg->out.n; k++)
-        yolo_grad_scaler_scale(s, mg->host_grad[k].data, (size_t)yolo_tensor_numel(mg->out.t[k]));
-#ifdef YOLO_TEST_HOOKS
-    const char *force = getenv("YOLO_FORCE_INF_STEP");
-    if (force && *force && atoll(force) == ni && mg->out.n > 0) mg->host_grad[0].data[0] = INFINITY;
-#else
-    (void)ni;
-#endif
-    return YOLO_OK;
-}
+yolo_status yolo_trainer_settle_step(yolo_trainer *t) { return yolo_amp_settle(t->opt, t->ema, &t->ema_pending); }
 
 /* One epoch from batch `first`; mean loss items into items. */
 static yolo_status train_epoch(yolo_trainer *t, int epoch, int64_t first, float *items) {
@@ -90,7 +67,7 @@ static yolo_status train_epoch(yolo_trainer *t, int epoch, int64_t first, float 
                 memset(mg->host_grad[k].data, 0, (size_t)yolo_tensor_numel(mg->out.t[k]) * sizeof(float));
             st = h->loss_compute(t->loss_state, batch, mg->out.n, mg->host_out, mg->host_grad, &loss, step_items);
         }
-        if (!st) st = scale_loss_grads(t, mg, ni);
+        if (!st) yolo_amp_scale_loss_grads(t->opt, mg, ni);
         if (!st) st = yolo_model_graph_backward(mg);
         if (!st) st = yolo_trainer_reduce_step(t, &loss, step_items);
         if (!st && !isfinite(loss))
@@ -102,8 +79,7 @@ static yolo_status train_epoch(yolo_trainer *t, int epoch, int64_t first, float 
             t->allreduce_copy_seconds += t->buckets.copy_seconds;
             t->allreduce_steps++;
             if (!st) st = yolo_optimizer_step(t->opt, 10.0f, NULL);
-            if (!st && t->opt->scaler.enabled) t->ema_pending = true; /* after the inf check */
-            else if (!st) st = yolo_ema_step(t->ema);
+            if (!st) st = yolo_amp_after_step(t->opt, t->ema, &t->ema_pending);
             t->last_opt_step = ni;
         }
         int instances = batch->instances.n > 0 ? batch->instances.n : batch->n;
