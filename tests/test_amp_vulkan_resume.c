@@ -18,8 +18,8 @@
 #include <math.h>
 
 #include "resume_util.h"
-#include "backend/backend.h"
 #include "train/checkpoint.h"
+#include "train_test_util.h"
 
 #define COMMON                                                                                                         \
     "detect train model=det.yaml data=det/data.yaml imgsz=64 batch=4 nbs=4 epochs=3 workers=0 warmup_epochs=0 "      \
@@ -44,12 +44,8 @@ static int run_sync(const char *dir, const char *args, const char *log) {
 }
 
 int main(void) {
-    yolo_backend *vk = NULL;
-    if (yolo_backend_create("vulkan", 0, &vk) != YOLO_OK) return test_skip("no Vulkan device");
-    bool fp16 = yolo_backend_set_amp(vk, true);
-    printf("amp on %s: %s\n", yolo_backend_name(vk), yolo_backend_precision(vk));
-    yolo_backend_free(vk);
-    if (!fp16) return test_skip("the Vulkan device runs amp in fp32: no loss scaling to test");
+    int probe = test_vulkan_amp_probe();
+    if (probe) return probe;
 #ifndef YOLO_TEST_HOOKS
     return test_skip("built without YOLO_TEST_HOOKS: the forced inf needs YOLO_FORCE_INF_STEP");
 #else

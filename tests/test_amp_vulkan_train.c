@@ -66,51 +66,28 @@ static uint64_t hash_model(const yolo_model *m, bool trainable_only) {
 
 static yolo_status train_steps(bool amp, const yolo_task *task, yolo_config *cfg, run_result *out) {
     memset(out, 0, sizeof *out);
-    yolo_backend *be = NULL;
-    yolo_model *model = NULL, *ema_model = NULL;
-    yolo_ema *ema = NULL;
-    yolo_optimizer *opt = NULL;
-    yolo_model_graph *mg = NULL;
-    void *loss_state = NULL;
+    train_rig r;
     bool ema_pending = false;
-    const yolo_task *tasks[1] = {task};
-    yolo_model_options mo = {.tasks = tasks, .n_tasks = 1, .nc = 3, .seed = 7};
-    yolo_status st = yolo_backend_create("vulkan", 2, &be);
-    if (!st && yolo_backend_set_amp(be, amp) != amp)
-        st = yolo_error(YOLO_ERR_BACKEND, "amp=%d: %s", amp, yolo_backend_precision(be));
-    if (!st) st = yolo_model_load("yolov8n.yaml", be, &mo, &model);
-    if (!st) st = yolo_model_load("yolov8n.yaml", be, &mo, &ema_model);
-    if (!st) st = yolo_ema_create(model, ema_model, &ema);
-    if (!st) st = yolo_optimizer_create(model, YOLO_OPTIMIZER_SGD, 0.001f, 0.9f, 5e-4f, &opt);
-    if (!st) yolo_grad_scaler_init(&opt->scaler, yolo_backend_supports(be, YOLO_BACKEND_CAP_LOSS_SCALING));
-    if (!st && opt->scaler.enabled != amp) st = yolo_error(YOLO_ERR_BACKEND, "loss scaling %d with amp=%d", opt->scaler.enabled, amp);
-    if (!st) st = yolo_model_graph_build(model, 2, 64, 64, true, &mg);
-    const char *names[3] = {"a", "b", "c"};
-    yolo_task_context tctx = {.cfg = cfg, .model = model, .nc = 3, .names = names, .imgsz = 64, .world = 1};
-    if (!st) st = task->hooks->loss_create(&tctx, &loss_state);
-    yolo_batch batch;
-    test_synthetic_batch(&batch, 2, 64, 3);
+    yolo_status st = train_rig_open(&r, "vulkan", amp, "yolov8n.yaml", task, cfg);
+    yolo_optimizer *opt = r.opt;
+    if (!st && opt->scaler.enabled != amp)
+        st = yolo_error(YOLO_ERR_BACKEND, "loss scaling %d with amp=%d", opt->scaler.enabled, amp);
     for (int step = 0; step < STEPS && !st; step++) {
-        float items[YOLO_TASK_MAX_ITEMS];
-        st = yolo_amp_settle(opt, ema, &ema_pending);
-        if (!st) st = yolo_model_graph_forward(mg, &batch);
-        for (int k = 0; !st && k < mg->out.n; k++)
-            memset(mg->host_grad[k].data, 0, (size_t)yolo_tensor_numel(mg->out.t[k]) * sizeof(float));
-        if (!st) st = task->hooks->loss_compute(loss_state, &batch, mg->out.n, mg->host_out, mg->host_grad,
-                                                &out->losses[step], items);
-        if (!st) yolo_amp_scale_loss_grads(opt, mg, step);
-        if (!st) st = yolo_model_graph_backward(mg);
+        st = yolo_amp_settle(opt, r.ema, &ema_pending);
+        if (!st) st = train_rig_loss(&r, &out->losses[step]);
+        if (!st) yolo_amp_scale_loss_grads(opt, r.mg, step);
+        if (!st) st = yolo_model_graph_backward(r.mg);
         if (!st && step == 0) { /* unscaled, as the update sees them */
-            st = test_model_gradients(model, &out->grads, &out->n_grads);
+            st = test_model_gradients(r.model, &out->grads, &out->n_grads);
             for (int64_t i = 0; !st && i < out->n_grads; i++) out->grads[i] /= opt->scaler.scale;
         }
         if (!st) st = yolo_optimizer_step(opt, 10.0f, NULL);
-        if (!st) st = yolo_amp_after_step(opt, ema, &ema_pending);
+        if (!st) st = yolo_amp_after_step(opt, r.ema, &ema_pending);
         /* the trainer settles before the next forward; here at once, to look at the step */
-        if (!st) st = yolo_amp_settle(opt, ema, &ema_pending);
+        if (!st) st = yolo_amp_settle(opt, r.ema, &ema_pending);
         if (st) break;
-        out->weights[step] = hash_model(model, true);
-        out->ema[step] = hash_model(ema_model, false);
+        out->weights[step] = hash_model(r.model, true);
+        out->ema[step] = hash_model(r.ema->ema, false);
         uint64_t h = 0xcbf29ce484222325ull;
         for (int i = 0; i < opt->n_params; i++) h = hash_tensor(h, opt->state_a[i]);
         out->momentum[step] = h;
@@ -120,25 +97,14 @@ static yolo_status train_steps(bool amp, const yolo_task *task, yolo_config *cfg
         out->skipped = opt->scaler.skipped;
         out->scale = opt->scaler.scale;
     }
-    if (ema) out->ema_updates = ema->updates;
-    test_synthetic_batch_free(&batch);
-    if (loss_state) task->hooks->loss_destroy(loss_state);
-    yolo_model_graph_free(mg);
-    yolo_optimizer_free(opt);
-    yolo_ema_free(ema);
-    yolo_model_free(model);
-    yolo_backend_free(be);
+    if (r.ema) out->ema_updates = r.ema->updates;
+    train_rig_close(&r);
     return st;
 }
 
 int main(void) {
-    yolo_backend *probe = NULL;
-    int rc = vk_test_open("vulkan", &probe);
+    int rc = test_vulkan_amp_probe();
     if (rc) return rc;
-    bool fp16 = yolo_backend_set_amp(probe, true);
-    printf("amp on %s: %s\n", yolo_backend_name(probe), yolo_backend_precision(probe));
-    yolo_backend_free(probe);
-    if (!fp16) return test_skip("the device runs amp in fp32 (no 16-bit storage or fp16 arithmetic)");
 #ifndef YOLO_TEST_HOOKS
     return test_skip("built without YOLO_TEST_HOOKS: the forced-inf step needs YOLO_FORCE_INF_STEP");
 #else

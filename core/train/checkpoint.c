@@ -254,6 +254,13 @@ static yolo_tensor **model_tensors(const yolo_model *m, size_t *n) {
 
 yolo_status yolo_checkpoint_restore(const yolo_ckpt *ck, const yolo_resume_info *info, yolo_model *model,
                                     yolo_ema *ema, yolo_optimizer *opt) {
+    /* pending gradients carry the loss scale of the run that saved them (amp_scaler present) */
+    if (info->grads && info->has_scaler != opt->scaler.enabled)
+        return yolo_error(YOLO_ERR_CONFIG,
+                          "%s was saved mid-accumulation with gradients %s the loss scale, but this run %s loss "
+                          "scaling (amp with fp16 kernels on its device): resume it on a device that %s, or from a "
+                          "checkpoint saved at an epoch's end", yolo_ckpt_path(ck), info->has_scaler ? "times" : "without",
+                          opt->scaler.enabled ? "uses" : "has no", info->has_scaler ? "runs amp in fp16" : "does not");
     size_t n = 0;
     yolo_tensor **t = model_tensors(model, &n);
     if (!t) return yolo_error(YOLO_ERR_NOMEM, "out of memory");
