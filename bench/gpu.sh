@@ -31,7 +31,7 @@ if [ "$mode" = pack ]; then
     # is a file) fails: it runs in a scratch folder with a .git/info of its own.
     root=$PWD scratch=$(mktemp -d)
     mkdir -p "$scratch/.git/info" "$scratch/stage/bin" "$scratch/stage/lib"
-    for p in bench_train bench_conv_vulkan test_vulkan_ops test_vulkan_train; do cp "build/bin/$p" "$scratch/stage/bin/"; done
+    for p in bench_train bench_conv_vulkan test_vulkan_ops test_vulkan_amp_ops test_vulkan_train; do cp "build/bin/$p" "$scratch/stage/bin/"; done
     cp -L build/lib/libyolo.so* build/lib/yolo/plugins/*.so "$scratch/stage/lib/"
     (cd "$scratch" && "$root/../shared/tools/device-bundle.sh" stage)
     cp build/bin/yolo "$scratch/.device/bin/"
@@ -60,6 +60,7 @@ part() { # name, command...
 part "device report (yolo checks)" .device/run.sh yolo checks
 command -v nvidia-smi >/dev/null && part "nvidia-smi" nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
 part "Vulkan op parity (test_vulkan_ops)" .device/run.sh test_vulkan_ops
+part "Vulkan fp16 kernel parity (amp)" .device/run.sh test_vulkan_amp_ops
 part "Vulkan training parity" .device/run.sh test_vulkan_train
 part "bench_conv_vulkan" .device/run.sh bench_conv_vulkan --batch 8 --imgsz "$imgsz"
 part "bench_train vulkan fp32+amp" .device/run.sh bench_train --device vulkan --modes fp32,amp --no-baseline \

@@ -4,10 +4,11 @@
 // dx[n, g*Cg+c, q] = sum_k w[g*Og+o, c, ky, kx] * dy[n, g*Og+o, oy, ox],
 // k = (o, ky, kx), q = (iy, ix), where iy + pad - ky*dil = oy*stride
 // (terms whose position is not on the stride grid are zero).
+#include "gemm_inputs.glsl"
 #include "common.glsl"
 
-layout(binding = 0) readonly buffer W { float w[]; };
-layout(binding = 1) readonly buffer DY { float dy[]; };
+layout(binding = 0) readonly buffer W { GEMM_IN w[]; };
+layout(binding = 1) readonly buffer DY { GEMM_IN dy[]; };
 
 // M = Cg, N = H*W, K = Og*kh*kw.
 // push: PU(9) = O, PU(10) = Ho, PU(11) = Wo, PU(12) = W, PU(13) = kh, PU(14) = kw,
@@ -15,7 +16,7 @@ layout(binding = 1) readonly buffer DY { float dy[]; };
 float load_a(uint b, uint c, uint k) {
     uint G = PU(8), Cg = PU(0), kk = PU(13) * PU(14), Og = PU(18);
     uint o = k / kk, r = k % kk;
-    return w[OFF(0) + (((b % G) * Og + o) * Cg + c) * kk + r];
+    return float(w[OFF(0) + (((b % G) * Og + o) * Cg + c) * kk + r]);
 }
 
 float load_b(uint b, uint k, uint q) {
@@ -30,7 +31,7 @@ float load_b(uint b, uint k, uint q) {
     if (ty < 0 || tx < 0 || ty % sh != 0 || tx % sw != 0) return 0.0;
     int oy = ty / sh, ox = tx / sw;
     if (oy >= int(Ho) || ox >= int(Wo)) return 0.0;
-    return dy[OFF(1) + ((n * O + g * Og + o) * Ho + uint(oy)) * Wo + uint(ox)];
+    return float(dy[OFF(1) + ((n * O + g * Og + o) * Ho + uint(oy)) * Wo + uint(ox)]);
 }
 
 #include "gemm_core.glsl"

@@ -20,73 +20,25 @@
 #include "train/ema.h"
 #include "train/model_graph.h"
 #include "train/optimizer.h"
+#include "train_test_util.h"
 #include "vulkan_test_common.h"
 #include "yolo/config.h"
 #include "yolo/task.h"
 
 #define STEPS 5
 
-/* Every trainable parameter's gradient after the first backward, concatenated
- * in state-dict order into grads (malloc'd, *n floats). */
-static yolo_status first_gradients(yolo_model *model, float **grads, int64_t *n) {
-    *n = 0;
-    for (int i = 0; i < yolo_model_tensor_count(model); i++) {
-        const yolo_tensor *t = yolo_model_tensor_at(model, i)->tensor;
-        if (t->requires_grad) *n += yolo_tensor_numel(t);
-    }
-    *grads = malloc((size_t)*n * sizeof(float));
-    if (!*grads) return yolo_error(YOLO_ERR_NOMEM, "gradients: out of memory");
-    int64_t at = 0;
-    for (int i = 0; i < yolo_model_tensor_count(model); i++) {
-        const yolo_tensor *t = yolo_model_tensor_at(model, i)->tensor;
-        if (!t->requires_grad) continue;
-        yolo_status st = yolo_tensor_download_f32(t->grad, *grads + at, yolo_tensor_numel(t));
-        if (st) return st;
-        at += yolo_tensor_numel(t);
-    }
-    return YOLO_OK;
-}
-
 static yolo_status train_steps(const char *device, const char *yaml, const yolo_task *task, yolo_config *cfg,
                                double *losses, float **grads, int64_t *n_grads) {
-    yolo_backend *be = NULL;
-    yolo_model *model = NULL, *ema_model = NULL;
-    yolo_ema *ema = NULL;
-    yolo_optimizer *opt = NULL;
-    yolo_model_graph *mg = NULL;
-    void *loss_state = NULL;
-    const yolo_task *tasks[1] = {task};
-    yolo_model_options mo = {.tasks = tasks, .n_tasks = 1, .nc = 3, .seed = 7};
-    yolo_status st = yolo_backend_create(device, 2, &be);
-    if (!st) st = yolo_model_load(yaml, be, &mo, &model);
-    if (!st) st = yolo_model_load(yaml, be, &mo, &ema_model);
-    if (!st) st = yolo_ema_create(model, ema_model, &ema);
-    if (!st) st = yolo_optimizer_create(model, YOLO_OPTIMIZER_SGD, 0.001f, 0.9f, 5e-4f, &opt);
-    if (!st) st = yolo_model_graph_build(model, 2, 64, 64, true, &mg);
-    const char *names[3] = {"a", "b", "c"};
-    yolo_task_context tctx = {.cfg = cfg, .model = model, .nc = 3, .names = names, .imgsz = 64, .world = 1};
-    if (!st) st = task->hooks->loss_create(&tctx, &loss_state);
-    yolo_batch batch;
-    test_synthetic_batch(&batch, 2, 64, 3);
+    train_rig r;
+    yolo_status st = train_rig_open(&r, device, false, yaml, task, cfg);
     for (int step = 0; step < STEPS && !st; step++) {
-        float items[YOLO_TASK_MAX_ITEMS];
-        st = yolo_model_graph_forward(mg, &batch);
-        for (int k = 0; !st && k < mg->out.n; k++)
-            memset(mg->host_grad[k].data, 0, (size_t)yolo_tensor_numel(mg->out.t[k]) * sizeof(float));
-        if (!st) st = task->hooks->loss_compute(loss_state, &batch, mg->out.n, mg->host_out, mg->host_grad,
-                                                &losses[step], items);
-        if (!st) st = yolo_model_graph_backward(mg);
-        if (!st && step == 0) st = first_gradients(model, grads, n_grads);
-        if (!st) st = yolo_optimizer_step(opt, 10.0f, NULL);
-        if (!st) st = yolo_ema_step(ema);
+        st = train_rig_loss(&r, &losses[step]);
+        if (!st) st = yolo_model_graph_backward(r.mg);
+        if (!st && step == 0) st = test_model_gradients(r.model, grads, n_grads);
+        if (!st) st = yolo_optimizer_step(r.opt, 10.0f, NULL);
+        if (!st) st = yolo_ema_step(r.ema);
     }
-    test_synthetic_batch_free(&batch);
-    if (loss_state) task->hooks->loss_destroy(loss_state);
-    yolo_model_graph_free(mg);
-    yolo_optimizer_free(opt);
-    yolo_ema_free(ema);
-    yolo_model_free(model);
-    yolo_backend_free(be);
+    train_rig_close(&r);
     return st;
 }
 

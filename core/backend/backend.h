@@ -23,6 +23,9 @@ typedef enum yolo_backend_capability {
     /* Per-op timing (profile=True): the CPU backend's yolo_cpu_profile_*
      * (backend/cpu/cpu_backend.h). */
     YOLO_BACKEND_CAP_OP_PROFILE,
+    /* amp runs fp16 kernels (narrow exponent range): training scales the
+     * loss dynamically (train/grad_scaler.h), as PyTorch's GradScaler. */
+    YOLO_BACKEND_CAP_LOSS_SCALING,
 } yolo_backend_capability;
 
 /* One region of a batched copy: `bytes` between the host at `host` and

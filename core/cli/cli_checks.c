@@ -42,6 +42,12 @@ int yolo_cli_checks(FILE *out) {
     yolo_vulkan_report(vulkan, sizeof vulkan);
     fprintf(out, "Vulkan:\n");
     print_indented(out, vulkan[0] ? vulkan : "(no report)");
+    yolo_backend *vk = NULL;
+    if (yolo_vulkan_backend_create(-1, &vk) == YOLO_OK) { /* the device device=vulkan picks */
+        yolo_backend_set_amp(vk, true);
+        fprintf(out, "  amp=True on %s trains with %s\n", yolo_backend_name(vk), yolo_backend_precision(vk));
+        yolo_backend_free(vk);
+    }
 
     char mpi[MPI_MAX_LIBRARY_VERSION_STRING] = "";
     int len = 0;

@@ -57,6 +57,12 @@ static yolo_status fill_resume(yolo_meta *meta, const yolo_train_state *s) {
     yolo_meta *sums = st ? NULL : yolo_meta_set_list(r, "loss_sums");
     if (!st && !sums) st = YOLO_ERR_NOMEM;
     for (int i = 0; !st && i < s->n_loss_sums; i++) st = yolo_meta_append_float(sums, s->loss_sums[i]);
+    /* optional (readers without it ignore it; a checkpoint without it resumes at the initial scale) */
+    const yolo_grad_scaler *scaler = &s->opt->scaler;
+    yolo_meta *amp = st || !scaler->enabled ? NULL : yolo_meta_set_map(r, "amp_scaler");
+    if (!st && scaler->enabled && !amp) st = YOLO_ERR_NOMEM;
+    if (amp) st = yolo_meta_set_float(amp, "scale", (double)scaler->scale);
+    if (amp && !st) st = yolo_meta_set_int(amp, "growth_tracker", scaler->growth_tracker);
     return st;
 }
 
@@ -201,6 +207,17 @@ yolo_status yolo_checkpoint_resume_info(const yolo_ckpt *ck, yolo_resume_info *o
     if (!st) st = yolo_meta_get_bool(r, "finished", what, &out->finished);
     if (!st) st = yolo_meta_get_bool(r, "best_half", what, &out->best_half);
     if (!st) st = yolo_meta_get_list(r, "loss_sums", what, &sums);
+    const yolo_meta *amp = st ? NULL : yolo_meta_get(r, "amp_scaler"); /* optional: written by amp runs */
+    if (amp) {
+        char sub[1300];
+        snprintf(sub, sizeof sub, "%s: amp_scaler", what);
+        out->has_scaler = true;
+        st = yolo_meta_get_float(amp, "scale", sub, &out->scaler_scale);
+        if (!st) st = yolo_meta_get_int(amp, "growth_tracker", sub, &out->scaler_growth_tracker);
+        if (!st && (!(out->scaler_scale > 0) || !isfinite(out->scaler_scale) || out->scaler_growth_tracker < 0))
+            st = yolo_error(YOLO_ERR_FORMAT, "%s: scale %g and growth_tracker %lld (expected > 0 and >= 0)", sub,
+                            out->scaler_scale, (long long)out->scaler_growth_tracker);
+    }
     if (st) return st;
     if (strcmp(opt, "SGD") == 0) out->optimizer = YOLO_OPTIMIZER_SGD;
     else if (strcmp(opt, "AdamW") == 0) out->optimizer = YOLO_OPTIMIZER_ADAMW;
@@ -237,6 +254,13 @@ static yolo_tensor **model_tensors(const yolo_model *m, size_t *n) {
 
 yolo_status yolo_checkpoint_restore(const yolo_ckpt *ck, const yolo_resume_info *info, yolo_model *model,
                                     yolo_ema *ema, yolo_optimizer *opt) {
+    /* pending gradients carry the loss scale of the run that saved them (amp_scaler present) */
+    if (info->grads && info->has_scaler != opt->scaler.enabled)
+        return yolo_error(YOLO_ERR_CONFIG,
+                          "%s was saved mid-accumulation with gradients %s the loss scale, but this run %s loss "
+                          "scaling (amp with fp16 kernels on its device): resume it on a device that %s, or from a "
+                          "checkpoint saved at an epoch's end", yolo_ckpt_path(ck), info->has_scaler ? "times" : "without",
+                          opt->scaler.enabled ? "uses" : "has no", info->has_scaler ? "runs amp in fp16" : "does not");
     size_t n = 0;
     yolo_tensor **t = model_tensors(model, &n);
     if (!t) return yolo_error(YOLO_ERR_NOMEM, "out of memory");
@@ -278,6 +302,10 @@ yolo_status yolo_checkpoint_restore(const yolo_ckpt *ck, const yolo_resume_info 
     if (st) return st;
     opt->steps = info->optimizer_steps;
     opt->momentum = (float)info->momentum_now;
+    if (info->has_scaler && opt->scaler.enabled) { /* else the run resumes without fp16 (or from an older file) */
+        opt->scaler.scale = (float)info->scaler_scale;
+        opt->scaler.growth_tracker = info->scaler_growth_tracker;
+    }
     ema->updates = info->ema_updates;
     return YOLO_OK;
 }

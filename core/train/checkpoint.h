@@ -78,6 +78,9 @@ typedef struct yolo_resume_info {
     bool grads, finished, best_half;
     int n_loss_sums;
     double loss_sums[YOLO_TASK_MAX_ITEMS];
+    bool has_scaler;            /* resume.amp_scaler present (amp runs with loss scaling write it) */
+    double scaler_scale;
+    int64_t scaler_growth_tracker;
     const char *model_name;     /* points into the checkpoint */
     int64_t nc;
 } yolo_resume_info;

@@ -96,6 +96,7 @@ yolo_status yolo_optimizer_create(yolo_model *model, yolo_optimizer_kind kind, f
     int64_t clip_n = YOLO_CLIP_HYPER_COUNT;
     opt->clip_hyper = yolo_tensor_new(opt->backend, "optimizer.clip", YOLO_F32, 1, &clip_n, false);
     opt->unscale = 1.0f;
+    yolo_grad_scaler_init(&opt->scaler, false);
     yolo_status st = YOLO_OK;
     for (int gi = 0; gi < YOLO_PARAM_GROUPS && !st; gi++)
         if (!opt->hyper[gi]) st = YOLO_ERR_NOMEM;
@@ -158,14 +159,18 @@ yolo_status yolo_optimizer_check(yolo_optimizer *opt, double *grad_norm) {
     if (grad_norm) *grad_norm = norm;
     if (!opt->norm_unread) return YOLO_OK;
     opt->norm_unread = false;
-    if (isfinite(norm)) return YOLO_OK;
+    opt->last_skipped = !isfinite(norm);
+    yolo_grad_scaler_update(&opt->scaler, opt->last_skipped);
+    if (!opt->last_skipped) return YOLO_OK;
     opt->steps--; /* the device skipped it */
+    if (opt->scaler.enabled) return YOLO_OK;
     return yolo_error(YOLO_ERR_NUMERIC, "optimizer: the gradient norm is %g; the step was skipped", norm);
 }
 
 yolo_status yolo_optimizer_step(yolo_optimizer *opt, float max_norm, double *grad_norm) {
     yolo_status st = yolo_optimizer_check(opt, NULL); /* the previous step's, long finished */
     if (st) return st;
+    if (opt->scaler.enabled) opt->unscale = 1.0f / opt->scaler.scale; /* a power of two: exact */
     const float clip[YOLO_CLIP_HYPER_COUNT] = {[YOLO_CLIP_MAX_NORM] = max_norm, [YOLO_CLIP_UNSCALE] = opt->unscale};
     st = yolo_tensor_upload(opt->clip_hyper, clip, sizeof clip);
     if (!st) st = upload_hypers(opt);

@@ -9,6 +9,7 @@
 #ifndef YOLO_TRAIN_OPTIMIZER_H
 #define YOLO_TRAIN_OPTIMIZER_H
 
+#include "train/grad_scaler.h"
 #include "yolo/model.h"
 
 #define YOLO_PARAM_GROUPS 3
@@ -36,6 +37,8 @@ typedef struct yolo_optimizer {
     yolo_graph *update_graph; /* norm -> clip factor -> updates -> zeroed gradients */
     bool norm_unread;         /* the last step's norm_sq has not been checked yet */
     float unscale;            /* 1/loss_scale of the gradients (1 without loss scaling) */
+    yolo_grad_scaler scaler;  /* amp with fp16 kernels: dynamic loss scaling (sets unscale) */
+    bool last_skipped;        /* the last checked step had inf/NaN gradients and was skipped */
 } yolo_optimizer;
 
 /* Collects the trainable parameters of `model` into the groups and creates
@@ -54,7 +57,9 @@ void yolo_optimizer_free(yolo_optimizer *opt);
 yolo_status yolo_optimizer_step(yolo_optimizer *opt, float max_norm, double *grad_norm);
 
 /* Reads the last step's gradient norm if not read yet: YOLO_ERR_NUMERIC if
- * it was not finite (that step was skipped). *grad_norm may be NULL. */
+ * it was not finite (that step was skipped). *grad_norm may be NULL. With
+ * loss scaling on, a skipped step is no error: the scaler backs off, the
+ * step is not counted, last_skipped says so. */
 yolo_status yolo_optimizer_check(yolo_optimizer *opt, double *grad_norm);
 
 /* "SGD(lr=0.01, momentum=0.937) with parameter groups 57 weight(decay=0.0), 64 weight(decay=0.0005), 63 bias(decay=0.0)" */

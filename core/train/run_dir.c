@@ -84,9 +84,9 @@ static yolo_status weights_dir(const yolo_trainer *t, char *path, size_t size) {
 
 yolo_status yolo_trainer_stop_mid_epoch(yolo_trainer *t, int epoch, int64_t next_batch) {
     char path[1200] = "";
-    yolo_status st = YOLO_OK;
+    yolo_status st = yolo_trainer_settle_step(t);
     bool save = t->s.set.checkpoint.save;
-    if (save && t->rank == 0) {
+    if (!st && save && t->rank == 0) {
         yolo_train_state state = make_state(t, epoch - 1, epoch, next_batch, false);
         st = weights_dir(t, path, sizeof path);
         snprintf(path, sizeof path, "%s/weights/last.ckpt", t->s.run_dir);

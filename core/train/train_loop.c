@@ -7,11 +7,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "train/amp_step.h"
 #include "train/schedule.h"
 #include "train/stop.h"
 #include "train/trainer.h"
 
 static double memory_gb(const yolo_trainer *t) { return (double)yolo_backend_peak_bytes(t->s.backend) / 1e9; }
+
+yolo_status yolo_trainer_settle_step(yolo_trainer *t) { return yolo_amp_settle(t->opt, t->ema, &t->ema_pending); }
 
 /* One epoch from batch `first`; mean loss items into items. */
 static yolo_status train_epoch(yolo_trainer *t, int epoch, int64_t first, float *items) {
@@ -51,7 +54,11 @@ static yolo_status train_epoch(yolo_trainer *t, int epoch, int64_t first, float 
                 t->opt->momentum = (float)yolo_interp((double)ni, 0, (double)nw, o->warmup_momentum, o->momentum);
         }
         yolo_model_graph *mg = NULL;
-        st = yolo_graph_cache_get(&t->graphs, batch, &mg);
+        /* loss scaling: the last step's inf check and EMA update before this
+         * forward changes the batch-norm buffers the EMA averages (the host
+         * waits for the update graph here; a device-side EMA gate would not) */
+        if (t->opt->scaler.enabled) st = yolo_trainer_settle_step(t);
+        if (!st) st = yolo_graph_cache_get(&t->graphs, batch, &mg);
         if (!st) st = yolo_model_graph_forward(mg, batch);
         double loss = 0;
         float step_items[YOLO_TASK_MAX_ITEMS] = {0};
@@ -60,6 +67,7 @@ static yolo_status train_epoch(yolo_trainer *t, int epoch, int64_t first, float 
                 memset(mg->host_grad[k].data, 0, (size_t)yolo_tensor_numel(mg->out.t[k]) * sizeof(float));
             st = h->loss_compute(t->loss_state, batch, mg->out.n, mg->host_out, mg->host_grad, &loss, step_items);
         }
+        if (!st) yolo_amp_scale_loss_grads(t->opt, mg, ni);
         if (!st) st = yolo_model_graph_backward(mg);
         if (!st) st = yolo_trainer_reduce_step(t, &loss, step_items);
         if (!st && !isfinite(loss))
@@ -71,7 +79,7 @@ static yolo_status train_epoch(yolo_trainer *t, int epoch, int64_t first, float 
             t->allreduce_copy_seconds += t->buckets.copy_seconds;
             t->allreduce_steps++;
             if (!st) st = yolo_optimizer_step(t->opt, 10.0f, NULL);
-            if (!st) st = yolo_ema_step(t->ema);
+            if (!st) st = yolo_amp_after_step(t->opt, t->ema, &t->ema_pending);
             t->last_opt_step = ni;
         }
         int instances = batch->instances.n > 0 ? batch->instances.n : batch->n;
@@ -93,7 +101,7 @@ static yolo_status train_epoch(yolo_trainer *t, int epoch, int64_t first, float 
         yolo_progress_update(&bar, i + 1, means, instances, size, memory_gb(t));
     }
     yolo_progress_end(&bar);
-    if (!st) st = yolo_optimizer_check(t->opt, NULL); /* the epoch's last step, before a checkpoint counts it */
+    if (!st) st = yolo_trainer_settle_step(t); /* the epoch's last step, before a checkpoint counts it */
     return st;
 }
 
@@ -179,6 +187,10 @@ static yolo_status train(yolo_trainer *t) {
     if (st) return st;
     double took = yolo_seconds_now() - t0;
     printf("\n%d epochs completed in %.3f hours.\n", epoch - t->start_epoch, took / 3600.0);
+    const yolo_grad_scaler *scaler = &t->opt->scaler;
+    if (scaler->enabled)
+        printf("AMP: loss scale %g, %lld optimizer steps skipped for inf/NaN gradients\n", (double)scaler->scale,
+               (long long)scaler->skipped);
     if (t->world > 1 && t->allreduce_steps > 0)
         printf("DDP: gradient all-reduce %.1f ms per optimizer step (%.1f ms of it copying to and from the device; "
                "the rest is the reduction and waiting for the slowest rank), %lld steps, %.1f%% of the training "

@@ -102,6 +102,7 @@ typedef struct yolo_trainer {
     double allreduce_copy_seconds;
     int64_t allreduce_steps;
     FILE *step_log;        /* YOLO_STEP_LOG=FILE: every batch's loss items (rank 0; tests compare runs) */
+    bool ema_pending;      /* loss scaling: the last optimizer step's EMA update waits for its inf check */
     yolo_run_plots plots;  /* plots=True: the run's pictures (rank 0) */
 } yolo_trainer;
 
@@ -128,6 +129,13 @@ yolo_status yolo_trainer_check_resume(yolo_trainer *t);
 yolo_status yolo_trainer_open_pretrained(yolo_trainer *t);
 /* The resumed run's position, history, best fitness and loss sums. */
 yolo_status yolo_trainer_restore_position(yolo_trainer *t);
+
+/* train_loop.c */
+/* Reads the last optimizer step's gradient norm if unread (the scaler's
+ * inf check) and, with loss scaling, runs that step's EMA update unless
+ * the step was skipped. Before the next scaled backward and before
+ * anything reads the counters or the EMA (checkpoints, validation). */
+yolo_status yolo_trainer_settle_step(yolo_trainer *t);
 
 /* run_dir.c */
 /* The resumed run's directory (args.yaml rewritten) or a new one. */

@@ -110,6 +110,7 @@ static yolo_status create_optimizer(yolo_trainer *t) {
     double wd = o->weight_decay * batch * accumulate / o->nbs;
     if (!st) st = yolo_optimizer_create(t->s.model, kind, (float)o->lr0, (float)o->momentum, (float)wd, &t->opt);
     if (st) return st;
+    yolo_grad_scaler_init(&t->opt->scaler, yolo_backend_supports(t->s.backend, YOLO_BACKEND_CAP_LOSS_SCALING));
     char desc[256];
     yolo_optimizer_describe(t->opt, desc, sizeof desc);
     printf("optimizer: %s\n", desc);

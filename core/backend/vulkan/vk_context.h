@@ -45,6 +45,7 @@ typedef struct yolo_vk_context {
     yolo_vk_gemm_tiles gemm_large, gemm_small, gemm_thin; /* 64x64, 32x32, 8x64 outputs per workgroup */
     uint32_t wg;                /* workgroup size of 1-D kernels */
     bool f16_storage;
+    bool amp16;                 /* amp=True: GEMM inputs as fp16 copies (the *_f16 kernels) */
     bool subgroup;              /* subgroup arithmetic in compute, not switched off */
     bool skip_barriers;         /* YOLO_VK_TEST_SKIP_BARRIERS (test hooks): validation must see hazards */
 

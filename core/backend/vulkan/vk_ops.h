@@ -44,6 +44,12 @@ typedef struct yolo_vk_arg {
 yolo_status yolo_vk_run_flat(yolo_vk_recorder *r, const yolo_vk_dispatch *tmpl, const yolo_vk_arg args[8],
                              int64_t n);
 
+/* fp16 copy (round to nearest even, as the CPU backend) of the f32 elements
+ * [first, first+count) of t into dst from byte 0 (cast16.comp); the range
+ * fits one binding. amp's GEMM inputs. */
+yolo_status yolo_vk_to_half(yolo_vk_recorder *r, const yolo_tensor *t, int64_t first, int64_t count,
+                            const yolo_buffer *dst);
+
 /* Sets slot `slot` to repeat slot `of` (an unused binding of a shader). */
 void yolo_vk_alias(yolo_vk_dispatch *d, int slot, int of);
 

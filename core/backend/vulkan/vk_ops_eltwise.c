@@ -165,6 +165,23 @@ static uint32_t dtype_code(yolo_dtype t) {
     }
 }
 
+yolo_status yolo_vk_to_half(yolo_vk_recorder *r, const yolo_tensor *t, int64_t first, int64_t count,
+                            const yolo_buffer *dst) {
+    yolo_vk_dispatch d;
+    dispatch_1d(r, &d, "cast16");
+    d.spec[1] = 1; /* TO_HALF */
+    d.n_spec = 2;
+    yolo_status st = yolo_vk_bind_tensor(r, &d, 0, t, first, count, false, 4);
+    if (st == YOLO_OK) st = yolo_vk_bind(r, &d, 3, dst, 0, (VkDeviceSize)count * 2, true, 2);
+    if (st != YOLO_OK) return st;
+    yolo_vk_alias(&d, 1, 0);
+    yolo_vk_alias(&d, 2, 3);
+    d.push[8] = (uint32_t)count;
+    d.push[9] = float_bits(1.0f);
+    yolo_vk_grid_1d(&d, ((uint64_t)count + r->ctx->wg - 1) / r->ctx->wg);
+    return yolo_vk_record(r, &d);
+}
+
 static yolo_status op_cast(yolo_vk_recorder *r, const yolo_tensor *out) {
     const yolo_tensor *x = out->node->src[0];
     const int64_t n = yolo_vk_numel(out);

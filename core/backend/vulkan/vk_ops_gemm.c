@@ -5,7 +5,14 @@
  * K is split into slices when one invocation would loop past the device's
  * budget (lavapipe) or when there are too few output tiles to fill the
  * device: slices write partial sums to scratch memory and a reduce pass adds
- * them (in passes, accumulating, when the scratch would be too large). */
+ * them (in passes, accumulating, when the scratch would be too large).
+ *
+ * amp=True (ctx->amp16): A's and B's bound ranges are first copied to fp16
+ * (cast16, round to nearest even) in reused scratch, and the <shader>_f16
+ * variant reads them, widening each to fp32: products and sums are fp32,
+ * the output fp32. Weights are converted where they are used (each conv
+ * call), activations per call too; the stored activations stay fp32. */
+#include <stdio.h>
 #include <string.h>
 
 #include "backend/vulkan/vk_ops.h"
@@ -18,6 +25,7 @@ typedef struct gemm_job {
     uint32_t extra[12]; /* PU(9)... */
     int n_extra;
     bool accumulate; /* add into c */
+    const yolo_buffer *a16, *b16; /* amp: fp16 copies of the bound ranges of a, b (from byte 0) */
 } gemm_job;
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -33,12 +41,20 @@ static yolo_status dispatch_gemm(yolo_vk_recorder *r, const gemm_job *j, const y
                                  const yolo_buffer *c_buf, VkDeviceSize c_off, VkDeviceSize c_bytes, int64_t k_begin,
                                  int64_t k_len, int64_t slices, bool accumulate, bool bias) {
     yolo_vk_dispatch d;
-    yolo_vk_dispatch_init(&d, j->shader);
+    char shader[48];
+    snprintf(shader, sizeof shader, "%s%s", j->shader, j->a16 ? "_f16" : "");
+    yolo_vk_dispatch_init(&d, shader);
     const uint32_t spec[5] = {t->wgx, t->wgy, t->tm, t->tn, t->bk};
     memcpy(d.spec, spec, sizeof spec);
     d.n_spec = 5;
-    yolo_status st = yolo_vk_bind_tensor(r, &d, 0, j->a, j->a_first, j->a_count, false, 4);
-    if (st == YOLO_OK) st = yolo_vk_bind_tensor(r, &d, 1, j->b, j->b_first, j->b_count, false, 4);
+    yolo_status st;
+    if (j->a16) {
+        st = yolo_vk_bind(r, &d, 0, j->a16, 0, (VkDeviceSize)j->a_count * 2, false, 2);
+        if (st == YOLO_OK) st = yolo_vk_bind(r, &d, 1, j->b16, 0, (VkDeviceSize)j->b_count * 2, false, 2);
+    } else {
+        st = yolo_vk_bind_tensor(r, &d, 0, j->a, j->a_first, j->a_count, false, 4);
+        if (st == YOLO_OK) st = yolo_vk_bind_tensor(r, &d, 1, j->b, j->b_first, j->b_count, false, 4);
+    }
     if (st == YOLO_OK) st = yolo_vk_bind(r, &d, 2, c_buf, c_off, c_bytes, true, 4);
     if (st == YOLO_OK && j->bias) st = yolo_vk_bind_tensor(r, &d, 3, j->bias, 0, yolo_vk_numel(j->bias), false, 4);
     if (st != YOLO_OK) return st;
@@ -54,8 +70,24 @@ static yolo_status dispatch_gemm(yolo_vk_recorder *r, const gemm_job *j, const y
     return yolo_vk_record(r, &d);
 }
 
-static yolo_status run_gemm(yolo_vk_recorder *r, const gemm_job *j) {
+/* amp: the fp16 copies of A's and B's bound ranges, into j->a16 / j->b16. */
+static yolo_status half_inputs(yolo_vk_recorder *r, gemm_job *j) {
+    yolo_buffer *a16, *b16;
+    yolo_status st = yolo_vk_scratch_reused(r, 0, (size_t)j->a_count * 2, &a16);
+    if (st == YOLO_OK) st = yolo_vk_scratch_reused(r, 1, (size_t)j->b_count * 2, &b16);
+    if (st == YOLO_OK) st = yolo_vk_to_half(r, j->a, j->a_first, j->a_count, a16);
+    if (st == YOLO_OK) st = yolo_vk_to_half(r, j->b, j->b_first, j->b_count, b16);
+    j->a16 = a16;
+    j->b16 = b16;
+    return st;
+}
+
+static yolo_status run_gemm(yolo_vk_recorder *r, gemm_job *j) {
     yolo_vk_context *ctx = r->ctx;
+    if (ctx->amp16 && j->k > 0) {
+        yolo_status st = half_inputs(r, j);
+        if (st != YOLO_OK) return st;
+    }
     /* the tile shape that wastes least: few rows, a small product, or large */
     const yolo_vk_gemm_tiles *t = j->m <= 8 && j->n >= 256 ? &ctx->gemm_thin
                                   : j->m * j->n < 64 * 64 * 16 || j->m <= 32 ? &ctx->gemm_small

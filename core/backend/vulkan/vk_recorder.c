@@ -79,6 +79,7 @@ void yolo_vk_recording_release(yolo_vk_context *ctx, yolo_vk_recording *rec) {
     rec->pools = NULL;
     rec->scratch = NULL;
     rec->n_pools = rec->cap_pools = rec->n_scratch = rec->cap_scratch = 0;
+    memset(rec->reused, 0, sizeof rec->reused);
 }
 
 void yolo_vk_dispatch_init(yolo_vk_dispatch *d, const char *shader) {
@@ -251,4 +252,15 @@ yolo_status yolo_vk_scratch(yolo_vk_recorder *r, size_t bytes, yolo_buffer **out
     if (st != YOLO_OK) return yolo_error_context(st, "scratch memory of %s", r->op_name ? r->op_name : "a kernel");
     rec->scratch[rec->n_scratch++] = *out;
     return YOLO_OK;
+}
+
+yolo_status yolo_vk_scratch_reused(yolo_vk_recorder *r, int slot, size_t bytes, yolo_buffer **out) {
+    yolo_buffer **kept = &r->rec->reused[slot];
+    if (*kept && (*kept)->size >= bytes) {
+        *out = *kept;
+        return YOLO_OK;
+    }
+    yolo_status st = yolo_vk_scratch(r, bytes, out);
+    if (st == YOLO_OK) *kept = *out;
+    return st;
 }

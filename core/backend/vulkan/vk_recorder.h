@@ -7,6 +7,8 @@
 
 #include "backend/vulkan/vk_context.h"
 
+#define YOLO_VK_REUSED_SCRATCH 2
+
 typedef struct yolo_vk_recording {
     const yolo_graph *graph;
     uint64_t signature; /* of the nodes, their storage and constants */
@@ -18,6 +20,7 @@ typedef struct yolo_vk_recording {
     int n_pools, cap_pools;
     yolo_buffer **scratch;
     int n_scratch, cap_scratch;
+    yolo_buffer *reused[YOLO_VK_REUSED_SCRATCH]; /* yolo_vk_scratch_reused, owned through scratch[] */
     struct yolo_vk_recording *next;
 } yolo_vk_recording;
 
@@ -78,5 +81,10 @@ void yolo_vk_grid_1d(yolo_vk_dispatch *d, uint64_t n_groups);
 yolo_status yolo_vk_record(yolo_vk_recorder *r, const yolo_vk_dispatch *d);
 /* Device memory owned by the recording (split-K partials, reduction temporaries). */
 yolo_status yolo_vk_scratch(yolo_vk_recorder *r, size_t bytes, yolo_buffer **out);
+/* Scratch that every op of the recording shares through `slot` (0 or 1):
+ * the buffer of the slot when it is large enough, else a larger one. Reuse
+ * is safe: the hazard tracking puts a barrier before a write to a range an
+ * earlier dispatch read. amp's fp16 copies of GEMM inputs live here. */
+yolo_status yolo_vk_scratch_reused(yolo_vk_recorder *r, int slot, size_t bytes, yolo_buffer **out);
 
 #endif

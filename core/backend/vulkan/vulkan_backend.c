@@ -143,7 +143,7 @@ static yolo_status vk_graph_run(yolo_backend *backend, yolo_graph *graph, yolo_t
     const yolo_vk_fns *vk = &ctx->inst.fn;
     pthread_mutex_lock(&ctx->lock);
     yolo_status st = YOLO_OK;
-    const uint64_t sig = signature(nodes, n);
+    const uint64_t sig = mix(signature(nodes, n), ctx->amp16); /* amp picks other kernels */
     yolo_vk_recording *rec = ctx->recordings;
     while (rec && rec->graph != graph) rec = rec->next;
     if (!rec) {
@@ -344,7 +344,33 @@ yolo_status yolo_vulkan_backend_create(int device_index, yolo_backend **out) {
 
 /* A graph is one recorded command buffer: nothing can call out to the host mid-graph. */
 static bool vk_supports(const yolo_backend *backend, yolo_backend_capability cap) {
-    return cap == YOLO_BACKEND_CAP_EMULATED_ON_CPU && emulated_on_cpu(&ctx_of(backend)->caps);
+    const yolo_vk_context *ctx = ctx_of(backend);
+    if (cap == YOLO_BACKEND_CAP_LOSS_SCALING) return ctx->amp16;
+    return cap == YOLO_BACKEND_CAP_EMULATED_ON_CPU && emulated_on_cpu(&ctx->caps);
+}
+
+/* amp on Vulkan: the GEMM kernels (convolutions, matmul) read fp16 copies
+ * of their inputs and accumulate in fp32 where the device has 16-bit
+ * storage and fp16 arithmetic; everything else stays fp32. Recordings
+ * notice the change through their signature. */
+static bool vk_set_amp(yolo_backend *backend, bool want, char *line, size_t size) {
+    yolo_vk_context *ctx = ctx_of(backend);
+    const yolo_vk_caps *c = &ctx->caps;
+    pthread_mutex_lock(&ctx->lock);
+    ctx->amp16 = want && ctx->f16_storage && c->float16;
+    pthread_mutex_unlock(&ctx->lock);
+    if (!want)
+        snprintf(line, size, "fp32 (amp=False)");
+    else if (ctx->amp16)
+        snprintf(line, size, "fp16 convolution and matmul inputs, fp32 accumulation; fp32 weights, activations, batch "
+                             "norm, reductions and loss; dynamic loss scaling (device: 16-bit storage, shaderFloat16)");
+    else if (c->storage16 && c->float16)
+        snprintf(line, size, "fp32 (amp=True, but YOLO_VK_DISABLE_F16 turns fp16 storage off)");
+    else
+        snprintf(line, size, "fp32 (amp=True, but %.100s lacks %s%s%s)", c->name,
+                 c->storage16 ? "" : "storageBuffer16BitAccess", !c->storage16 && !c->float16 ? " and " : "",
+                 c->float16 ? "" : "shaderFloat16");
+    return ctx->amp16;
 }
 
 static const yolo_backend_ops vulkan_ops = {
@@ -358,6 +384,7 @@ static const yolo_backend_ops vulkan_ops = {
     .graph_release = vk_graph_release,
     .supports = vk_supports,
     .copy_many = vk_copy_many,
+    .set_amp = vk_set_amp,
 };
 
 /* ---- counters for tests (vulkan_stats.h) ---- */

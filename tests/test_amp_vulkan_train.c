@@ -1,0 +1,161 @@
+/* amp=True on Vulkan, end to end through the trainer's step functions
+ * (train/amp_step.h): YOLOv8n detect (nc 3) at 64 px, batch 2, 5 steps
+ * (forward, detect loss on the host, scaled loss gradients, backward,
+ * SGD step with unscale + clipping on the device, EMA) from the same
+ * initial weights, three runs on the same device:
+ *   fp32      amp=False;
+ *   amp A     the losses must match fp32's to AMP_TOLERANCE relative at
+ *             every step (fp16 GEMM inputs, fp32 everything else);
+ *   amp B     the same run again, with YOLO_FORCE_INF_STEP=4 (test hooks):
+ *             steps 1-4 bit-identical to A (losses, weights, EMA, optimizer
+ *             state); step 5 has an inf in its loss gradients, so the
+ *             device skips the update: weights, momentum and EMA stay as
+ *             after step 4, the step and EMA counters do not count it, the
+ *             loss scale halves (2^16 -> 2^15).
+ * Skips where the device has no fp16 kernels (amp runs fp32 there). Not
+ * named test_vulkan_*: the validation layer would triple its time, and
+ * test_vulkan_amp_ops runs the same kernels under it. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugin/plugin_loader.h"
+#include "train/amp_step.h"
+#include "train_test_util.h"
+#include "vulkan_test_common.h"
+#include "yolo/config.h"
+#include "yolo/task.h"
+
+#define STEPS 5
+/* Measured on lavapipe: step losses 4.0e-4, 1.0e-4, 6.5e-3, 9.3e-3, 1.9e-3
+ * from fp32; first-step gradients 8.5e-2 of the largest from fp32. This
+ * tiny run amplifies the fp16 rounding of the GEMM inputs: the deepest
+ * batch norms see 8 values per channel (2 images of 2x2 at stride 32), and
+ * their backward subtracts near-equal sums. The same run at 128 px, batch 4
+ * measured losses within 1.6e-5..3.9e-4 and gradients within 2.2e-2. */
+#define AMP_TOLERANCE 2e-2
+#define GRAD_TOLERANCE 0.15
+
+typedef struct run_result {
+    double losses[STEPS];
+    uint64_t weights[STEPS], ema[STEPS], momentum[STEPS]; /* hashes after each step */
+    int64_t steps, ema_updates, skipped;
+    float scale;
+    float *grads; /* after the first backward (malloc'd) */
+    int64_t n_grads;
+} run_result;
+
+static uint64_t hash_tensor(uint64_t h, const yolo_tensor *t) {
+    const int64_t n = yolo_tensor_numel(t);
+    float *v = malloc((size_t)n * sizeof *v);
+    CHECK(v && yolo_tensor_download_f32(t, v, n) == YOLO_OK);
+    const unsigned char *p = (const unsigned char *)v;
+    for (size_t i = 0; v && i < (size_t)n * sizeof *v; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+    free(v);
+    return h;
+}
+
+static uint64_t hash_model(const yolo_model *m, bool trainable_only) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int i = 0; i < yolo_model_tensor_count(m); i++) {
+        const yolo_tensor *t = yolo_model_tensor_at(m, i)->tensor;
+        if (!trainable_only || t->requires_grad) h = hash_tensor(h, t);
+    }
+    return h;
+}
+
+static yolo_status train_steps(bool amp, const yolo_task *task, yolo_config *cfg, run_result *out) {
+    memset(out, 0, sizeof *out);
+    train_rig r;
+    bool ema_pending = false;
+    yolo_status st = train_rig_open(&r, "vulkan", amp, "yolov8n.yaml", task, cfg);
+    yolo_optimizer *opt = r.opt;
+    if (!st && opt->scaler.enabled != amp)
+        st = yolo_error(YOLO_ERR_BACKEND, "loss scaling %d with amp=%d", opt->scaler.enabled, amp);
+    for (int step = 0; step < STEPS && !st; step++) {
+        st = yolo_amp_settle(opt, r.ema, &ema_pending);
+        if (!st) st = train_rig_loss(&r, &out->losses[step]);
+        if (!st) yolo_amp_scale_loss_grads(opt, r.mg, step);
+        if (!st) st = yolo_model_graph_backward(r.mg);
+        if (!st && step == 0) { /* unscaled, as the update sees them */
+            st = test_model_gradients(r.model, &out->grads, &out->n_grads);
+            for (int64_t i = 0; !st && i < out->n_grads; i++) out->grads[i] /= opt->scaler.scale;
+        }
+        if (!st) st = yolo_optimizer_step(opt, 10.0f, NULL);
+        if (!st) st = yolo_amp_after_step(opt, r.ema, &ema_pending);
+        /* the trainer settles before the next forward; here at once, to look at the step */
+        if (!st) st = yolo_amp_settle(opt, r.ema, &ema_pending);
+        if (st) break;
+        out->weights[step] = hash_model(r.model, true);
+        out->ema[step] = hash_model(r.ema->ema, false);
+        uint64_t h = 0xcbf29ce484222325ull;
+        for (int i = 0; i < opt->n_params; i++) h = hash_tensor(h, opt->state_a[i]);
+        out->momentum[step] = h;
+    }
+    if (opt) {
+        out->steps = opt->steps;
+        out->skipped = opt->scaler.skipped;
+        out->scale = opt->scaler.scale;
+    }
+    if (r.ema) out->ema_updates = r.ema->updates;
+    train_rig_close(&r);
+    return st;
+}
+
+int main(void) {
+    if (getenv("YOLO_SANITIZED"))
+        return test_skip("three YOLOv8n trainings on lavapipe take minutes under sanitizers; the Release run covers it");
+    int rc = test_vulkan_amp_probe();
+    if (rc) return rc;
+#ifndef YOLO_TEST_HOOKS
+    return test_skip("built without YOLO_TEST_HOOKS: the forced-inf step needs YOLO_FORCE_INF_STEP");
+#else
+    const yolo_task *task = NULL;
+    yolo_config *cfg = NULL;
+    if (yolo_plugin_load_task("detect", &task) || yolo_config_new(&cfg)) {
+        fprintf(stderr, "setup: %s\n", yolo_last_error());
+        return 1;
+    }
+    static run_result fp32, a, b;
+    unsetenv("YOLO_FORCE_INF_STEP");
+    CHECK_MSG(train_steps(false, task, cfg, &fp32) == YOLO_OK, "fp32: %s", yolo_last_error());
+    CHECK_MSG(train_steps(true, task, cfg, &a) == YOLO_OK, "amp A: %s", yolo_last_error());
+    setenv("YOLO_FORCE_INF_STEP", "4", 1);
+    CHECK_MSG(train_steps(true, task, cfg, &b) == YOLO_OK, "amp B: %s", yolo_last_error());
+    unsetenv("YOLO_FORCE_INF_STEP");
+    double diff = 0, largest = 0;
+    for (int64_t i = 0; i < fp32.n_grads && fp32.n_grads == a.n_grads; i++) {
+        diff = fmax(diff, fabs((double)fp32.grads[i] - a.grads[i]));
+        largest = fmax(largest, fabs((double)fp32.grads[i]));
+    }
+    printf("%lld gradients after step 1: amp differs from fp32 by at most %.3g of the largest (%.3g)\n",
+           (long long)fp32.n_grads, diff / largest, largest);
+    CHECK_MSG(fp32.n_grads == a.n_grads && fp32.n_grads > 0 && diff <= GRAD_TOLERANCE * largest,
+              "first-step gradients: amp %.3g of the largest from fp32", diff / largest);
+    for (int i = 0; i < STEPS; i++) {
+        const double rel = fabs(a.losses[i] - fp32.losses[i]) / fmax(fabs(fp32.losses[i]), 1e-12);
+        printf("step %d: loss fp32 %.7f amp %.7f (relative difference %.2e), amp again %.7f%s\n", i + 1,
+               fp32.losses[i], a.losses[i], rel, b.losses[i], i == 4 ? " (inf forced into its gradients)" : "");
+        CHECK_MSG(isfinite(a.losses[i]) && rel <= AMP_TOLERANCE, "step %d: amp loss %.3g relative from fp32", i + 1,
+                  rel);
+        CHECK_MSG(memcmp(&a.losses[i], &b.losses[i], sizeof(double)) == 0, "step %d: amp runs differ in the loss",
+                  i + 1);
+        if (i < STEPS - 1)
+            CHECK_MSG(a.weights[i] == b.weights[i] && a.ema[i] == b.ema[i] && a.momentum[i] == b.momentum[i],
+                      "step %d: the two amp runs differ in weights, EMA or momentum", i + 1);
+    }
+    printf("amp A: %lld steps, %lld EMA updates, scale %g; amp B: %lld steps, %lld EMA updates, scale %g, %lld "
+           "skipped\n", (long long)a.steps, (long long)a.ema_updates, (double)a.scale, (long long)b.steps,
+           (long long)b.ema_updates, (double)b.scale, (long long)b.skipped);
+    CHECK(a.steps == STEPS && a.ema_updates == STEPS && a.scale == 65536.0f && a.skipped == 0);
+    CHECK(b.steps == STEPS - 1 && b.ema_updates == STEPS - 1 && b.scale == 32768.0f && b.skipped == 1);
+    CHECK_MSG(b.weights[4] == b.weights[3] && b.ema[4] == b.ema[3] && b.momentum[4] == b.momentum[3],
+              "the skipped step changed weights, EMA or momentum");
+    CHECK_MSG(a.weights[4] != a.weights[3], "the unforced step 5 did not change the weights");
+    free(fp32.grads);
+    free(a.grads);
+    free(b.grads);
+    yolo_config_free(cfg);
+    return vk_test_finish("test_amp_vulkan_train");
+#endif
+}
