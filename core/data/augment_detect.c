@@ -221,11 +221,11 @@ yolo_status yolo_augment_perspective(const yolo_augment_params *p, yolo_rng *rng
     return YOLO_OK;
 }
 
-/* Mosaic (p) or letterbox, then the random perspective: one s x s image. */
+/* Mosaic (p) or letterbox, then the random perspective: one ow x oh image
+ * (imgsz square; a rect training batch's shape, where mosaic is off). */
 static yolo_status pre_transform(const yolo_augment_params *p, bool mosaic_on, yolo_rng *rng, int64_t index,
-                                 const yolo_aug_source *src, yolo_image *img, yolo_instances *ins, yolo_aug_record *rec,
-                                 yolo_image_meta *meta) {
-    int s = p->imgsz;
+                                 const yolo_aug_source *src, int ow, int oh, yolo_image *img, yolo_instances *ins,
+                                 yolo_aug_record *rec, yolo_image_meta *meta) {
     yolo_status st;
     bool use_mosaic = yolo_rng_bernoulli(rng, mosaic_on ? p->mosaic : 0);
     if (use_mosaic) {
@@ -235,12 +235,12 @@ static yolo_status pre_transform(const yolo_augment_params *p, bool mosaic_on, y
         st = src->acquire(src->ctx, index, &t);
         if (st != YOLO_OK)
             return st;
-        st = letterbox(p, &t, s, s, img, ins, meta);
+        st = letterbox(p, &t, ow, oh, img, ins, meta);
         src->release(src->ctx, index);
     }
     if (st != YOLO_OK)
         return st;
-    st = yolo_augment_perspective(p, rng, img, ins, s, s, rec);
+    st = yolo_augment_perspective(p, rng, img, ins, ow, oh, rec);
     if (st != YOLO_OK)
         yolo_image_free(img);
     return st;
@@ -273,20 +273,20 @@ yolo_status yolo_augment_letterbox(const yolo_augment_params *p, int epoch, int6
     return st;
 }
 
-yolo_status yolo_augment_detect(const yolo_augment_params *p, bool augment, bool mosaic_on, uint64_t seed, int epoch,
-                                int64_t index, const int *flip_idx, const yolo_aug_source *src, yolo_aug_output *out) {
-    if (!augment)
-        return yolo_augment_letterbox(p, epoch, index, src, p->imgsz, p->imgsz, out);
+/* The training augmentation into ow x oh (see yolo_augment_detect). */
+static yolo_status augment_train(const yolo_augment_params *p, bool mosaic_on, uint64_t seed, int epoch, int64_t index,
+                                 const int *flip_idx, const yolo_aug_source *src, int ow, int oh,
+                                 yolo_aug_output *out) {
     start_record(out, epoch, index);
     yolo_aug_record *rec = &out->record;
     yolo_status st;
     yolo_rng rng;
     yolo_rng_init(&rng, seed, YOLO_RNG_AUGMENT, (uint32_t)epoch, (uint32_t)index);
-    st = pre_transform(p, mosaic_on, &rng, index, src, &out->image, &out->instances, rec, &out->meta);
+    st = pre_transform(p, mosaic_on, &rng, index, src, ow, oh, &out->image, &out->instances, rec, &out->meta);
     if (st != YOLO_OK)
         return st;
     /* a warped training image has no mapping back: it is its own original */
-    out->meta = (yolo_image_meta){p->imgsz, p->imgsz, 1.0f, 1.0f, 0.0f, 0.0f};
+    out->meta = (yolo_image_meta){ow, oh, 1.0f, 1.0f, 0.0f, 0.0f};
     /* mixup: blend with an independently augmented partner */
     bool mix = yolo_rng_bernoulli(&rng, mosaic_on ? p->mixup : 0);
     if (mix) {
@@ -299,7 +299,7 @@ yolo_status yolo_augment_detect(const yolo_augment_params *p, bool augment, bool
         yolo_instances_init(&ins2, out->instances.kpt_count, out->instances.kpt_dims);
         yolo_aug_record rec2 = {0};
         yolo_image_meta meta2 = {0};
-        st = pre_transform(p, mosaic_on, &prng, partner, src, &img2, &ins2, &rec2, &meta2);
+        st = pre_transform(p, mosaic_on, &prng, partner, src, ow, oh, &img2, &ins2, &rec2, &meta2);
         if (st == YOLO_OK) {
             yolo_image_blend(&out->image, &img2, (float)lambda);
             st = yolo_instances_append(&out->instances, &ins2);
@@ -321,16 +321,15 @@ yolo_status yolo_augment_detect(const yolo_augment_params *p, bool augment, bool
     if (p->hsv_h != 0 || p->hsv_s != 0 || p->hsv_v != 0)
         yolo_image_hsv(&out->image, r);
     /* flips */
-    float s = (float)p->imgsz;
     if (yolo_rng_bernoulli(&rng, p->flipud)) {
         rec->flip_ud = 1;
         yolo_image_flip_ud(&out->image);
-        yolo_ins_flip_ud(&out->instances, s);
+        yolo_ins_flip_ud(&out->instances, (float)oh);
     }
     if (yolo_rng_bernoulli(&rng, p->fliplr)) {
         rec->flip_lr = 1;
         yolo_image_flip_lr(&out->image);
-        yolo_ins_flip_lr(&out->instances, s, flip_idx);
+        yolo_ins_flip_lr(&out->instances, (float)ow, flip_idx);
     }
     /* Ultralytics' Format(bgr=): with probability bgr the channels stay
      * swapped. Drawn only when on, so bgr=0 keeps the other draws as they were. */
@@ -342,6 +341,19 @@ yolo_status yolo_augment_detect(const yolo_augment_params *p, bool augment, bool
             px[2] = r;
         }
     }
-    yolo_ins_to_normalized(&out->instances, s, s);
+    yolo_ins_to_normalized(&out->instances, (float)ow, (float)oh);
     return YOLO_OK;
+}
+
+yolo_status yolo_augment_detect(const yolo_augment_params *p, bool augment, bool mosaic_on, uint64_t seed, int epoch,
+                                int64_t index, const int *flip_idx, const yolo_aug_source *src, yolo_aug_output *out) {
+    if (!augment)
+        return yolo_augment_letterbox(p, epoch, index, src, p->imgsz, p->imgsz, out);
+    return augment_train(p, mosaic_on, seed, epoch, index, flip_idx, src, p->imgsz, p->imgsz, out);
+}
+
+yolo_status yolo_augment_detect_rect(const yolo_augment_params *p, uint64_t seed, int epoch, int64_t index,
+                                     const int *flip_idx, const yolo_aug_source *src, int out_w, int out_h,
+                                     yolo_aug_output *out) {
+    return augment_train(p, false, seed, epoch, index, flip_idx, src, out_w, out_h, out);
 }

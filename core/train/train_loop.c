@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "train/schedule.h"
@@ -97,25 +98,49 @@ static yolo_status train_epoch(yolo_trainer *t, int epoch, int64_t first, float 
     return st;
 }
 
+/* The seconds spent training since this process started (t0); with the
+ * test hooks, YOLO_TEST_EPOCH_SECONDS=S makes it S per epoch trained, a
+ * clock a test can rely on. */
+static double training_seconds(double t0, double epochs_trained) {
+#ifdef YOLO_TEST_HOOKS
+    const char *fake = getenv("YOLO_TEST_EPOCH_SECONDS");
+    if (fake && *fake) return atof(fake) * epochs_trained;
+#else
+    (void)epochs_trained;
+#endif
+    return yolo_seconds_now() - t0;
+}
+
 /* time= (hours) overrides epochs, as Ultralytics' trainer: after each epoch
  * epochs = ceil(time * 3600 / mean epoch time), which rescales the LR
  * schedule too (yolo_lr_factor reads the new count) and close_mosaic; once
  * the time is spent this epoch is the last (Ultralytics may begin one more
- * and break it at its first optimizer step). Rank 0's clock decides. */
+ * and break it at its first optimizer step). Rank 0's clock decides.
+ * The count is written back to the config's epochs, so last.ckpt carries
+ * it and a resumed run continues the schedule it was on (Ultralytics
+ * overwrites args.epochs the same way). As in Ultralytics the clock
+ * restarts on resume: the mean is taken over the epochs trained since,
+ * a resumed partial epoch counted as its fraction. */
 static yolo_status fit_epochs_to_time(yolo_trainer *t, int epoch, double t0) {
-    double elapsed = yolo_seconds_now() - t0;
+    int64_t nb = yolo_loader_num_batches(t->loader);
+    double trained = (double)(epoch - t->start_epoch + 1) - (nb > 0 ? (double)t->first_batch / (double)nb : 0.0);
+    double elapsed = training_seconds(t0, trained);
     yolo_status st = yolo_dist_broadcast(t->dist, &elapsed, sizeof elapsed, "the elapsed training time");
     if (st) return st;
-    double budget = t->optim.time * 3600.0, mean = elapsed / (double)(epoch - t->start_epoch + 1);
+    double budget = t->optim.time * 3600.0, mean = trained > 0 ? elapsed / trained : elapsed;
     double want = mean > 0 ? ceil(budget / mean) : (double)INT_MAX;
     int epochs = elapsed >= budget ? epoch + 1 : (want >= (double)INT_MAX ? INT_MAX : (int)want);
     if (epochs < epoch + 1) epochs = epoch + 1;
-    if (epochs != t->optim.epochs)
+    if (epochs != t->optim.epochs) {
         printf("time=%g hours: %.2f s per epoch, %.0f s spent: training for %d epochs\n", t->optim.time, mean, elapsed,
                epochs);
+        char text[32];
+        snprintf(text, sizeof text, "%d", epochs);
+        st = yolo_config_set(t->s.cfg, YOLO_CONFIG_LAYER_CLI, "epochs", text, "time= (epochs recomputed)");
+    }
     t->optim.epochs = epochs;
     yolo_loader_set_epochs(t->loader, epochs);
-    return YOLO_OK;
+    return st;
 }
 
 static void print_metrics_line(const yolo_task_hooks *h, const yolo_val_result *r) {

@@ -72,6 +72,14 @@ static yolo_status build_models(yolo_trainer *t) {
     return st;
 }
 
+/* Ultralytics' grid size gs = max(the model's largest stride, 32). */
+static int grid_stride(const yolo_model *model) {
+    int strides[8], n = yolo_model_strides(model, strides, 8), gs = 32;
+    for (int i = 0; i < n && i < 8; i++)
+        if (strides[i] > gs) gs = strides[i];
+    return gs;
+}
+
 static yolo_status create_loader(yolo_trainer *t) {
     const yolo_settings *set = &t->s.set;
     /* auto_augment is refused at any other value; its default is said, not silently skipped */
@@ -83,7 +91,22 @@ static yolo_status create_loader(yolo_trainer *t) {
     yolo_loader_options lo = {.batch = set->run.batch / t->world, .workers = set->run.workers, .rank = t->rank,
                               .world = t->world, .seed = (uint64_t)set->run.seed,
                               .augment = true, .shuffle = true, .epochs = set->optim.epochs,
-                              .cache_ram = set->loader.cache_ram, .aug = set->loader.augment};
+                              .cache_ram = set->loader.cache_ram, .aug = set->loader.augment,
+                              .rect = set->loader.rect, .multi_scale = set->loader.multi_scale,
+                              .stride = grid_stride(t->s.model)};
+    bool classify = (t->s.hooks->data.needs & YOLO_NEED_IMAGE_CLASS) != 0;
+    if (classify && (lo.rect || lo.multi_scale)) /* Ultralytics' classify trainer reads neither */
+        return yolo_error(YOLO_ERR_CONFIG, "%s=True (%s): not for the classify task (its batches are imgsz crops)",
+                          lo.rect ? "rect" : "multi_scale",
+                          yolo_config_source(t->s.cfg, lo.rect ? "rect" : "multi_scale"));
+    if (lo.rect && t->world > 1) { /* as Ultralytics' trainer before it launches DDP */
+        fprintf(stderr, "WARNING: 'rect=True' is incompatible with Multi-GPU training, setting 'rect=False'\n");
+        lo.rect = false;
+    }
+    if (lo.rect) { /* as Ultralytics' build_dataloader */
+        fprintf(stderr, "WARNING: 'rect=True' is incompatible with DataLoader shuffle, setting shuffle=False\n");
+        lo.shuffle = false;
+    }
     return yolo_loader_create(t->train_set, &lo, &t->loader);
 }
 

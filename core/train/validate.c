@@ -8,6 +8,7 @@
 #include "data/loader.h"
 #include "train/run_plots.h"
 #include "train/train_log.h"
+#include "train/prediction_txt.h"
 #include "train/val_json.h"
 
 void yolo_validator_init(yolo_validator *v, const yolo_task_hooks *hooks, const yolo_task_context *tctx,
@@ -81,6 +82,8 @@ yolo_status yolo_validator_run(yolo_validator *v, FILE *table, yolo_val_result *
             fprintf(stderr, "WARNING: val_batch%lld plots: %s\n", (long long)n_batches, yolo_last_error());
         v->plot_seconds += yolo_seconds_now() - p0;
         v->plot_cpu_seconds += yolo_thread_cpu_seconds() - c0;
+        if (!st && v->txt_dir)
+            st = yolo_prediction_txt_batch(v->txt_dir, h, metrics, v->dataset, batch, mg->out.n, mg->host_out);
         if (!st && json.f) st = yolo_val_json_add(&json, metrics, v->dataset, batch, mg->out.n, mg->host_out);
         if (!st && val_loss && mg->out.n > h->val_loss_outputs) {
             double loss = 0;

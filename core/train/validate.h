@@ -36,6 +36,7 @@ typedef struct yolo_validator {
     const char *plot_dir;
     bool print_confusion;
     const char *json_dir;  /* save_json: predictions.json there (rank 0's images) */
+    const char *txt_dir;   /* save_txt: <stem>.txt per image there (train/prediction_txt.h; each rank its own) */
     double plot_seconds, plot_cpu_seconds; /* wall and CPU time spent drawing pictures, over all runs */
 } yolo_validator;
 
