@@ -351,10 +351,9 @@ yolo_status yolo_loader_create(const yolo_dataset *ds, const yolo_loader_options
     l->classify = ds->cfg->image_folder;
     l->side = l->side_alloc = opt->aug.imgsz;
     l->rect = opt->rect && !l->classify;
-    if ((opt->rect || opt->multi_scale) && l->classify) {
+    if (opt->multi_scale && l->classify) { /* (rect is ignored there: validation asks every task for it) */
         free(l);
-        return yolo_error(YOLO_ERR_CONFIG, "%s: not for classification datasets (Ultralytics' classify trainer has "
-                          "neither)", opt->rect ? "rect=True" : "multi_scale=True");
+        return yolo_error(YOLO_ERR_CONFIG, "multi_scale=True: not for classification datasets");
     }
     if (l->rect && opt->shuffle) {
         free(l);

@@ -36,7 +36,7 @@ typedef struct yolo_loader_options {
     int prefetch;          /* batches in the ring, <= 0: 2 per worker (at least 2) */
     int epochs;            /* total epochs, for close_mosaic (<= 0: never closes) */
     int cache_images;      /* LRU entries, <= 0: sized automatically */
-    bool rect;             /* rect batches (needs shuffle off; not for classify): images in
+    bool rect;             /* rect batches (needs shuffle off; ignored for classify): images in
                               aspect-ratio order, each batch at its own shape,
                               ceil(shape * imgsz / stride + pad) * stride as Ultralytics, pad 0.5
                               for validation (letterbox only) and 0.0 with augment (training:

@@ -8,8 +8,10 @@
 
 yolo_status yolo_prediction_txt_dir(const char *run_dir, char *dir, size_t size) {
     snprintf(dir, size, "%s/labels", run_dir);
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return yolo_error(YOLO_ERR_IO, "%s: cannot create (%s)", dir, strerror(errno));
+    struct stat sb;
+    if (mkdir(dir, 0777) != 0 && (errno != EEXIST || stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)))
+        return yolo_error(YOLO_ERR_IO, "save_txt: %s: cannot create the folder (%s)", dir,
+                          errno == EEXIST ? "a file of that name exists" : strerror(errno));
     return YOLO_OK;
 }
 

@@ -14,6 +14,33 @@
 
 static double memory_gb(const yolo_trainer *t) { return (double)yolo_backend_peak_bytes(t->s.backend) / 1e9; }
 
+/* Counts a batch's shape for the summary. */
+static void count_shape(yolo_trainer *t, const yolo_batch *b) {
+    for (int i = 0; i < t->n_shapes; i++)
+        if (t->shapes[i].n == b->n && t->shapes[i].h == b->height && t->shapes[i].w == b->width) {
+            t->shapes[i].batches++;
+            return;
+        }
+    if (t->n_shapes == (int)(sizeof t->shapes / sizeof *t->shapes)) {
+        t->shapes_more = true;
+        return;
+    }
+    t->shapes[t->n_shapes++] = (yolo_shape_count){b->n, b->height, b->width, 1};
+}
+
+/* The batch shapes met and the graphs planned for them (rect, multi_scale). */
+static void print_shapes(const yolo_trainer *t) {
+    if (t->n_shapes <= 2 && !t->s.set.loader.rect && !t->s.set.loader.multi_scale) return;
+    printf("Batch shapes (images x 3 x height x width: batches):");
+    for (int i = 0; i < t->n_shapes; i++)
+        printf("%s %dx3x%dx%d: %lld", i ? "," : "", t->shapes[i].n, t->shapes[i].h, t->shapes[i].w,
+               (long long)t->shapes[i].batches);
+    printf("%s\nTraining graphs planned: %lld for %d shapes (at most %d kept, least recently used evicted; their "
+           "activation arenas %.1f MB at most)\n",
+           t->shapes_more ? ", ..." : "", (long long)t->graphs.builds, t->n_shapes, YOLO_GRAPH_CACHE,
+           (double)t->graphs.peak_kept / 1e6);
+}
+
 /* One epoch from batch `first`; mean loss items into items. */
 static yolo_status train_epoch(yolo_trainer *t, int epoch, int64_t first, float *items) {
     const yolo_task_hooks *h = t->s.hooks;
@@ -75,6 +102,7 @@ static yolo_status train_epoch(yolo_trainer *t, int epoch, int64_t first, float 
             if (!st) st = yolo_ema_step(t->ema);
             t->last_opt_step = ni;
         }
+        count_shape(t, batch);
         int instances = batch->instances.n > 0 ? batch->instances.n : batch->n;
         int size = batch->width;
         yolo_run_plots_train_batch(&t->plots, batch, t->train_set, ni);
@@ -204,6 +232,7 @@ static yolo_status train(yolo_trainer *t) {
     if (st) return st;
     double took = yolo_seconds_now() - t0;
     printf("\n%d epochs completed in %.3f hours.\n", epoch - t->start_epoch, took / 3600.0);
+    print_shapes(t);
     if (t->world > 1 && t->allreduce_steps > 0)
         printf("DDP: gradient all-reduce %.1f ms per optimizer step (%.1f ms of it copying to and from the device; "
                "the rest is the reduction and waiting for the slowest rank), %lld steps, %.1f%% of the training "
