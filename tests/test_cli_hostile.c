@@ -140,6 +140,7 @@ static void test_train_then_predict(void) {
            "2 images predicted, 2 skipped", "fake.jpg: not an image", "bomb.png: image of 20000x20000",
            "pixel limit", "share the name 'x'");
     CHECK(file_exists("runs/p/labels/x.txt") && file_exists("runs/p/labels/x_2.txt"));
+    CHECK(file_exists("runs/p/x.jpg") && file_exists("runs/p/x_2.jpg")); /* each picture named as its labels */
 }
 
 int main(void) {

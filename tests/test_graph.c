@@ -16,7 +16,9 @@ static void check_no_live_overlap(yolo_graph *g) {
         for (int j = i + 1; j < g->n_nodes; j++) {
             yolo_tensor *b = g->nodes[j];
             if (b->kind == YOLO_TENSOR_PERSISTENT || b->node->view_of) continue;
-            bool live_together = j <= a->node->last_use; /* b is created while a is still read */
+            /* b is created while a is still read, or b is an input: uploaded
+             * before the run, it is live from the start wherever it sits */
+            bool live_together = j <= a->node->last_use || b->kind == YOLO_TENSOR_INPUT;
             if (!live_together) continue;
             size_t a0 = a->offset, a1 = a->offset + yolo_tensor_bytes(a);
             size_t b0 = b->offset, b1 = b->offset + yolo_tensor_bytes(b);
@@ -210,6 +212,36 @@ static void test_accumulate(yolo_backend *be) {
     yolo_tensor_free(dst);
 }
 
+/* An input added after other nodes (a loss weight, a learning rate) is
+ * uploaded before the run: no earlier node's buffer may share its bytes.
+ * Regression: the planner placed it by its position in the node order, so
+ * the scaled copies below overwrote it with their own values. */
+static void test_late_input(yolo_backend *be) {
+    enum { LEN = 256 };
+    int64_t s[1] = {LEN};
+    yolo_graph *g = yolo_graph_new(be);
+    yolo_tensor *x = yolo_graph_input(g, "x", YOLO_F32, 1, s);
+    yolo_tensor *h = yolo_scale(g, x, 2.0f);
+    for (int i = 0; i < 4; i++) h = yolo_scale(g, yolo_relu(g, h), 1.0f); /* dead buffers to reuse */
+    yolo_tensor *late = yolo_graph_input(g, "late", YOLO_F32, 1, s);
+    yolo_tensor *loss = yolo_sum(g, yolo_mul(g, h, late));
+    CHECK(yolo_graph_mark_output(g, loss) == YOLO_OK);
+    yolo_graph_set_poison(g, true);
+    CHECK(yolo_graph_plan(g, NULL) == YOLO_OK);
+    check_no_live_overlap(g);
+    float xv[LEN], wv[LEN], got = 0;
+    double want = 0;
+    for (int i = 0; i < LEN; i++) {
+        xv[i] = (float)(i % 7) * 0.25f;
+        wv[i] = (float)(i % 5) - 2.0f;
+        want += 2.0 * xv[i] * wv[i];
+    }
+    CHECK(yolo_tensor_upload_f32(x, xv, LEN) == YOLO_OK && yolo_tensor_upload_f32(late, wv, LEN) == YOLO_OK);
+    CHECK(yolo_graph_run(g) == YOLO_OK && yolo_tensor_download_f32(loss, &got, 1) == YOLO_OK);
+    CHECK_MSG(fabs(got - want) <= 1e-4 * fabs(want), "late input: loss %g, want %g", (double)got, want);
+    yolo_graph_free(g);
+}
+
 static void test_f16_conversion(void) {
     const float values[] = {0.0f, 1.0f, -2.5f, 65504.0f, 6.1035156e-05f, 5.9604645e-08f, 0.33325195f};
     for (size_t i = 0; i < sizeof values / sizeof *values; i++)
@@ -228,6 +260,7 @@ int main(void) {
     test_builder_errors(be);
     test_accumulate(be);
     test_planning_and_runs(be);
+    test_late_input(be);
     yolo_backend_free(be);
     return test_result("test_graph");
 }

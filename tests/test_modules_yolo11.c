@@ -3,20 +3,17 @@
  * built from yaml text, 2 images of 16x16 in training mode, loss =
  * sum(output * fixed random weights):
  *   - every trainable parameter gets a finite, nonzero gradient;
- *   - on the 16-channel model (DWConv, C3k2 with c3k, C2): gradients of
+ *   - on both models (DWConv, C3k2 with c3k, C2; C2PSA): gradients of
  *     sampled entries against central finite differences of the loss,
  *     evaluated by the same graph (its backward nodes run too and only add
  *     to gradients already read);
  *   - on both models, on Vulkan when a device is found: output and every
  *     gradient within 1e-3 of the CPU's largest.
- * Not checked here, and why: finite differences on the C2PSA model (its
- * attention needs 64 hidden channels, 128 in). There the autograd gradient
- * of model.1's weights differs from the differences (-19.6 against a stable
- * -53.1 for eps 1e-2 to 1e-4), identically on CPU and Vulkan, and so does
- * a plain C2f at 128 channels, with no attention in the model: a
- * width-dependent discrepancy that predates these modules (found while
- * writing this test; the 16-channel models, every op's own check in
- * test_ops_gradcheck and the attention composites there pass). */
+ * The C2PSA model (its attention needs 64 hidden channels, 128 in) once
+ * disagreed with its differences here (-19.6 against -53.1 for model.1):
+ * the planner let the loss weights, a graph input added after the model's
+ * nodes, share memory with the model's activations (test_graph's
+ * test_late_input is the regression test). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,7 +107,7 @@ static void check_entries(rig *r, const char *name, const float *grads) {
     const int64_t n = yolo_tensor_numel(p);
     float *v = malloc(sizeof(float) * (size_t)n);
     yolo_tensor_download_f32(p, v, n);
-    const float eps = 1e-3f;
+    const float eps = 1e-2f; /* 1e-3 leaves fp32 rounding of the summed loss at ~5% of small gradients */
     for (int s = 0; s < 4; s++) {
         const int64_t i = (s * 7919) % n;
         const float keep = v[i];
@@ -227,7 +224,10 @@ int main(void) {
                                    "model.3.m.1.cv1.conv.weight",  "model.3.cv1.bn.bias",
                                    NULL};
     check_model(be, csp_yaml, sampled);
-    check_model(be, psa_yaml, NULL);
+    const char *const sampled_psa[] = {"model.1.conv.weight", "model.2.m.0.attn.qkv.conv.weight",
+                                       "model.2.m.0.attn.pe.conv.weight", "model.2.m.0.ffn.1.conv.weight",
+                                       "model.2.cv2.bn.bias", NULL};
+    check_model(be, psa_yaml, sampled_psa);
     yolo_backend_free(be);
     return test_result("test_modules_yolo11");
 }

@@ -31,15 +31,6 @@
 
 #define EPOCHS 30
 
-static char *read_text(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *s = calloc(1, 1 << 20);
-    if (s) s[fread(s, 1, (1 << 20) - 1, f)] = '\0';
-    fclose(f);
-    return s;
-}
-
 int main(int argc, char **argv) {
     if (getenv("YOLO_SANITIZED"))
         return test_skip("training end to end takes minutes under ASan; the Release run covers it");
@@ -84,7 +75,7 @@ int main(int argc, char **argv) {
     CHECK_MSG(rc == 0, "yolo classify val exited %d (see %s/log.txt)", rc, dir);
     char path[1200];
     snprintf(path, sizeof path, "%s/log.txt", dir);
-    char *log = read_text(path);
+    char *log = test_read_text(path);
     CHECK_MSG(log && strstr(log, "               classes   top1_acc   top5_acc\n                   all"),
               "val log:\n%s", log ? log : "(none)");
     free(log);
@@ -97,7 +88,7 @@ int main(int argc, char **argv) {
     rc = test_run_yolo(dir, args);
     CHECK_MSG(rc == 0, "yolo classify predict exited %d (see %s/log.txt)", rc, dir);
     snprintf(path, sizeof path, "%s/runs/classify/predict/labels/000000.txt", dir);
-    char *txt = read_text(path);
+    char *txt = test_read_text(path);
     CHECK_MSG(txt != NULL, "no %s", path);
     if (txt) {
         int lines = 0;
@@ -115,7 +106,7 @@ int main(int argc, char **argv) {
         free(txt);
     }
     snprintf(path, sizeof path, "%s/runs/classify/predict/predictions.json", dir);
-    char *json = read_text(path);
+    char *json = test_read_text(path);
     CHECK_MSG(json && strstr(json, "\"top5\": [{\"class\": "), "predictions.json: %s", json ? json : "(none)");
     free(json);
     int result = test_result("test_train_classify");

@@ -17,20 +17,11 @@
 #include "ckpt/ckpt_file.h"
 #include "test_util.h"
 
-static char *read_text(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *s = calloc(1, 1 << 20);
-    if (s) s[fread(s, 1, (1 << 20) - 1, f)] = '\0';
-    fclose(f);
-    return s;
-}
-
 /* The log of the last yolo run in dir. */
 static char *last_log(const char *dir) {
     char path[700];
     snprintf(path, sizeof path, "%s/log.txt", dir);
-    return read_text(path);
+    return test_read_text(path);
 }
 
 /* "train: N images" of the last run's log (-1: none). */

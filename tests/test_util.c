@@ -132,6 +132,12 @@ uint8_t *test_read_file(const char *root, const char *rel, size_t *len) {
     return b;
 }
 
+char *test_read_text(const char *path) {
+    uint8_t *b = NULL;
+    size_t len = 0;
+    return yolo_read_file(path, &b, &len) == YOLO_OK ? (char *)b : NULL;
+}
+
 bool test_file_exists(const char *root, const char *rel) {
     char *p = yolo_path_join(root, rel);
     bool ok = p && yolo_is_file(p);

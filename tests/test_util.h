@@ -65,6 +65,8 @@ void test_write_file(const char *root, const char *rel, const void *data, size_t
 void test_write_text(const char *root, const char *rel, const char *text);
 void test_write_jpeg(const char *root, const char *rel, int w, int h, unsigned seed);
 uint8_t *test_read_file(const char *root, const char *rel, size_t *len);
+/* A whole text file as a malloc'd C string, NULL if unreadable. */
+char *test_read_text(const char *path);
 bool test_file_exists(const char *root, const char *rel);
 
 /* A synthetic batch of n size x size images: random pixels, four boxes

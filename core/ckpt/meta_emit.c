@@ -8,27 +8,12 @@
 #include <string.h>
 #include <strings.h>
 
-typedef struct obuf {
-    char *p;
-    size_t n, cap;
-    bool oom;
-} obuf;
+#include "util/grow_buf.h"
 
-static void put(obuf *b, const char *s, size_t n) {
-    if (b->oom) return;
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 1024;
-        while (cap < b->n + n + 1) cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) { b->oom = true; return; }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = '\0';
-}
-static void puts_(obuf *b, const char *s) { put(b, s, strlen(s)); }
+typedef yolo_grow_buf obuf;
+
+static void put(obuf *b, const char *s, size_t n) { yolo_grow_buf_put(b, s, n); }
+static void puts_(obuf *b, const char *s) { yolo_grow_buf_puts(b, s); }
 static void pad(obuf *b, int n) {
     for (int i = 0; i < n; i++) put(b, " ", 1);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ckpt/json.h"
+#include "util/grow_buf.h"
 
 static const struct {
     const char *name;
@@ -53,27 +54,10 @@ const char *yolo_st_shape_str(const yolo_st_tensor *t, char *buf, size_t size) {
 
 /* ---------------------------------------------------------------- encode */
 
-typedef struct sbuf {
-    char *p;
-    size_t n, cap;
-    bool oom;
-} sbuf;
+typedef yolo_grow_buf sbuf;
 
-static void sb_put(sbuf *b, const char *s, size_t n) {
-    if (b->oom) return;
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->n + n + 1) cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) { b->oom = true; return; }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = '\0';
-}
-static void sb_str(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
+static void sb_put(sbuf *b, const char *s, size_t n) { yolo_grow_buf_put(b, s, n); }
+static void sb_str(sbuf *b, const char *s) { yolo_grow_buf_puts(b, s); }
 static void sb_u64(sbuf *b, uint64_t v) {
     char t[24];
     sb_put(b, t, (size_t)snprintf(t, sizeof t, "%" PRIu64, v));

@@ -11,35 +11,15 @@
 #include "data/fsutil.h"
 #include "data/image.h"
 #include "data/warn.h"
+#include "util/grow_buf.h"
 
 #define CACHE_MAGIC "YOLOLC03"
 #define CACHE_MAGIC_FAMILY "YOLOLC" /* older versions: a quiet miss */
 #define CHECKSUM_BYTES 8
 
-typedef struct wbuf {
-    uint8_t *p;
-    size_t n, cap;
-    bool failed;
-} wbuf;
+typedef yolo_grow_buf wbuf;
 
-static void put(wbuf *b, const void *data, size_t len) {
-    if (b->failed)
-        return;
-    if (b->n + len > b->cap) {
-        size_t cap = b->cap ? b->cap : 1 << 16;
-        while (cap < b->n + len)
-            cap *= 2;
-        uint8_t *p = realloc(b->p, cap);
-        if (!p) {
-            b->failed = true;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, data, len);
-    b->n += len;
-}
+static void put(wbuf *b, const void *data, size_t len) { yolo_grow_buf_put(b, data, len); }
 
 static void put_i64(wbuf *b, int64_t v) { put(b, &v, sizeof v); }
 static void put_str(wbuf *b, const char *s) {
@@ -157,10 +137,10 @@ yolo_status yolo_label_cache_save(const char *path, uint64_t key, const yolo_dat
         put_str(&b, warnings[i] ? warnings[i] : "");
     uint64_t sum = 0;
     put(&b, &sum, sizeof sum);
-    if (!b.failed)
-        yolo_label_cache_seal(b.p, b.n);
+    if (!b.oom)
+        yolo_label_cache_seal((uint8_t *)b.p, b.n);
     yolo_status st;
-    if (b.failed) {
+    if (b.oom) {
         st = yolo_error(YOLO_ERR_NOMEM, "%s: building the label cache", path);
     } else {
         char *dir = yolo_path_dirname(path);

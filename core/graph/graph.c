@@ -226,6 +226,10 @@ static size_t allocator_take(allocator *a, size_t size) {
     return offset;
 }
 
+static size_t planned_bytes(const yolo_tensor *t) {
+    return (yolo_tensor_bytes(t) + PLAN_ALIGN - 1) & ~(size_t)(PLAN_ALIGN - 1);
+}
+
 static bool needs_storage(const yolo_tensor *t) {
     return t->kind != YOLO_TENSOR_PERSISTENT && !t->node->view_of;
 }
@@ -332,10 +336,21 @@ yolo_status yolo_graph_plan(yolo_graph *g, yolo_graph_plan_info *info) {
     }
     for (int i = 0; i <= n; i++) free_head[i] = -1;
     size_t naive = 0;
+    /* Inputs first, wherever they sit in the node order: one added after
+     * some nodes (a loss weight, an output's gradient, a learning rate) is
+     * still uploaded before the run, so it must not share memory with any
+     * node's buffer. Inputs live to the end, so they are never released. */
     for (int i = 0; i < n; i++) {
         yolo_tensor *t = g->nodes[i];
-        if (needs_storage(t)) {
-            size_t size = (yolo_tensor_bytes(t) + PLAN_ALIGN - 1) & ~(size_t)(PLAN_ALIGN - 1);
+        if (!needs_storage(t) || t->kind != YOLO_TENSOR_INPUT) continue;
+        size_t size = planned_bytes(t);
+        naive += size;
+        offsets[i] = allocator_take(&a, size);
+    }
+    for (int i = 0; i < n; i++) {
+        yolo_tensor *t = g->nodes[i];
+        if (needs_storage(t) && t->kind != YOLO_TENSOR_INPUT) {
+            size_t size = planned_bytes(t);
             naive += size;
             offsets[i] = allocator_take(&a, size);
             int end = t->node->last_use;
@@ -344,8 +359,7 @@ yolo_status yolo_graph_plan(yolo_graph *g, yolo_graph_plan_info *info) {
         }
         /* release every root whose last reader was this node (it has computed) */
         for (int j = free_head[i]; j >= 0; j = free_next[j]) {
-            size_t sz = (yolo_tensor_bytes(g->nodes[j]) + PLAN_ALIGN - 1) & ~(size_t)(PLAN_ALIGN - 1);
-            if (!allocator_insert(&a, offsets[j], sz)) {
+            if (!allocator_insert(&a, offsets[j], planned_bytes(g->nodes[j]))) {
                 free(a.blocks);
                 free(free_head);
                 free(free_next);

@@ -229,8 +229,8 @@ static yolo_status predict_one(predictor *p, int64_t k, const char *labels_dir) 
     if (!st) st = p->s.hooks->predict(p->state, &batch, 0, p->mg->out.n, p->mg->host_out, &text);
     times[0] = t1 - t0, times[1] = t2 - t1, times[2] = yolo_seconds_now() - t2;
     if (!st)
-        st = yolo_predict_pictures_image(&p->pictures, p->state, &batch, p->mg->out.n, p->mg->host_out, &image, path, k,
-                                         p->n_files, times);
+        st = yolo_predict_pictures_image(&p->pictures, p->state, &batch, p->mg->out.n, p->mg->host_out, &image, path,
+                                         p->out_names[k], k, p->n_files, times);
     if (!st && labels_dir) st = yolo_prediction_txt_write(labels_dir, p->out_names[k], text.txt);
     if (!st) p->n_predicted++;
     if (!st && p->json) {

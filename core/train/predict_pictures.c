@@ -30,28 +30,11 @@ yolo_status yolo_predict_pictures_open(yolo_predict_pictures *p, const yolo_task
     return YOLO_OK;
 }
 
-/* run_dir/name, or name_2, name_3, ... when an earlier image had that name. */
-static yolo_status unique_name(yolo_predict_pictures *p, const char *path, char *out, size_t size) {
-    const char *base = yolo_path_basename(path);
-    char stem[512], ext[32] = "";
-    snprintf(stem, sizeof stem, "%s", base);
-    char *dot = strrchr(stem, '.');
-    if (dot) snprintf(ext, sizeof ext, "%s", dot), *dot = '\0';
-    snprintf(out, size, "%s%s", stem, ext);
-    for (int k = 2;; k++) {
-        bool taken = false;
-        for (int i = 0; i < p->n_saved && !taken; i++) taken = strcmp(p->saved[i], out) == 0;
-        if (!taken) break;
-        snprintf(out, size, "%s_%d%s", stem, k, ext);
-    }
-    char **grown = realloc(p->saved, ((size_t)p->n_saved + 1) * sizeof *grown);
-    if (!grown || !(grown[p->n_saved] = strdup(out))) {
-        if (grown) p->saved = grown;
-        return yolo_error(YOLO_ERR_NOMEM, "out of memory");
-    }
-    p->saved = grown;
-    p->n_saved++;
-    return YOLO_OK;
+/* out_stem (unique among the sources: mode_predict's unique_stems, so a
+ * picture and its labels/<stem>.txt keep one name) with path's extension. */
+static void output_name(const char *path, const char *out_stem, char *out, size_t size) {
+    const char *dot = strrchr(yolo_path_basename(path), '.');
+    snprintf(out, size, "%s%s", out_stem, dot ? dot : "");
 }
 
 /* Only JPEG and PNG are encoded here: other sources are saved as .jpg. */
@@ -98,7 +81,8 @@ static yolo_status save_crop(yolo_predict_pictures *p, const yolo_image *image, 
 
 yolo_status yolo_predict_pictures_image(yolo_predict_pictures *p, void *state, const yolo_batch *batch,
                                         int n_outputs, const yolo_host_tensor *outputs, const yolo_image *image,
-                                        const char *path, int64_t k, int64_t n, const double times[3]) {
+                                        const char *path, const char *out_stem, int64_t k, int64_t n,
+                                        const double times[3]) {
     for (int i = 0; i < 3; i++) p->seconds[i] += times[i];
     p->images++;
     p->height = batch->height, p->width = batch->width;
@@ -115,8 +99,8 @@ yolo_status yolo_predict_pictures_image(yolo_predict_pictures *p, void *state, c
         if (!st && drawn.summary) snprintf(summary, sizeof summary, "%s", drawn.summary);
         else if (!st) yolo_draw_count_summary(drawn.objects, drawn.n, p->tctx->names, p->tctx->nc, summary, sizeof summary);
         char name[600], file[2048];
-        if (!st && (p->save || p->save_crop)) st = unique_name(p, path, name, sizeof name);
-        if (!st) encodable(name, sizeof name);
+        output_name(path, out_stem, name, sizeof name);
+        encodable(name, sizeof name);
         if (!st && p->save) {
             snprintf(file, sizeof file, "%s/%s", p->run_dir, name);
             st = yolo_canvas_save(canvas, file);
@@ -135,7 +119,4 @@ void yolo_predict_pictures_close(yolo_predict_pictures *p, FILE *out) {
         fprintf(out, "Speed: %.1fms preprocess, %.1fms inference, %.1fms postprocess per image at shape (1, 3, %d, %d)\n",
                 1e3 * p->seconds[0] / (double)p->images, 1e3 * p->seconds[1] / (double)p->images,
                 1e3 * p->seconds[2] / (double)p->images, p->height, p->width);
-    for (int i = 0; i < p->n_saved; i++) free(p->saved[i]);
-    free(p->saved);
-    p->saved = NULL, p->n_saved = 0;
 }

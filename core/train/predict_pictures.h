@@ -1,7 +1,7 @@
 /* What `predict` shows (save, show_labels, show_conf, show_boxes,
  * line_width, retina_masks, save_crop): each source image with its results
- * drawn by the task, saved under the run folder by its file name (a
- * repeated name gets _2, _3, ...), each detection cropped into
+ * drawn by the task, saved under the run folder by its output stem (the
+ * file's stem, made unique by the caller) and extension, each detection cropped into
  * crops/<class>/, and Ultralytics' per-image line and speed summary. */
 #ifndef YOLO_TRAIN_PREDICT_PICTURES_H
 #define YOLO_TRAIN_PREDICT_PICTURES_H
@@ -20,8 +20,6 @@ typedef struct yolo_predict_pictures {
     bool save, save_crop;
     bool labels, show_conf, boxes, retina_masks;
     double line_width;            /* <= 0: from each image's size */
-    char **saved;                 /* file names written so far (collisions) */
-    int n_saved;
     double seconds[3];            /* preprocess, inference, postprocess totals */
     int64_t images;
     int height, width;            /* the inference shape */
@@ -34,7 +32,8 @@ yolo_status yolo_predict_pictures_open(yolo_predict_pictures *p, const yolo_task
  * with its inference time. */
 yolo_status yolo_predict_pictures_image(yolo_predict_pictures *p, void *state, const yolo_batch *batch,
                                         int n_outputs, const yolo_host_tensor *outputs, const yolo_image *image,
-                                        const char *path, int64_t k, int64_t n, const double times[3]);
+                                        const char *path, const char *out_stem, int64_t k, int64_t n,
+                                        const double times[3]);
 /* "Speed: ... per image at shape (1, 3, h, w)". */
 void yolo_predict_pictures_close(yolo_predict_pictures *p, FILE *out);
 
