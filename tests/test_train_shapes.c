@@ -25,11 +25,6 @@
 
 static char dir[512];
 
-static const char *det_model = "nc: 2\nbackbone:\n  - [-1, 1, Conv, [8, 3, 2]]\n  - [-1, 1, Conv, [16, 3, 2]]\n"
-                               "  - [-1, 1, C2f, [16, True]]\n  - [-1, 1, Conv, [16, 3, 2]]\n"
-                               "  - [-1, 1, Conv, [16, 3, 2]]\n  - [-1, 1, Conv, [16, 3, 2]]\n"
-                               "head:\n  - [[3, 4, 5], 1, %s]\n";
-
 /* width x height of image i: 3 wide (ar 0.5), 2 less wide (0.75), 3 tall (2). */
 static void image_size(int i, int *w, int *h) {
     static const int sizes[8][2] = {{32, 64}, {64, 32}, {64, 48}, {64, 32}, {32, 64}, {64, 48}, {64, 32}, {32, 64}};
@@ -37,27 +32,12 @@ static void image_size(int i, int *w, int *h) {
 }
 
 static void fixture(void) {
-    char text[1024];
-    snprintf(text, sizeof text, det_model, "Detect, [nc]");
-    test_write_text(dir, "det.yaml", text);
-    snprintf(text, sizeof text, det_model, "Segment, [nc, 8, 16]");
-    test_write_text(dir, "seg.yaml", text);
-    test_write_text(dir, "cls.yaml", "nc: 2\nbackbone:\n  - [-1, 1, Conv, [8, 3, 2]]\nhead:\n  - [-1, 1, Classify, [nc]]\n");
-    test_write_text(dir, "boxes.yaml", "path: boxes\ntrain: images\nval: images\nnames: [a, b]\n");
-    test_write_text(dir, "polys.yaml", "path: polys\ntrain: images\nval: images\nnames: [a, b]\n");
+    test_write_tiny_models(dir);
     for (int i = 0; i < 8; i++) {
         char rel[128];
         int w, h;
         image_size(i, &w, &h);
-        snprintf(rel, sizeof rel, "boxes/images/%d.jpg", i);
-        test_write_jpeg(dir, rel, w, h, (unsigned)i);
-        snprintf(rel, sizeof rel, "polys/images/%d.jpg", i);
-        test_write_jpeg(dir, rel, w, h, (unsigned)i);
-        snprintf(rel, sizeof rel, "boxes/labels/%d.txt", i);
-        test_write_text(dir, rel, i % 3 ? "0 0.5 0.5 0.4 0.5\n1 0.25 0.3 0.2 0.2\n" : "1 0.6 0.6 0.3 0.4\n");
-        snprintf(rel, sizeof rel, "polys/labels/%d.txt", i);
-        test_write_text(dir, rel, i % 3 ? "0 0.3 0.3 0.7 0.3 0.7 0.8 0.3 0.8\n1 0.1 0.1 0.3 0.1 0.2 0.4\n"
-                                        : "1 0.5 0.2 0.8 0.7 0.2 0.7\n");
+        test_write_tiny_sample(dir, i, w, h);
         snprintf(rel, sizeof rel, "classes/%s/%s/%d.jpg", i < 6 ? "train" : "val", i % 2 ? "cat" : "dog", i);
         test_write_jpeg(dir, rel, w, h, (unsigned)i);
     }
@@ -272,10 +252,8 @@ static void test_rect_training(void) {
 static void quiet(void *user, const char *msg) { (void)user, (void)msg; }
 
 int main(void) {
-    if (!test_temp_dir(dir, sizeof dir)) return test_skip("no temporary directory");
-    char env[600], yaml[700];
-    snprintf(env, sizeof env, "%s/cache", dir);
-    setenv("YOLO_CACHE_DIR", env, 1);
+    if (!test_temp_run_dir(dir, sizeof dir)) return test_skip("no temporary directory");
+    char yaml[700];
     fixture();
     yolo_data_set_warning_handler(quiet, NULL);
     snprintf(yaml, sizeof yaml, "%s/boxes.yaml", dir);

@@ -12,21 +12,9 @@
 
 static char dir[512];
 
-static const char *det_model = "nc: 2\nbackbone:\n  - [-1, 1, Conv, [8, 3, 2]]\n  - [-1, 1, Conv, [16, 3, 2]]\n"
-                               "  - [-1, 1, C2f, [16, True]]\n  - [-1, 1, Conv, [16, 3, 2]]\n"
-                               "  - [-1, 1, Conv, [16, 3, 2]]\n  - [-1, 1, Conv, [16, 3, 2]]\n"
-                               "head:\n  - [[3, 4, 5], 1, Detect, [nc]]\n";
-
 static void fixture(void) {
-    test_write_text(dir, "det.yaml", det_model);
-    test_write_text(dir, "boxes.yaml", "path: boxes\ntrain: images\nval: images\nnames: [a, b]\n");
-    for (unsigned i = 0; i < 6; i++) {
-        char rel[128];
-        snprintf(rel, sizeof rel, "boxes/images/%u.jpg", i);
-        test_write_jpeg(dir, rel, 64, 48, i);
-        snprintf(rel, sizeof rel, "boxes/labels/%u.txt", i);
-        test_write_text(dir, rel, i % 3 ? "0 0.5 0.5 0.4 0.5\n1 0.25 0.3 0.2 0.2\n" : "1 0.6 0.6 0.3 0.4\n");
-    }
+    test_write_tiny_models(dir);
+    for (int i = 0; i < 6; i++) test_write_tiny_sample(dir, i, 64, 48);
 }
 
 static bool log_has(const char *needle) {
@@ -43,10 +31,7 @@ int main(void) {
     return test_skip("the YOLO_TEST_EPOCH_SECONDS clock is compiled out (configure with -DYOLO_TEST_HOOKS=ON)");
 #endif
     if (getenv("YOLO_SANITIZED")) return test_skip("end-to-end trainings: the Release run covers them");
-    if (!test_temp_dir(dir, sizeof dir)) return test_skip("no temporary directory");
-    char env[600];
-    snprintf(env, sizeof env, "%s/cache", dir);
-    setenv("YOLO_CACHE_DIR", env, 1);
+    if (!test_temp_run_dir(dir, sizeof dir)) return test_skip("no temporary directory");
     setenv("YOLO_TEST_EPOCH_SECONDS", "1000", 1);
     fixture();
     const char *common = "model=det.yaml data=boxes.yaml imgsz=64 batch=2 nbs=2 workers=1 device=cpu threads=2 "

@@ -17,30 +17,11 @@
 
 static char dir[512];
 
-static const char *det_model = "nc: 2\nbackbone:\n  - [-1, 1, Conv, [8, 3, 2]]\n  - [-1, 1, Conv, [16, 3, 2]]\n"
-                               "  - [-1, 1, C2f, [16, True]]\n  - [-1, 1, Conv, [16, 3, 2]]\n"
-                               "  - [-1, 1, Conv, [16, 3, 2]]\n  - [-1, 1, Conv, [16, 3, 2]]\n"
-                               "head:\n  - [[3, 4, 5], 1, %s]\n";
-
 static void fixture(void) {
-    char text[1024];
-    snprintf(text, sizeof text, det_model, "Detect, [nc]");
-    test_write_text(dir, "det.yaml", text);
-    snprintf(text, sizeof text, det_model, "Segment, [nc, 8, 16]");
-    test_write_text(dir, "seg.yaml", text);
-    test_write_text(dir, "cls.yaml", "nc: 2\nbackbone:\n  - [-1, 1, Conv, [8, 3, 2]]\nhead:\n  - [-1, 1, Classify, [nc]]\n");
-    test_write_text(dir, "boxes.yaml", "path: boxes\ntrain: images\nval: images\nnames: [a, b]\n");
-    test_write_text(dir, "polys.yaml", "path: polys\ntrain: images\nval: images\nnames: [a, b]\n");
+    test_write_tiny_models(dir);
     for (unsigned i = 0; i < 4; i++) {
         char rel[128];
-        snprintf(rel, sizeof rel, "boxes/images/im%u.jpg", i);
-        test_write_jpeg(dir, rel, 64, 48, i);
-        snprintf(rel, sizeof rel, "polys/images/im%u.jpg", i);
-        test_write_jpeg(dir, rel, 64, 48, i);
-        snprintf(rel, sizeof rel, "boxes/labels/im%u.txt", i);
-        test_write_text(dir, rel, i % 2 ? "0 0.5 0.5 0.4 0.5\n1 0.25 0.3 0.2 0.2\n" : "1 0.6 0.6 0.3 0.4\n");
-        snprintf(rel, sizeof rel, "polys/labels/im%u.txt", i);
-        test_write_text(dir, rel, i % 2 ? "0 0.3 0.3 0.7 0.3 0.7 0.8 0.3 0.8\n" : "1 0.5 0.2 0.8 0.7 0.2 0.7\n");
+        test_write_tiny_sample(dir, (int)i, 64, 48);
         for (int split = 0; split < 2; split++) {
             snprintf(rel, sizeof rel, "classes/%s/%s/c%u.jpg", split ? "val" : "train", i % 2 ? "cat" : "dog", i);
             test_write_jpeg(dir, rel, 64, 48, i + 10 * (unsigned)split);
@@ -93,10 +74,7 @@ static int check_rows(const char *rel, int fields, bool classify) {
 
 int main(void) {
     if (getenv("YOLO_SANITIZED")) return test_skip("end-to-end trainings: the Release run covers them");
-    if (!test_temp_dir(dir, sizeof dir)) return test_skip("no temporary directory");
-    char env[600];
-    snprintf(env, sizeof env, "%s/cache", dir);
-    setenv("YOLO_CACHE_DIR", env, 1);
+    if (!test_temp_run_dir(dir, sizeof dir)) return test_skip("no temporary directory");
     fixture();
     const char *train = "train epochs=1 batch=2 nbs=2 workers=1 val=False plots=False project=runs";
     char args[1024];
@@ -113,20 +91,20 @@ int main(void) {
     int rows = 0;
     for (int i = 0; i < 4; i++) {
         char rel[64];
-        snprintf(rel, sizeof rel, "runs/v/labels/im%d.txt", i);
+        snprintf(rel, sizeof rel, "runs/v/labels/%d.txt", i);
         int r = check_rows(rel, 5, false);
         rows += r > 0 ? r : 0;
     }
     CHECK_MSG(rows > 0, "detect val save_txt: no rows at conf=1e-5");
     snprintf(args, sizeof args, "detect %s model=runs/det/weights/last.ckpt data=boxes.yaml imgsz=64 save_conf=True name=vc", val);
     run_ok(args);
-    CHECK(check_rows("runs/vc/labels/im1.txt", 6, false) == check_rows("runs/v/labels/im1.txt", 5, false));
+    CHECK(check_rows("runs/vc/labels/1.txt", 6, false) == check_rows("runs/v/labels/1.txt", 5, false));
 
     snprintf(args, sizeof args, "segment %s model=runs/seg/weights/last.ckpt data=polys.yaml imgsz=64 name=vs", val);
     run_ok(args);
     for (int i = 0; i < 4; i++) {
         char rel[64];
-        snprintf(rel, sizeof rel, "runs/vs/labels/im%d.txt", i);
+        snprintf(rel, sizeof rel, "runs/vs/labels/%d.txt", i);
         check_rows(rel, 0, false);
     }
 
