@@ -113,6 +113,14 @@ int main(void) {
     CHECK_MSG(check_rows("runs/vk/labels/c0.txt", 0, true) == 2, "classify val: not 2 rows (nc 2)");
     CHECK(check_rows("runs/vk/labels/c3.txt", 0, true) == 2);
 
+    /* rect=False given: square batches (Ultralytics' Model.val defaults rect to True) */
+    snprintf(args, sizeof args, "detect %s model=runs/det/weights/last.ckpt data=boxes.yaml imgsz=64 rect=False name=sq",
+             val);
+    run_ok(args);
+    char *sq = (char *)test_read_file(dir, "log.txt", &(size_t){0});
+    CHECK_MSG(sq && strstr(sq, "rect=False: 64x64 letterboxed batches"), "val rect=False: %s", sq ? sq : "");
+    free(sq);
+
     /* labels/ is a file: the error names it */
     test_write_text(dir, "runs/bad/labels", "not a folder\n");
     snprintf(args, sizeof args, "detect %s model=runs/det/weights/last.ckpt data=boxes.yaml imgsz=64 name=bad exist_ok=True", val);

@@ -15,6 +15,11 @@ yolo_status yolo_mode_val(const yolo_mode_context *ctx) {
     yolo_status st = yolo_session_open(ctx, &s, &so);
     bool save_txt = false; /* labels/<stem>.txt per image, as Ultralytics' validators (save_conf adds conf) */
     if (!st) st = yolo_config_get_bool(s.cfg, "save_txt", &save_txt);
+    /* Ultralytics' Model.val defaults rect to True; only a rect=False given asks for imgsz squares */
+    bool rect = true;
+    int rect_layer = st ? 0 : yolo_config_layer_of(s.cfg, "rect");
+    if (!st && (rect_layer == YOLO_CONFIG_LAYER_CFG || rect_layer == YOLO_CONFIG_LAYER_CLI))
+        st = yolo_config_get_bool(s.cfg, "rect", &rect);
     if (!st) st = yolo_session_load_model(&s);
     const yolo_run_settings *run = &s.set.run;
     yolo_dataset *ds = NULL;
@@ -34,6 +39,8 @@ yolo_status yolo_mode_val(const yolo_mode_context *ctx) {
         v.plot_dir = s.set.pictures.plots ? s.run_dir : NULL;
         v.json_dir = s.set.pictures.save_json ? s.run_dir : NULL;
         v.txt_dir = save_txt ? labels_dir : NULL;
+        v.rect = rect;
+        if (!rect) printf("rect=False: %dx%d letterboxed batches\n", run->imgsz, run->imgsz);
         yolo_val_result r;
         st = yolo_validator_run(&v, stdout, &r);
         yolo_validator_release(&v);

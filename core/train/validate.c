@@ -26,6 +26,7 @@ void yolo_validator_init(yolo_validator *v, const yolo_task_hooks *hooks, const 
     v->workers = workers;
     v->imgsz = imgsz;
     v->seed = seed;
+    v->rect = true;
 }
 
 void yolo_validator_release(yolo_validator *v) { yolo_graph_cache_clear(&v->graphs); }
@@ -52,7 +53,7 @@ yolo_status yolo_validator_run(yolo_validator *v, FILE *table, yolo_val_result *
     double t0 = yolo_seconds_now();
     const yolo_task_hooks *h = v->hooks;
     yolo_loader_options lo = {.batch = v->batch, .workers = v->workers, .world = 1, .seed = v->seed, .augment = false,
-                              .rect = true, /* Ultralytics validates in rect batches (padded +0.5 stride) */
+                              .rect = v->rect, /* Ultralytics validates in rect batches (padded +0.5 stride) */
                               .deal_rank = yolo_dist_rank(v->dist), .deal_world = yolo_dist_world(v->dist)};
     yolo_augment_defaults(&lo.aug);
     lo.aug.imgsz = v->imgsz;

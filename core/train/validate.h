@@ -27,6 +27,7 @@ typedef struct yolo_validator {
     yolo_graph_cache graphs;
     int batch, workers, imgsz;
     uint64_t seed;
+    bool rect;       /* rect batches (init: true, as Ultralytics' trainer and Model.val); false: imgsz squares */
     yolo_dist *dist; /* DDP (set after init): batches dealt round-robin to the ranks, metrics
                         merged on rank 0 and the results given to every rank; NULL: all here */
     /* pictures (set after init): plot_dir non-NULL makes the next run write
