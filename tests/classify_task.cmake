@@ -5,3 +5,7 @@ add_dependencies(test_classify_task ${YOLO_PLUGIN_TARGETS})
 set_tests_properties(test_classify_task PROPERTIES TIMEOUT 60 LABELS classify)
 add_dependencies(test_train_classify ${YOLO_PLUGIN_TARGETS} yolo_cli)
 set_tests_properties(test_train_classify PROPERTIES TIMEOUT 300 LABELS "classify;e2e")
+# test_train_augment runs short segment and classify trainings of the built
+# `yolo` with copy_paste and each auto_augment policy.
+add_dependencies(test_train_augment ${YOLO_PLUGIN_TARGETS} yolo_cli)
+set_tests_properties(test_train_augment PROPERTIES TIMEOUT 300 LABELS "classify;segment;e2e")

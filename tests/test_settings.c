@@ -250,6 +250,25 @@ static void test_checks(void) {
     CHECK(read_with("freeze", "[3]", &set) == YOLO_OK && !set.optim.freeze.b && set.optim.freeze.n == 1);
     CHECK(read_with(NULL, NULL, &set) == YOLO_OK && set.optim.time == 0 && set.loader.fraction == 1.0 &&
           !set.predict.save_txt && !set.run.profile);
+    /* copy_paste and auto_augment (issue 14): Ultralytics' defaults, each value into the augmentation */
+    CHECK(read_with(NULL, NULL, &set) == YOLO_OK && set.loader.augment.copy_paste == 0 &&
+          set.loader.augment.copy_paste_mode == YOLO_COPY_PASTE_FLIP &&
+          set.loader.augment.auto_augment == YOLO_AUTO_AUGMENT_RANDAUGMENT);
+    CHECK(read_with("copy_paste", "0.5", &set) == YOLO_OK && set.loader.augment.copy_paste == 0.5f);
+    CHECK(read_with("copy_paste_mode", "mixup", &set) == YOLO_OK &&
+          set.loader.augment.copy_paste_mode == YOLO_COPY_PASTE_MIXUP);
+    CHECK(read_with("auto_augment", "autoaugment", &set) == YOLO_OK &&
+          set.loader.augment.auto_augment == YOLO_AUTO_AUGMENT_AUTOAUGMENT);
+    CHECK(read_with("auto_augment", "augmix", &set) == YOLO_OK && set.loader.augment.auto_augment == YOLO_AUTO_AUGMENT_AUGMIX);
+    CHECK(read_with("auto_augment", "null", &set) == YOLO_OK && set.loader.augment.auto_augment == YOLO_AUTO_AUGMENT_NONE);
+    /* bad values: named, with what is allowed */
+    CHECK(read_with("copy_paste", "1.5", &set) == YOLO_ERR_CONFIG && strstr(yolo_last_error(), "copy_paste"));
+    CHECK(read_with("copy_paste_mode", "paste", &set) == YOLO_ERR_CONFIG && strstr(yolo_last_error(), "paste") &&
+          strstr(yolo_last_error(), "mixup"));
+    CHECK_MSG(read_with("auto_augment", "trivialaugment", &set) == YOLO_ERR_CONFIG &&
+                  strstr(yolo_last_error(), "trivialaugment") && strstr(yolo_last_error(), "randaugment") &&
+                  strstr(yolo_last_error(), "augmix"),
+              "%s", yolo_last_error());
 }
 
 /* A REFUSED row: the default passes (also when repeated by a checkpoint's args), another value fails. */
@@ -309,7 +328,7 @@ static void test_not_implemented_notice(void) {
 
 /* The keys refused by the table: each refuses a non-default value with its reason. */
 static void test_table_refusals(void) {
-    static const char *const cases[][2] = {{"deterministic", "false"}, {"copy_paste", "0.5"}, {"auto_augment", "augmix"}};
+    static const char *const cases[][2] = {{"deterministic", "false"}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         yolo_settings set;
         CHECK_MSG(read_with(cases[i][0], cases[i][1], &set) == YOLO_ERR_CONFIG, "%s=%s was accepted", cases[i][0],

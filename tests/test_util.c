@@ -104,6 +104,13 @@ const char *test_temp_dir(char *buf, size_t size) {
     return mkdtemp(buf);
 }
 
+const char *test_e2e_dir(char *buf, size_t size) {
+    if (!test_temp_dir(buf, size)) return NULL;
+    char cache[1024];
+    snprintf(cache, sizeof cache, "%s/cache", buf);
+    return setenv("YOLO_CACHE_DIR", cache, 1) == 0 ? buf : NULL;
+}
+
 void test_write_file(const char *root, const char *rel, const void *data, size_t len) {
     char *p = yolo_path_join(root, rel), *d = p ? yolo_path_dirname(p) : NULL;
     CHECK_MSG(d && yolo_mkdirs(d) == YOLO_OK && yolo_write_file(p, data, len) == YOLO_OK, "writing %s/%s: %s", root,

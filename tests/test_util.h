@@ -57,6 +57,9 @@ int test_run_yolo(const char *dir, const char *args);
 int test_csv_column(const char *path, const char *name, double *values, int max);
 /* A fresh temporary directory (mkdtemp) under $TMPDIR or /tmp; path into buf. */
 const char *test_temp_dir(char *buf, size_t size);
+/* test_temp_dir for an end-to-end run, with YOLO_CACHE_DIR set to its
+ * cache/ (the built-in datasets are generated there); NULL on failure. */
+const char *test_e2e_dir(char *buf, size_t size);
 
 /* Fixture files under `root` (folders made as needed); a failure is a
  * CHECK failure naming the file. write_jpeg: a w x h patterned JPEG whose

@@ -1,11 +1,14 @@
 /* augment.h — augmentation of one sample: image and instances together.
  *
  * Every random choice for sample i in epoch e comes from the Philox stream
- * (seed, YOLO_RNG_AUGMENT, e, i) (a mixup partner's own augmentation from
- * (seed, YOLO_RNG_MIXUP_PARTNER, e, i)), so the result is a pure function of
- * (seed, epoch, sample, params) whichever worker or rank computes it.
- * Mosaic/mixup partners are drawn from the epoch order within +-window
- * positions of the sample (the order is shared by all ranks), standing in
+ * (seed, YOLO_RNG_AUGMENT, e, i); a partner's own augmentation from
+ * (seed, purpose, e, i) with purpose YOLO_RNG_MIXUP_PARTNER (mixup),
+ * YOLO_RNG_COPY_PASTE_PARTNER (copy_paste in mixup mode) or
+ * YOLO_RNG_COPY_PASTE_MIXUP_PARTNER (the mixup partner's own copy_paste).
+ * So the result is a pure function of (seed, epoch, sample, params)
+ * whichever worker or rank computes it. Mosaic, mixup and copy_paste
+ * partners are drawn from the epoch order within +-window positions of
+ * the sample (the order is shared by all ranks), standing in
  * for Ultralytics' buffer of recently loaded images while staying pure. */
 #ifndef YOLO_DATA_AUGMENT_H
 #define YOLO_DATA_AUGMENT_H
@@ -14,6 +17,22 @@
 #include <stdint.h>
 
 #include "yolo/data.h"
+
+/* auto_augment: the classify training's policy (torchvision's, as
+ * Ultralytics' classify_augmentations uses them); NONE: the hsv_* colour
+ * jitter instead. */
+typedef enum yolo_auto_augment {
+    YOLO_AUTO_AUGMENT_NONE = 0,
+    YOLO_AUTO_AUGMENT_RANDAUGMENT,
+    YOLO_AUTO_AUGMENT_AUTOAUGMENT,
+    YOLO_AUTO_AUGMENT_AUGMIX,
+} yolo_auto_augment;
+
+/* copy_paste_mode: where pasted instances come from. */
+typedef enum yolo_copy_paste_mode {
+    YOLO_COPY_PASTE_FLIP = 0, /* the sample's own mirror image, on the mosaic canvas before the perspective */
+    YOLO_COPY_PASTE_MIXUP,    /* another sample, mosaicked and warped, after the perspective */
+} yolo_copy_paste_mode;
 
 /* Hyperparameters, named as Ultralytics' keys; the trainer fills them
  * from its config (yolo_augment_defaults gives Ultralytics' defaults). */
@@ -30,7 +49,10 @@ typedef struct yolo_augment_params {
     float bgr;            /* 0: probability that the channels are swapped RGB -> BGR (detect/segment/pose) */
     float mosaic;         /* 1.0 */
     float mixup;          /* 0 */
-    int close_mosaic;     /* 10: mosaic and mixup off for the last N epochs */
+    float copy_paste;     /* 0: fraction of the eligible instances pasted (segment: needs polygons) */
+    yolo_copy_paste_mode copy_paste_mode; /* flip */
+    int close_mosaic;     /* 10: mosaic, mixup and copy_paste off for the last N epochs */
+    yolo_auto_augment auto_augment; /* randaugment: classify training */
     float erasing;        /* 0.4: classify random erasing */
     float crop_fraction;  /* 1.0: classify val crop */
     int mosaic_window;    /* 32: partner positions around the sample in the epoch order */
@@ -85,15 +107,32 @@ yolo_status yolo_augment_detect_rect(const yolo_augment_params *p, uint64_t seed
 yolo_status yolo_augment_letterbox(const yolo_augment_params *p, int epoch, int64_t index, const yolo_aug_source *src,
                                    int out_w, int out_h, yolo_aug_output *out);
 
-/* Classify: random resized crop, flips, HSV, erasing (train), or resize
- * the short side + centre crop (val). */
+/* Classify: random resized crop, flips, the auto_augment policy (or,
+ * without one, HSV), erasing (train), or resize the short side + centre
+ * crop (val). */
 yolo_status yolo_augment_classify(const yolo_augment_params *p, bool augment, uint64_t seed, int epoch, int64_t index,
                                   const yolo_aug_source *src, yolo_aug_output *out);
+
+struct yolo_rng;
+
+/* The HSV jitter: gains r_h, r_s, r_v ~ U(-1, 1) x hsv_* drawn from rng
+ * into gain[3], applied when any hsv_* is non-zero. */
+void yolo_augment_hsv(const yolo_augment_params *p, struct yolo_rng *rng, yolo_image *img, float gain[3]);
+
+/* Copy-paste (Ultralytics' CopyPaste) on img and its instances (pixel
+ * xyxy, polygons required: an image without any is left as it is): the
+ * instances of src_ins (src_img's, same size) whose boxes overlap each of
+ * ins' by an intersection over ins' box area below 0.30, least overlapping
+ * first, round(p * their count) of them, are appended to ins and src_img's
+ * pixels inside their polygons copied onto img. src_img NULL: flip mode,
+ * the source is img's own horizontal mirror. *pasted (may be NULL): how
+ * many were pasted. Draws nothing. */
+yolo_status yolo_copy_paste(float p, yolo_image *img, yolo_instances *ins, const yolo_image *src_img,
+                            const yolo_instances *src_ins, int *pasted);
 
 /* The random perspective step alone (exposed for tests): warps `image`
  * (instances in pixel xyxy form) to out_w x out_h drawing from `rng`,
  * then clips and filters instances. */
-struct yolo_rng;
 yolo_status yolo_augment_perspective(const yolo_augment_params *p, struct yolo_rng *rng, yolo_image *image,
                                      yolo_instances *ins, int out_w, int out_h, yolo_aug_record *rec);
 

@@ -1,11 +1,14 @@
 /* Classification augmentation (see augment.h): torchvision-style
- * RandomResizedCrop, flips, HSV jitter and RandomErasing for training;
- * short-side resize + centre crop for validation. */
+ * RandomResizedCrop, flips, the auto_augment policy or (without one) HSV
+ * jitter, and RandomErasing for training; short-side resize + centre crop
+ * for validation. As Ultralytics' classify_augmentations, a policy
+ * replaces the colour jitter (it is not applied on top). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "data/augment.h"
+#include "data/augment_policies.h"
 #include "data/image.h"
 #include "data/rng.h"
 
@@ -127,13 +130,13 @@ yolo_status yolo_augment_classify(const yolo_augment_params *p, bool augment, ui
         rec->flip_ud = 1;
         yolo_image_flip_ud(&out->image);
     }
-    float r[3];
-    r[0] = (float)yolo_rng_range(&rng, -1, 1) * p->hsv_h;
-    r[1] = (float)yolo_rng_range(&rng, -1, 1) * p->hsv_s;
-    r[2] = (float)yolo_rng_range(&rng, -1, 1) * p->hsv_v;
-    memcpy(rec->hsv_gain, r, sizeof r);
-    if (p->hsv_h != 0 || p->hsv_s != 0 || p->hsv_v != 0)
-        yolo_image_hsv(&out->image, r);
+    if (p->auto_augment != YOLO_AUTO_AUGMENT_NONE) {
+        st = yolo_auto_augment_apply(p->auto_augment, &rng, &out->image);
+        if (st != YOLO_OK)
+            return st;
+    } else {
+        yolo_augment_hsv(p, &rng, &out->image, rec->hsv_gain);
+    }
     if (yolo_rng_bernoulli(&rng, p->erasing))
         random_erasing(&rng, &out->image);
     return YOLO_OK;

@@ -1,7 +1,8 @@
-/* Detection-family augmentation: mosaic, random perspective, mixup, HSV,
- * flips; letterbox for validation (see augment.h). Order and formulas as
- * Ultralytics' v8_transforms (ultralytics/data/augment.py): Mosaic, then
- * RandomPerspective, MixUp, Albumentations (off), RandomHSV, RandomFlip. */
+/* Detection-family augmentation: mosaic, copy-paste, random perspective,
+ * mixup, HSV, flips; letterbox for validation (see augment.h). Order and
+ * formulas as Ultralytics' v8_transforms (ultralytics/data/augment.py):
+ * Mosaic, CopyPaste (flip mode), RandomPerspective, CopyPaste (mixup
+ * mode), MixUp, Albumentations (off), RandomHSV, RandomFlip. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,11 +20,21 @@ void yolo_augment_defaults(yolo_augment_params *p) {
     p->fliplr = 0.5f;
     p->bgr = 0.0f;
     p->mosaic = 1.0f;
+    p->copy_paste_mode = YOLO_COPY_PASTE_FLIP;
     p->close_mosaic = 10;
+    p->auto_augment = YOLO_AUTO_AUGMENT_RANDAUGMENT;
     p->erasing = 0.4f;
     p->crop_fraction = 1.0f;
     p->mosaic_window = 32;
     p->poly_resample = 1000;
+}
+
+void yolo_augment_hsv(const yolo_augment_params *p, yolo_rng *rng, yolo_image *img, float gain[3]) {
+    gain[0] = (float)yolo_rng_range(rng, -1, 1) * p->hsv_h;
+    gain[1] = (float)yolo_rng_range(rng, -1, 1) * p->hsv_s;
+    gain[2] = (float)yolo_rng_range(rng, -1, 1) * p->hsv_v;
+    if (p->hsv_h != 0 || p->hsv_s != 0 || p->hsv_v != 0)
+        yolo_image_hsv(img, gain);
 }
 
 /* A partner from the epoch order within +-window positions (never itself
@@ -52,19 +63,20 @@ static yolo_status tile_instances(const yolo_augment_params *p, const yolo_aug_t
     return st;
 }
 
-/* LetterBox(new_shape=(th, tw), scaleup=False): fit the tile (already
- * resized to long side imgsz) into tw x th, centred, padded with 114. */
-static yolo_status letterbox(const yolo_augment_params *p, const yolo_aug_tile *t, int tw, int th, yolo_image *out,
-                             yolo_instances *ins, yolo_image_meta *meta) {
-    int w = t->image->width, h = t->image->height;
-    const yolo_image *src = t->image;
+/* LetterBox(new_shape=(th, tw), scaleup=False): fit an image (a tile
+ * resized to long side imgsz, of a file orig_w x orig_h) into tw x th,
+ * centred, padded with 114; ins (pixel xyxy) moves with it. */
+static yolo_status letterbox_image(const yolo_image *image, int orig_w, int orig_h, int tw, int th, yolo_image *out,
+                                   yolo_instances *ins, yolo_image_meta *meta) {
+    int w = image->width, h = image->height;
+    const yolo_image *src = image;
     yolo_image resized = {0};
     double r = fmin(fmin((double)tw / w, (double)th / h), 1.0);
     int nw = (int)lround(w * r), nh = (int)lround(h * r);
     nw = nw < 1 ? 1 : nw > tw ? tw : nw;
     nh = nh < 1 ? 1 : nh > th ? th : nh;
     if (nw != w || nh != h) {
-        yolo_status st = yolo_image_resize(t->image, nw, nh, false, &resized);
+        yolo_status st = yolo_image_resize(image, nw, nh, false, &resized);
         if (st != YOLO_OK)
             return st;
         src = &resized;
@@ -75,18 +87,41 @@ static yolo_status letterbox(const yolo_augment_params *p, const yolo_aug_tile *
     if (st == YOLO_OK) {
         yolo_image_fill(out, YOLO_PAD_VALUE);
         yolo_image_blit(src, 0, 0, out, left, top, nw, nh);
-        st = tile_instances(p, t, ins);
-    }
-    if (st == YOLO_OK) {
         yolo_ins_affine_axis(ins, (float)nw / w, (float)nh / h, (float)left, (float)top);
-        meta->orig_width = t->orig_width;
-        meta->orig_height = t->orig_height;
-        meta->ratio_x = (float)nw / t->orig_width;
-        meta->ratio_y = (float)nh / t->orig_height;
+        meta->orig_width = orig_w;
+        meta->orig_height = orig_h;
+        meta->ratio_x = (float)nw / orig_w;
+        meta->ratio_y = (float)nh / orig_h;
         meta->pad_x = (float)left;
         meta->pad_y = (float)top;
     }
     yolo_image_free(&resized);
+    return st;
+}
+
+static yolo_status letterbox(const yolo_augment_params *p, const yolo_aug_tile *t, int tw, int th, yolo_image *out,
+                             yolo_instances *ins, yolo_image_meta *meta) {
+    yolo_status st = tile_instances(p, t, ins);
+    return st == YOLO_OK ? letterbox_image(t->image, t->orig_width, t->orig_height, tw, th, out, ins, meta) : st;
+}
+
+/* Without mosaic, Ultralytics' flip-mode CopyPaste sees the loaded image
+ * before RandomPerspective letterboxes it: paste on a copy of the tile. */
+static yolo_status letterbox_copy_paste(const yolo_augment_params *p, const yolo_aug_tile *t, yolo_image *out,
+                                        yolo_instances *ins, yolo_image_meta *meta, int32_t *pasted) {
+    yolo_image copy = {0};
+    yolo_status st = yolo_image_alloc(&copy, t->image->width, t->image->height);
+    if (st == YOLO_OK) {
+        memcpy(copy.data, t->image->data, (size_t)copy.width * copy.height * 3);
+        st = tile_instances(p, t, ins);
+    }
+    int n = 0;
+    if (st == YOLO_OK)
+        st = yolo_copy_paste(p->copy_paste, &copy, ins, NULL, NULL, &n);
+    *pasted = n;
+    if (st == YOLO_OK)
+        st = letterbox_image(&copy, t->orig_width, t->orig_height, p->imgsz, p->imgsz, out, ins, meta);
+    yolo_image_free(&copy);
     return st;
 }
 
@@ -221,26 +256,77 @@ yolo_status yolo_augment_perspective(const yolo_augment_params *p, yolo_rng *rng
     return YOLO_OK;
 }
 
-/* Mosaic (p) or letterbox, then the random perspective: one ow x oh image
- * (imgsz square; a rect training batch's shape, where mosaic is off). */
+/* The stream a copy_paste partner (mixup mode) draws its own augmentation
+ * from: (seed, purpose, epoch, key_index), key_index the sample being
+ * built. A pre_transform given none does no copy_paste (a copy_paste
+ * partner's own, or after close_mosaic). */
+typedef struct copy_paste_stream {
+    uint64_t seed;
+    int epoch;
+    uint32_t purpose;
+    int64_t key_index;
+} copy_paste_stream;
+
 static yolo_status pre_transform(const yolo_augment_params *p, bool mosaic_on, yolo_rng *rng, int64_t index,
                                  const yolo_aug_source *src, int ow, int oh, yolo_image *img, yolo_instances *ins,
-                                 yolo_aug_record *rec, yolo_image_meta *meta) {
+                                 yolo_aug_record *rec, yolo_image_meta *meta, const copy_paste_stream *cp);
+
+/* Mixup-mode copy_paste, after the perspective: instances of another
+ * sample, itself mosaicked and warped (without copy_paste of its own). */
+static yolo_status copy_paste_from_partner(const yolo_augment_params *p, bool mosaic_on, yolo_rng *rng,
+                                           int64_t index, const yolo_aug_source *src, yolo_image *img,
+                                           yolo_instances *ins, yolo_aug_record *rec, const copy_paste_stream *cp) {
+    if (ins->n == 0 || yolo_instances_poly_points(ins) == 0)
+        return YOLO_OK; /* Ultralytics returns before drawing a partner */
+    int64_t partner = draw_partner(rng, src, index, p->mosaic_window);
+    yolo_rng prng;
+    yolo_rng_init(&prng, cp->seed, cp->purpose, (uint32_t)cp->epoch, (uint32_t)cp->key_index);
+    yolo_image img2 = {0};
+    yolo_instances ins2;
+    yolo_instances_init(&ins2, ins->kpt_count, ins->kpt_dims);
+    yolo_aug_record rec2 = {0};
+    yolo_image_meta meta2 = {0};
+    int n = 0;
+    yolo_status st =
+        pre_transform(p, mosaic_on, &prng, partner, src, img->width, img->height, &img2, &ins2, &rec2, &meta2, NULL);
+    if (st == YOLO_OK)
+        st = yolo_copy_paste(p->copy_paste, img, ins, &img2, &ins2, &n);
+    rec->copy_pasted += n;
+    yolo_image_free(&img2);
+    yolo_instances_free(&ins2);
+    return st;
+}
+
+/* Mosaic (p) or letterbox, then the random perspective: one ow x oh image
+ * (imgsz square; a rect training batch's shape, where mosaic and
+ * copy_paste are off); copy_paste on the mosaic canvas (flip mode) or
+ * after the perspective (mixup mode), where Ultralytics' v8_transforms
+ * inserts it. */
+static yolo_status pre_transform(const yolo_augment_params *p, bool mosaic_on, yolo_rng *rng, int64_t index,
+                                 const yolo_aug_source *src, int ow, int oh, yolo_image *img, yolo_instances *ins,
+                                 yolo_aug_record *rec, yolo_image_meta *meta, const copy_paste_stream *cp) {
+    bool flip_paste = cp && p->copy_paste_mode == YOLO_COPY_PASTE_FLIP;
     yolo_status st;
     bool use_mosaic = yolo_rng_bernoulli(rng, mosaic_on ? p->mosaic : 0);
     if (use_mosaic) {
         st = mosaic4(p, rng, index, src, img, ins, rec);
+        int n = 0;
+        if (st == YOLO_OK && flip_paste)
+            st = yolo_copy_paste(p->copy_paste, img, ins, NULL, NULL, &n);
+        rec->copy_pasted = n;
     } else {
         yolo_aug_tile t;
         st = src->acquire(src->ctx, index, &t);
         if (st != YOLO_OK)
             return st;
-        st = letterbox(p, &t, ow, oh, img, ins, meta);
+        st = flip_paste ? letterbox_copy_paste(p, &t, img, ins, meta, &rec->copy_pasted)
+                        : letterbox(p, &t, ow, oh, img, ins, meta);
         src->release(src->ctx, index);
     }
-    if (st != YOLO_OK)
-        return st;
-    st = yolo_augment_perspective(p, rng, img, ins, ow, oh, rec);
+    if (st == YOLO_OK)
+        st = yolo_augment_perspective(p, rng, img, ins, ow, oh, rec);
+    if (st == YOLO_OK && cp && p->copy_paste_mode == YOLO_COPY_PASTE_MIXUP)
+        st = copy_paste_from_partner(p, mosaic_on, rng, index, src, img, ins, rec, cp);
     if (st != YOLO_OK)
         yolo_image_free(img);
     return st;
@@ -282,7 +368,12 @@ static yolo_status augment_train(const yolo_augment_params *p, bool mosaic_on, u
     yolo_status st;
     yolo_rng rng;
     yolo_rng_init(&rng, seed, YOLO_RNG_AUGMENT, (uint32_t)epoch, (uint32_t)index);
-    st = pre_transform(p, mosaic_on, &rng, index, src, ow, oh, &out->image, &out->instances, rec, &out->meta);
+    /* close_mosaic turns copy_paste off with mosaic and mixup */
+    bool paste = mosaic_on && p->copy_paste > 0;
+    copy_paste_stream cp = {seed, epoch, YOLO_RNG_COPY_PASTE_PARTNER, index};
+    copy_paste_stream cp_of_partner = {seed, epoch, YOLO_RNG_COPY_PASTE_MIXUP_PARTNER, index};
+    st = pre_transform(p, mosaic_on, &rng, index, src, ow, oh, &out->image, &out->instances, rec, &out->meta,
+                       paste ? &cp : NULL);
     if (st != YOLO_OK)
         return st;
     /* a warped training image has no mapping back: it is its own original */
@@ -299,7 +390,9 @@ static yolo_status augment_train(const yolo_augment_params *p, bool mosaic_on, u
         yolo_instances_init(&ins2, out->instances.kpt_count, out->instances.kpt_dims);
         yolo_aug_record rec2 = {0};
         yolo_image_meta meta2 = {0};
-        st = pre_transform(p, mosaic_on, &prng, partner, src, ow, oh, &img2, &ins2, &rec2, &meta2);
+        /* the partner runs the same pre_transform, copy_paste included (Ultralytics' MixUp reuses it) */
+        st = pre_transform(p, mosaic_on, &prng, partner, src, ow, oh, &img2, &ins2, &rec2, &meta2,
+                           paste ? &cp_of_partner : NULL);
         if (st == YOLO_OK) {
             yolo_image_blend(&out->image, &img2, (float)lambda);
             st = yolo_instances_append(&out->instances, &ins2);
@@ -312,14 +405,7 @@ static yolo_status augment_train(const yolo_augment_params *p, bool mosaic_on, u
         if (st != YOLO_OK)
             return st;
     }
-    /* HSV */
-    float r[3];
-    r[0] = (float)yolo_rng_range(&rng, -1, 1) * p->hsv_h;
-    r[1] = (float)yolo_rng_range(&rng, -1, 1) * p->hsv_s;
-    r[2] = (float)yolo_rng_range(&rng, -1, 1) * p->hsv_v;
-    memcpy(rec->hsv_gain, r, sizeof r);
-    if (p->hsv_h != 0 || p->hsv_s != 0 || p->hsv_v != 0)
-        yolo_image_hsv(&out->image, r);
+    yolo_augment_hsv(p, &rng, &out->image, rec->hsv_gain);
     /* flips */
     if (yolo_rng_bernoulli(&rng, p->flipud)) {
         rec->flip_ud = 1;

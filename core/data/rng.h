@@ -19,6 +19,8 @@ typedef enum yolo_rng_purpose {
     YOLO_RNG_SHAPES = 5,         /* the synthetic shapes dataset */
     YOLO_RNG_MULTISCALE = 6,     /* multi-scale image size per batch */
     YOLO_RNG_DROPOUT = 7,
+    YOLO_RNG_COPY_PASTE_PARTNER = 8,        /* the independent augmentation of a copy_paste (mixup mode) partner */
+    YOLO_RNG_COPY_PASTE_MIXUP_PARTNER = 9,  /* the same, for the mixup partner's own copy_paste */
     YOLO_RNG_USER = 64,          /* first purpose free for plugins and tests */
 } yolo_rng_purpose;
 

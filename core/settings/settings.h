@@ -64,6 +64,8 @@ typedef struct yolo_loader_settings {
     double fraction;             /* train on the first round(n * fraction) images */
     bool rect;                   /* rectangular batches sorted by aspect ratio (shuffle and mosaic off) */
     bool multi_scale;
+    const char *copy_paste_mode; /* flip or mixup: augment.copy_paste_mode */
+    const char *auto_augment;    /* randaugment, autoaugment, augmix or NULL: augment.auto_augment */
 } yolo_loader_settings;
 
 /* Checkpoints written by train and the weights it starts from. */

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "data/augment_policies.h"
 #include "settings/settings.h"
 
 static yolo_status read_row(const yolo_config *cfg, const yolo_key_reader *row, char *field) {
@@ -99,7 +100,11 @@ static yolo_status check_loader(yolo_loader_settings *l, int imgsz) {
     if (cache && strcmp(cache, "ram") != 0)
         return yolo_error(YOLO_ERR_CONFIG, "cache=%s: only cache=ram (or true) is built", cache);
     l->cache_ram = cache != NULL;
-    return YOLO_OK;
+    const char *mode = l->copy_paste_mode ? l->copy_paste_mode : "flip";
+    if (strcmp(mode, "flip") != 0 && strcmp(mode, "mixup") != 0)
+        return yolo_error(YOLO_ERR_CONFIG, "copy_paste_mode=%s: must be flip or mixup", mode);
+    l->augment.copy_paste_mode = strcmp(mode, "mixup") == 0 ? YOLO_COPY_PASTE_MIXUP : YOLO_COPY_PASTE_FLIP;
+    return yolo_auto_augment_parse(l->auto_augment, &l->augment.auto_augment);
 }
 
 static void derive_checkpoint(const yolo_config *cfg, yolo_checkpoint_settings *c) {

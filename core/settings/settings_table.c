@@ -144,10 +144,9 @@ const yolo_key_reader yolo_settings_keys[] = {
     AUGMENT(bgr),
     AUGMENT(mosaic),
     AUGMENT(mixup),
-    REFUSED("copy_paste", "segment copy-paste augmentation is not built"),
-    REFUSED("copy_paste_mode", "segment copy-paste augmentation is not built"),
-    REFUSED("auto_augment", "the classify augmentation applies no auto-augment policy: RandAugment, "
-                            "AutoAugment and AugMix are not built"),
+    AUGMENT(copy_paste),
+    LOADER("copy_paste_mode", copy_paste_mode, S),
+    LOADER("auto_augment", auto_augment, S),
     AUGMENT(erasing),
     AUGMENT(crop_fraction),
     CORE("cfg", "the CLI: a yaml merged as the cfg layer (cli/cli_config.c)"),

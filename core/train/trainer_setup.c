@@ -82,12 +82,16 @@ static int grid_stride(const yolo_model *model) {
 
 static yolo_status create_loader(yolo_trainer *t) {
     const yolo_settings *set = &t->s.set;
-    /* auto_augment is refused at any other value; its default is said, not silently skipped */
-    const char *policy = NULL;
-    if ((t->s.hooks->data.needs & YOLO_NEED_IMAGE_CLASS) &&
-        yolo_config_get_string(t->s.cfg, "auto_augment", &policy) == YOLO_OK && policy)
-        fprintf(stderr, "WARNING: auto_augment=%s: not built, the classify training applies no auto-augment policy\n",
-                policy);
+    /* keys the task has no use for are said, not silently skipped (Ultralytics skips them without a word) */
+    unsigned needs = t->s.hooks->data.needs;
+    if (t->rank == 0 && set->loader.augment.copy_paste > 0 && !(needs & YOLO_NEED_POLYGONS))
+        fprintf(stderr, "WARNING: copy_paste=%g has no effect: it pastes instance polygons, and this task's labels "
+                        "have none\n", set->loader.augment.copy_paste);
+    bool auto_augment_given = yolo_config_layer_of(t->s.cfg, "auto_augment") > YOLO_CONFIG_LAYER_DEFAULT;
+    if (t->rank == 0 && !(needs & YOLO_NEED_IMAGE_CLASS) && auto_augment_given && set->loader.auto_augment &&
+        strcmp(set->loader.auto_augment, "randaugment") != 0)
+        fprintf(stderr, "WARNING: auto_augment=%s has no effect: it is a classify training augmentation\n",
+                set->loader.auto_augment);
     yolo_loader_options lo = {.batch = set->run.batch / t->world, .workers = set->run.workers, .rank = t->rank,
                               .world = t->world, .seed = (uint64_t)set->run.seed,
                               .augment = true, .shuffle = true, .epochs = set->optim.epochs,
@@ -106,6 +110,9 @@ static yolo_status create_loader(yolo_trainer *t) {
     if (lo.rect) { /* as Ultralytics' build_dataloader */
         fprintf(stderr, "WARNING: 'rect=True' is incompatible with DataLoader shuffle, setting shuffle=False\n");
         lo.shuffle = false;
+        if (lo.aug.copy_paste > 0) /* Ultralytics pastes on the letterboxed image; here rect batches have none */
+            fprintf(stderr, "WARNING: copy_paste=%g has no effect with rect=True (rect batches have no mosaic, mixup "
+                            "or copy_paste here)\n", (double)lo.aug.copy_paste);
     }
     return yolo_loader_create(t->train_set, &lo, &t->loader);
 }

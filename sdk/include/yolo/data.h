@@ -142,6 +142,7 @@ typedef struct yolo_aug_record {
     int64_t mixup_partner;
     float mixup_lambda;         /* weight of this sample's image */
     float crop[4];              /* classify: random resized crop x, y, w, h (source pixels) */
+    int32_t copy_pasted;        /* instances added by copy_paste (in the struct's former tail padding) */
 } yolo_aug_record;
 
 /* Where an image sits in the batch image, for mapping predictions back to
