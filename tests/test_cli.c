@@ -85,7 +85,9 @@ static void test_binary(void) {
     EXPECT(run(real_dir, "--help", NULL), 0, "out", "usage: yolo");
     EXPECT(run(real_dir, "train", "help", NULL), 0, "out", "keys for train", "lr0=0.01", "mosaic=1.0");
     /* the help says which keys are refused and which have no effect yet */
-    EXPECT(run(real_dir, "train", "help", NULL), 0, "out", "multi_scale=false", "not supported, only the default");
+    EXPECT(run(real_dir, "train", "help", NULL), 0, "out", "deterministic=true", "not supported, only the default");
+    EXPECT(run(real_dir, "train", "help", NULL), 0, "out", "multi_scale=false", "rect=false", "rectangular batches");
+    EXPECT(run(real_dir, "val", "help", NULL), 0, "out", "save_txt=false", "labels/<stem>.txt");
     EXPECT(run(real_dir, "predict", "help", NULL), 0, "out", "keys for predict", "source=null", "conf=null");
     CHECK(strstr(out_text, "lr0=") == NULL); /* a train-only key */
     EXPECT(run(real_dir, "help", "epochs", NULL), 0, "out", "epochs", "int >= 1", "default: 100");

@@ -400,6 +400,9 @@ static void test_predict(const yolo_config *base_cfg, const yolo_task_context *c
     yolo_config *cfg = NULL;
     CHECK(yolo_config_copy(base_cfg, &cfg) == YOLO_OK);
     CHECK(yolo_config_set(cfg, YOLO_CONFIG_LAYER_CLI, "mode", "predict", "test") == YOLO_OK);
+    /* without save_conf the rows end at the box (Ultralytics' Results.save_txt) */
+    predict_image(cfg, ctx, 1, "1 0.5 0.45 0.5 0.6\n", (const char *const[]){"\"name\": \"square\"", NULL});
+    CHECK(yolo_config_set(cfg, YOLO_CONFIG_LAYER_CLI, "save_conf", "true", "test") == YOLO_OK);
     /* Image 0 (128 x 96 letterboxed by 0.5 with 8 px bands): gt 0 is the
      * batch box (16, 32, 16, 16) xywh -> original xyxy (16, 32, 48, 64);
      * gt 1 is (44.8, 35.2, 19.2, 25.6) -> (70.4, 28.8, 108.8, 80).

@@ -15,32 +15,11 @@
 
 static char dir[512];
 
-static const char *det_model = "nc: 2\nbackbone:\n  - [-1, 1, Conv, [8, 3, 2]]\n  - [-1, 1, Conv, [16, 3, 2]]\n"
-                               "  - [-1, 1, C2f, [16, True]]\n  - [-1, 1, Conv, [16, 3, 2]]\n"
-                               "  - [-1, 1, Conv, [16, 3, 2]]\n  - [-1, 1, Conv, [16, 3, 2]]\n"
-                               "head:\n  - [[3, 4, 5], 1, %s]\n";
-
 static void fixture(void) {
-    char text[1024];
-    snprintf(text, sizeof text, det_model, "Detect, [nc]");
-    test_write_text(dir, "det.yaml", text);
-    snprintf(text, sizeof text, det_model, "Segment, [nc, 8, 16]");
-    test_write_text(dir, "seg.yaml", text);
-    test_write_text(dir, "cls.yaml", "nc: 2\nbackbone:\n  - [-1, 1, Conv, [8, 3, 2]]\n  - [-1, 1, Conv, [16, 3, 2]]\n"
-                                     "head:\n  - [-1, 1, Classify, [nc]]\n");
-    test_write_text(dir, "boxes.yaml", "path: boxes\ntrain: images\nval: images\nnames: [a, b]\n");
-    test_write_text(dir, "polys.yaml", "path: polys\ntrain: images\nval: images\nnames: [a, b]\n");
+    test_write_tiny_models(dir);
     for (unsigned i = 0; i < 6; i++) {
         char rel[128];
-        snprintf(rel, sizeof rel, "boxes/images/%u.jpg", i);
-        test_write_jpeg(dir, rel, 64, 48, i);
-        snprintf(rel, sizeof rel, "polys/images/%u.jpg", i);
-        test_write_jpeg(dir, rel, 64, 48, i);
-        snprintf(rel, sizeof rel, "boxes/labels/%u.txt", i);
-        test_write_text(dir, rel, i % 3 ? "0 0.5 0.5 0.4 0.5\n1 0.25 0.3 0.2 0.2\n" : "1 0.6 0.6 0.3 0.4\n");
-        snprintf(rel, sizeof rel, "polys/labels/%u.txt", i);
-        test_write_text(dir, rel, i % 3 ? "0 0.3 0.3 0.7 0.3 0.7 0.8 0.3 0.8\n1 0.1 0.1 0.3 0.1 0.2 0.4\n"
-                                        : "1 0.5 0.2 0.8 0.7 0.2 0.7\n");
+        test_write_tiny_sample(dir, (int)i, 64, 48);
         snprintf(rel, sizeof rel, "classes/%s/%s/%u.jpg", i < 4 ? "train" : "val", i % 2 ? "cat" : "dog", i);
         test_write_jpeg(dir, rel, 64, 48, i);
     }
@@ -73,10 +52,7 @@ static void train_and_predict(const char *task, const char *model, const char *d
 }
 
 int main(void) {
-    if (!test_temp_dir(dir, sizeof dir)) return test_skip("no temporary directory");
-    char env[600];
-    snprintf(env, sizeof env, "%s/cache", dir);
-    setenv("YOLO_CACHE_DIR", env, 1);
+    if (!test_temp_run_dir(dir, sizeof dir)) return test_skip("no temporary directory");
     fixture();
     train_and_predict("detect", "det.yaml", "boxes.yaml", "train/box_loss");
     train_and_predict("segment", "seg.yaml", "polys.yaml", "train/seg_loss");

@@ -190,3 +190,44 @@ void test_synthetic_batch_free(yolo_batch *b) {
     free(b->batch_idx);
     yolo_instances_free(&b->instances);
 }
+
+void test_write_tiny_models(const char *dir) {
+    static const char *const det = "nc: 2\nbackbone:\n  - [-1, 1, Conv, [8, 3, 2]]\n  - [-1, 1, Conv, [16, 3, 2]]\n"
+                                   "  - [-1, 1, C2f, [16, True]]\n  - [-1, 1, Conv, [16, 3, 2]]\n"
+                                   "  - [-1, 1, Conv, [16, 3, 2]]\n  - [-1, 1, Conv, [16, 3, 2]]\n"
+                                   "head:\n  - [[3, 4, 5], 1, %s]\n";
+    char text[1024];
+    snprintf(text, sizeof text, det, "Detect, [nc]");
+    test_write_text(dir, "det.yaml", text);
+    snprintf(text, sizeof text, det, "Segment, [nc, 8, 16]");
+    test_write_text(dir, "seg.yaml", text);
+    test_write_text(dir, "cls.yaml", "nc: 2\nbackbone:\n  - [-1, 1, Conv, [8, 3, 2]]\n  - [-1, 1, Conv, [16, 3, 2]]\n"
+                                     "head:\n  - [-1, 1, Classify, [nc]]\n");
+    test_write_text(dir, "boxes.yaml", "path: boxes\ntrain: images\nval: images\nnames: [a, b]\n");
+    test_write_text(dir, "polys.yaml", "path: polys\ntrain: images\nval: images\nnames: [a, b]\n");
+}
+
+const char *test_tiny_boxes(int i) { return i % 3 ? "0 0.5 0.5 0.4 0.5\n1 0.25 0.3 0.2 0.2\n" : "1 0.6 0.6 0.3 0.4\n"; }
+
+const char *test_tiny_polygons(int i) {
+    return i % 3 ? "0 0.3 0.3 0.7 0.3 0.7 0.8 0.3 0.8\n1 0.1 0.1 0.3 0.1 0.2 0.4\n" : "1 0.5 0.2 0.8 0.7 0.2 0.7\n";
+}
+
+const char *test_temp_run_dir(char *buf, size_t size) {
+    if (!test_temp_dir(buf, size)) return NULL;
+    char *cache = yolo_path_join(buf, "cache");
+    if (cache) setenv("YOLO_CACHE_DIR", cache, 1);
+    free(cache);
+    return cache ? buf : NULL;
+}
+
+void test_write_tiny_sample(const char *dir, int i, int w, int h) {
+    static const char *const sets[2] = {"boxes", "polys"};
+    for (int k = 0; k < 2; k++) {
+        char rel[128];
+        snprintf(rel, sizeof rel, "%s/images/%d.jpg", sets[k], i);
+        test_write_jpeg(dir, rel, w, h, (unsigned)i);
+        snprintf(rel, sizeof rel, "%s/labels/%d.txt", sets[k], i);
+        test_write_text(dir, rel, k ? test_tiny_polygons(i) : test_tiny_boxes(i));
+    }
+}

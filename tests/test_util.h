@@ -72,6 +72,20 @@ uint8_t *test_read_file(const char *root, const char *rel, size_t *len);
 char *test_read_text(const char *path);
 bool test_file_exists(const char *root, const char *rel);
 
+/* The tiny end-to-end fixtures (seconds per training): det.yaml (Detect
+ * on strides 8, 16, 32), seg.yaml (Segment, 8 masks) and cls.yaml
+ * (Classify), nc 2, written into dir; boxes.yaml and polys.yaml name the
+ * folders boxes/ and polys/ (images/ and labels/, train = val). The label
+ * rows of image i: test_tiny_boxes, test_tiny_polygons. */
+void test_write_tiny_models(const char *dir);
+const char *test_tiny_boxes(int i);
+const char *test_tiny_polygons(int i);
+/* Sample i of both tiny datasets: boxes/ and polys/ images/<i>.jpg (w x h)
+ * and labels/<i>.txt. */
+void test_write_tiny_sample(const char *dir, int i, int w, int h);
+/* A fresh temporary directory with YOLO_CACHE_DIR=<it>/cache set. */
+const char *test_temp_run_dir(char *buf, size_t size);
+
 /* A synthetic batch of n size x size images: random pixels, four boxes
  * (with square polygons) per image, classes cycling through nc. */
 void test_synthetic_batch(yolo_batch *b, int n, int size, int nc);

@@ -94,6 +94,14 @@ typedef struct yolo_aug_output {
 yolo_status yolo_augment_detect(const yolo_augment_params *p, bool augment, bool mosaic_on, uint64_t seed, int epoch,
                                 int64_t index, const int *flip_idx, const yolo_aug_source *src, yolo_aug_output *out);
 
+/* Rect training (rect=True): the sample letterboxed into its batch's
+ * out_w x out_h, then the random perspective, HSV and flips at that size;
+ * no mosaic or mixup (Ultralytics turns both off for rect datasets). The
+ * draws are those of yolo_augment_detect with mosaic off. */
+yolo_status yolo_augment_detect_rect(const yolo_augment_params *p, uint64_t seed, int epoch, int64_t index,
+                                     const int *flip_idx, const yolo_aug_source *src, int out_w, int out_h,
+                                     yolo_aug_output *out);
+
 /* Validation letterbox into out_w x out_h (square imgsz, or a rect batch
  * shape): fit without upscaling, centred, padded with YOLO_PAD_VALUE. */
 yolo_status yolo_augment_letterbox(const yolo_augment_params *p, int epoch, int64_t index, const yolo_aug_source *src,

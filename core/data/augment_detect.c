@@ -268,8 +268,8 @@ typedef struct copy_paste_stream {
 } copy_paste_stream;
 
 static yolo_status pre_transform(const yolo_augment_params *p, bool mosaic_on, yolo_rng *rng, int64_t index,
-                                 const yolo_aug_source *src, yolo_image *img, yolo_instances *ins, yolo_aug_record *rec,
-                                 yolo_image_meta *meta, const copy_paste_stream *cp);
+                                 const yolo_aug_source *src, int ow, int oh, yolo_image *img, yolo_instances *ins,
+                                 yolo_aug_record *rec, yolo_image_meta *meta, const copy_paste_stream *cp);
 
 /* Mixup-mode copy_paste, after the perspective: instances of another
  * sample, itself mosaicked and warped (without copy_paste of its own). */
@@ -287,7 +287,8 @@ static yolo_status copy_paste_from_partner(const yolo_augment_params *p, bool mo
     yolo_aug_record rec2 = {0};
     yolo_image_meta meta2 = {0};
     int n = 0;
-    yolo_status st = pre_transform(p, mosaic_on, &prng, partner, src, &img2, &ins2, &rec2, &meta2, NULL);
+    yolo_status st =
+        pre_transform(p, mosaic_on, &prng, partner, src, img->width, img->height, &img2, &ins2, &rec2, &meta2, NULL);
     if (st == YOLO_OK)
         st = yolo_copy_paste(p->copy_paste, img, ins, &img2, &ins2, &n);
     rec->copy_pasted += n;
@@ -296,13 +297,14 @@ static yolo_status copy_paste_from_partner(const yolo_augment_params *p, bool mo
     return st;
 }
 
-/* Mosaic (p) or letterbox, then the random perspective: one s x s image;
- * copy_paste on the mosaic canvas (flip mode) or after the perspective
- * (mixup mode), where Ultralytics' v8_transforms inserts it. */
+/* Mosaic (p) or letterbox, then the random perspective: one ow x oh image
+ * (imgsz square; a rect training batch's shape, where mosaic and
+ * copy_paste are off); copy_paste on the mosaic canvas (flip mode) or
+ * after the perspective (mixup mode), where Ultralytics' v8_transforms
+ * inserts it. */
 static yolo_status pre_transform(const yolo_augment_params *p, bool mosaic_on, yolo_rng *rng, int64_t index,
-                                 const yolo_aug_source *src, yolo_image *img, yolo_instances *ins, yolo_aug_record *rec,
-                                 yolo_image_meta *meta, const copy_paste_stream *cp) {
-    int s = p->imgsz;
+                                 const yolo_aug_source *src, int ow, int oh, yolo_image *img, yolo_instances *ins,
+                                 yolo_aug_record *rec, yolo_image_meta *meta, const copy_paste_stream *cp) {
     bool flip_paste = cp && p->copy_paste_mode == YOLO_COPY_PASTE_FLIP;
     yolo_status st;
     bool use_mosaic = yolo_rng_bernoulli(rng, mosaic_on ? p->mosaic : 0);
@@ -318,11 +320,11 @@ static yolo_status pre_transform(const yolo_augment_params *p, bool mosaic_on, y
         if (st != YOLO_OK)
             return st;
         st = flip_paste ? letterbox_copy_paste(p, &t, img, ins, meta, &rec->copy_pasted)
-                        : letterbox(p, &t, s, s, img, ins, meta);
+                        : letterbox(p, &t, ow, oh, img, ins, meta);
         src->release(src->ctx, index);
     }
     if (st == YOLO_OK)
-        st = yolo_augment_perspective(p, rng, img, ins, s, s, rec);
+        st = yolo_augment_perspective(p, rng, img, ins, ow, oh, rec);
     if (st == YOLO_OK && cp && p->copy_paste_mode == YOLO_COPY_PASTE_MIXUP)
         st = copy_paste_from_partner(p, mosaic_on, rng, index, src, img, ins, rec, cp);
     if (st != YOLO_OK)
@@ -357,10 +359,10 @@ yolo_status yolo_augment_letterbox(const yolo_augment_params *p, int epoch, int6
     return st;
 }
 
-yolo_status yolo_augment_detect(const yolo_augment_params *p, bool augment, bool mosaic_on, uint64_t seed, int epoch,
-                                int64_t index, const int *flip_idx, const yolo_aug_source *src, yolo_aug_output *out) {
-    if (!augment)
-        return yolo_augment_letterbox(p, epoch, index, src, p->imgsz, p->imgsz, out);
+/* The training augmentation into ow x oh (see yolo_augment_detect). */
+static yolo_status augment_train(const yolo_augment_params *p, bool mosaic_on, uint64_t seed, int epoch, int64_t index,
+                                 const int *flip_idx, const yolo_aug_source *src, int ow, int oh,
+                                 yolo_aug_output *out) {
     start_record(out, epoch, index);
     yolo_aug_record *rec = &out->record;
     yolo_status st;
@@ -370,12 +372,12 @@ yolo_status yolo_augment_detect(const yolo_augment_params *p, bool augment, bool
     bool paste = mosaic_on && p->copy_paste > 0;
     copy_paste_stream cp = {seed, epoch, YOLO_RNG_COPY_PASTE_PARTNER, index};
     copy_paste_stream cp_of_partner = {seed, epoch, YOLO_RNG_COPY_PASTE_MIXUP_PARTNER, index};
-    st = pre_transform(p, mosaic_on, &rng, index, src, &out->image, &out->instances, rec, &out->meta,
+    st = pre_transform(p, mosaic_on, &rng, index, src, ow, oh, &out->image, &out->instances, rec, &out->meta,
                        paste ? &cp : NULL);
     if (st != YOLO_OK)
         return st;
     /* a warped training image has no mapping back: it is its own original */
-    out->meta = (yolo_image_meta){p->imgsz, p->imgsz, 1.0f, 1.0f, 0.0f, 0.0f};
+    out->meta = (yolo_image_meta){ow, oh, 1.0f, 1.0f, 0.0f, 0.0f};
     /* mixup: blend with an independently augmented partner */
     bool mix = yolo_rng_bernoulli(&rng, mosaic_on ? p->mixup : 0);
     if (mix) {
@@ -389,7 +391,7 @@ yolo_status yolo_augment_detect(const yolo_augment_params *p, bool augment, bool
         yolo_aug_record rec2 = {0};
         yolo_image_meta meta2 = {0};
         /* the partner runs the same pre_transform, copy_paste included (Ultralytics' MixUp reuses it) */
-        st = pre_transform(p, mosaic_on, &prng, partner, src, &img2, &ins2, &rec2, &meta2,
+        st = pre_transform(p, mosaic_on, &prng, partner, src, ow, oh, &img2, &ins2, &rec2, &meta2,
                            paste ? &cp_of_partner : NULL);
         if (st == YOLO_OK) {
             yolo_image_blend(&out->image, &img2, (float)lambda);
@@ -405,16 +407,15 @@ yolo_status yolo_augment_detect(const yolo_augment_params *p, bool augment, bool
     }
     yolo_augment_hsv(p, &rng, &out->image, rec->hsv_gain);
     /* flips */
-    float s = (float)p->imgsz;
     if (yolo_rng_bernoulli(&rng, p->flipud)) {
         rec->flip_ud = 1;
         yolo_image_flip_ud(&out->image);
-        yolo_ins_flip_ud(&out->instances, s);
+        yolo_ins_flip_ud(&out->instances, (float)oh);
     }
     if (yolo_rng_bernoulli(&rng, p->fliplr)) {
         rec->flip_lr = 1;
         yolo_image_flip_lr(&out->image);
-        yolo_ins_flip_lr(&out->instances, s, flip_idx);
+        yolo_ins_flip_lr(&out->instances, (float)ow, flip_idx);
     }
     /* Ultralytics' Format(bgr=): with probability bgr the channels stay
      * swapped. Drawn only when on, so bgr=0 keeps the other draws as they were. */
@@ -426,6 +427,19 @@ yolo_status yolo_augment_detect(const yolo_augment_params *p, bool augment, bool
             px[2] = r;
         }
     }
-    yolo_ins_to_normalized(&out->instances, s, s);
+    yolo_ins_to_normalized(&out->instances, (float)ow, (float)oh);
     return YOLO_OK;
+}
+
+yolo_status yolo_augment_detect(const yolo_augment_params *p, bool augment, bool mosaic_on, uint64_t seed, int epoch,
+                                int64_t index, const int *flip_idx, const yolo_aug_source *src, yolo_aug_output *out) {
+    if (!augment)
+        return yolo_augment_letterbox(p, epoch, index, src, p->imgsz, p->imgsz, out);
+    return augment_train(p, mosaic_on, seed, epoch, index, flip_idx, src, p->imgsz, p->imgsz, out);
+}
+
+yolo_status yolo_augment_detect_rect(const yolo_augment_params *p, uint64_t seed, int epoch, int64_t index,
+                                     const int *flip_idx, const yolo_aug_source *src, int out_w, int out_h,
+                                     yolo_aug_output *out) {
+    return augment_train(p, false, seed, epoch, index, flip_idx, src, out_w, out_h, out);
 }

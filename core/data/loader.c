@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "data/image.h"
 #include "data/image_cache.h"
+#include "data/rng.h"
 #include "data/sampler.h"
 
 typedef struct slot {
@@ -123,7 +125,11 @@ static void source_release(void *ctx, int64_t index) {
     yolo_image_cache_release(l->cache, index);
 }
 
-/* Ultralytics' rect batch shape from the batch's aspect ratios (h / w). */
+static int loader_stride(const yolo_loader *l) { return l->opt.stride > 0 ? l->opt.stride : 32; }
+
+/* Ultralytics' rect batch shape from the batch's aspect ratios (h / w):
+ * ceil(shape * imgsz / stride + pad) * stride, pad 0.0 for a training
+ * dataset and 0.5 for validation (build_yolo_dataset). */
 static void rect_shape(const yolo_loader *l, const int64_t *idx, int n, int *w, int *h) {
     double lo = 1e9, hi = 0;
     for (int k = 0; k < n; k++) {
@@ -137,9 +143,39 @@ static void rect_shape(const yolo_loader *l, const int64_t *idx, int n, int *w, 
         sh = hi;
     else if (lo > 1)
         sw = 1 / lo;
-    int stride = l->opt.stride > 0 ? l->opt.stride : 32;
-    *h = (int)ceil(sh * l->side / stride + 0.5) * stride;
-    *w = (int)ceil(sw * l->side / stride + 0.5) * stride;
+    int stride = loader_stride(l);
+    double pad = l->opt.augment ? 0.0 : 0.5;
+    *h = (int)ceil(sh * l->side / stride + pad) * stride;
+    *w = (int)ceil(sw * l->side / stride + pad) * stride;
+}
+
+/* multi_scale: Ultralytics' DetectionTrainer.preprocess_batch. A size
+ * sz = randrange(int(0.5 imgsz), int(1.5 imgsz + stride)) // stride * stride
+ * per batch (at least one stride: Ultralytics' 0 fails there), and the
+ * batch's h x w scaled by sz / max(h, w), each side rounded up to a stride
+ * multiple. Drawn from (seed, YOLO_RNG_MULTISCALE, epoch, batch), so every
+ * rank and a resumed run draw the same size. */
+static void multi_scale_shape(const yolo_loader *l, int64_t number, int *w, int *h) {
+    int stride = loader_stride(l);
+    yolo_rng rng;
+    yolo_rng_init(&rng, l->opt.seed, YOLO_RNG_MULTISCALE, (uint32_t)l->epoch, (uint32_t)number);
+    int64_t lo = (int64_t)(l->side * 0.5), hi = (int64_t)(l->side * 1.5 + stride);
+    int64_t sz = (lo + (int64_t)yolo_rng_below(&rng, (uint64_t)(hi - lo))) / stride * stride;
+    if (sz < stride)
+        sz = stride;
+    int longest = *w > *h ? *w : *h;
+    if (sz == longest)
+        return;
+    double sf = (double)sz / longest;
+    *w = (int)ceil(*w * sf / stride) * stride;
+    *h = (int)ceil(*h * sf / stride) * stride;
+}
+
+/* The largest side multi_scale_shape can give. */
+static int multi_scale_max_side(int side, int stride) {
+    int64_t hi = (int64_t)(side * 1.5 + stride);
+    int64_t sz = (hi - 1) / stride * stride;
+    return (int)(sz > stride ? sz : stride);
 }
 
 static int cmp_aspect_ctx_less(const yolo_dataset *ds, int64_t a, int64_t b) {
@@ -198,9 +234,12 @@ static yolo_status build_batch(yolo_loader *l, int64_t number, yolo_batch *b) {
         return yolo_error(YOLO_ERR_NOMEM, "batch indices");
     int64_t dealt = number * l->deal_world + l->opt.deal_rank; /* the 1-rank loader's batch */
     b->n = yolo_sampler_batch(&l->sampler, l->order, dealt, indices);
-    b->height = b->width = l->side;
+    int aug_w = l->side, aug_h = l->side; /* what the augmentation outputs */
     if (l->rect)
-        rect_shape(l, indices, b->n, &b->width, &b->height);
+        rect_shape(l, indices, b->n, &aug_w, &aug_h);
+    b->width = aug_w, b->height = aug_h;
+    if (l->opt.multi_scale)
+        multi_scale_shape(l, number, &b->width, &b->height);
     b->epoch = l->epoch;
     b->batch_number = number;
     yolo_instances_clear(&b->instances);
@@ -209,14 +248,26 @@ static yolo_status build_batch(yolo_loader *l, int64_t number, yolo_batch *b) {
     memset(&out, 0, sizeof out);
     yolo_instances_init(&out.instances, l->ds->kpt_count, l->ds->kpt_dims);
     yolo_status st = YOLO_OK;
+    yolo_image scaled = {0};
     for (int k = 0; k < b->n && st == YOLO_OK; k++) {
-        if (l->rect)
-            st = yolo_augment_letterbox(&l->opt.aug, l->epoch, indices[k], &src, b->width, b->height, &out);
+        if (l->rect && l->opt.augment)
+            st = yolo_augment_detect_rect(&l->opt.aug, l->opt.seed, l->epoch, indices[k], l->ds->cfg->flip_idx, &src,
+                                          aug_w, aug_h, &out);
+        else if (l->rect)
+            st = yolo_augment_letterbox(&l->opt.aug, l->epoch, indices[k], &src, aug_w, aug_h, &out);
         else if (l->classify)
             st = yolo_augment_classify(&l->opt.aug, l->opt.augment, l->opt.seed, l->epoch, indices[k], &src, &out);
         else
             st = yolo_augment_detect(&l->opt.aug, l->opt.augment, l->mosaic_on, l->opt.seed, l->epoch, indices[k],
                                      l->ds->cfg->flip_idx, &src, &out);
+        if (st == YOLO_OK && (b->width != aug_w || b->height != aug_h)) { /* multi_scale: bilinear, labels normalized */
+            st = yolo_image_resize(&out.image, b->width, b->height, false, &scaled);
+            if (st == YOLO_OK) {
+                yolo_image_free(&out.image);
+                out.image = scaled;
+                scaled = (yolo_image){0};
+            }
+        }
         if (st != YOLO_OK)
             break;
         put_image(b, k, &out.image);
@@ -300,14 +351,19 @@ yolo_status yolo_loader_create(const yolo_dataset *ds, const yolo_loader_options
     l->classify = ds->cfg->image_folder;
     l->side = l->side_alloc = opt->aug.imgsz;
     l->rect = opt->rect && !l->classify;
-    if (l->rect && (opt->augment || opt->shuffle)) {
+    if (opt->multi_scale && l->classify) { /* (rect is ignored there: validation asks every task for it) */
         free(l);
-        return yolo_error(YOLO_ERR_CONFIG, "rect=True is for validation: it needs augment and shuffle off");
+        return yolo_error(YOLO_ERR_CONFIG, "multi_scale=True: not for classification datasets");
     }
-    if (l->rect) {
-        int stride = opt->stride > 0 ? opt->stride : 32;
+    if (l->rect && opt->shuffle) {
+        free(l);
+        return yolo_error(YOLO_ERR_CONFIG, "rect=True needs shuffle off (the batches are in aspect-ratio order)");
+    }
+    int stride = loader_stride(l);
+    if (l->rect) /* the largest rect shape (validation's pad 0.5 included) */
         l->side_alloc = (int)ceil((double)l->side / stride + 0.5) * stride;
-    }
+    if (opt->multi_scale && multi_scale_max_side(l->side, stride) > l->side_alloc)
+        l->side_alloc = multi_scale_max_side(l->side, stride);
     l->sampler = (yolo_sampler){ds->n, opt->batch, opt->rank, l->opt.world, opt->shuffle, opt->drop_last, opt->seed};
     yolo_status st = yolo_sampler_check(&l->sampler);
     if (st != YOLO_OK) {

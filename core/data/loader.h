@@ -13,7 +13,7 @@
  * mosaic window, so a mosaic partner is usually decoded once.
  *
  * Every batch's images share one size (batch->height x batch->width):
- * imgsz x imgsz, except rect validation batches. */
+ * imgsz x imgsz, except rect batches and multi_scale sizes. */
 #ifndef YOLO_DATA_LOADER_H
 #define YOLO_DATA_LOADER_H
 
@@ -36,10 +36,14 @@ typedef struct yolo_loader_options {
     int prefetch;          /* batches in the ring, <= 0: 2 per worker (at least 2) */
     int epochs;            /* total epochs, for close_mosaic (<= 0: never closes) */
     int cache_images;      /* LRU entries, <= 0: sized automatically */
-    bool rect;             /* validation rect batches (needs augment and shuffle off): images in
-                              aspect-ratio order, each batch letterboxed to its own shape,
-                              ceil(shape * imgsz / stride + 0.5) * stride, as Ultralytics */
-    int stride;            /* the model's largest stride for rect shapes, <= 0: 32 */
+    bool rect;             /* rect batches (needs shuffle off; ignored for classify): images in
+                              aspect-ratio order, each batch at its own shape,
+                              ceil(shape * imgsz / stride + pad) * stride as Ultralytics, pad 0.5
+                              for validation (letterbox only) and 0.0 with augment (training:
+                              letterbox, perspective, HSV, flips; no mosaic or mixup) */
+    bool multi_scale;      /* training: every batch resized (bilinear) to a random size in about
+                              [0.5, 1.5] x imgsz, stride multiples (not for classify) */
+    int stride;            /* the model's largest stride for rect and multi-scale shapes, <= 0: 32 */
     int deal_rank, deal_world; /* validation under DDP: the batches of a 1-rank loader dealt
                               round-robin, batch b to rank b % deal_world, so every image counts
                               exactly once (rank/world shards pad); deal_world <= 1: all batches */

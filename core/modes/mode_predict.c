@@ -14,6 +14,7 @@
 #include "data/vfs.h"
 #include "modes/load_model.h"
 #include "train/model_graph.h"
+#include "train/prediction_txt.h"
 #include "train/predict_pictures.h"
 #include "train/train_log.h"
 #include "util/json_write.h"
@@ -230,16 +231,7 @@ static yolo_status predict_one(predictor *p, int64_t k, const char *labels_dir) 
     if (!st)
         st = yolo_predict_pictures_image(&p->pictures, p->state, &batch, p->mg->out.n, p->mg->host_out, &image, path,
                                          p->out_names[k], k, p->n_files, times);
-    if (!st && labels_dir) {
-        char txt_path[2048];
-        snprintf(txt_path, sizeof txt_path, "%s/%s.txt", labels_dir, p->out_names[k]);
-        FILE *f = fopen(txt_path, "w");
-        if (!f) st = yolo_error(YOLO_ERR_IO, "%s: cannot write (%s)", txt_path, strerror(errno));
-        else {
-            if (text.txt) fputs(text.txt, f);
-            if (fclose(f) != 0) st = yolo_error(YOLO_ERR_IO, "%s: write failed", txt_path);
-        }
-    }
+    if (!st && labels_dir) st = yolo_prediction_txt_write(labels_dir, p->out_names[k], text.txt);
     if (!st) p->n_predicted++;
     if (!st && p->json) {
         fprintf(p->json, "%s{\"image\": ", p->n_predicted > 1 ? ",\n " : "");
@@ -271,10 +263,8 @@ yolo_status yolo_mode_predict(const yolo_mode_context *ctx) {
     if (!st && writes) st = yolo_session_make_run_dir(&p.s);
     if (!st) st = yolo_predict_pictures_open(&p.pictures, p.s.task, &p.s.tctx, &p.s.set.pictures, p.s.run_dir);
     char labels_dir[1200], json_path[1200];
-    snprintf(labels_dir, sizeof labels_dir, "%s/labels", p.s.run_dir);
     snprintf(json_path, sizeof json_path, "%s/predictions.json", p.s.run_dir);
-    if (!st && ps->save_txt && mkdir(labels_dir, 0777) != 0 && errno != EEXIST)
-        st = yolo_error(YOLO_ERR_IO, "%s: cannot create (%s)", labels_dir, strerror(errno));
+    if (!st && ps->save_txt) st = yolo_prediction_txt_dir(p.s.run_dir, labels_dir, sizeof labels_dir);
     if (!st && save && !(p.json = fopen(json_path, "w"))) st = yolo_error(YOLO_ERR_IO, "%s: cannot create", json_path);
     if (!st && p.json) fputs("[", p.json);
     for (int64_t k = 0; !st && k < p.n_files; k++) st = predict_one(&p, k, ps->save_txt ? labels_dir : NULL);

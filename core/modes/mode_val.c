@@ -6,22 +6,27 @@
 #include "cli/modes.h"
 #include "data/dataset.h"
 #include "modes/load_model.h"
+#include "train/prediction_txt.h"
 #include "train/validate.h"
 
 yolo_status yolo_mode_val(const yolo_mode_context *ctx) {
     yolo_session s;
     yolo_session_options so = {.need_data = true, .concerns = YOLO_SETTINGS_VAL | YOLO_SETTINGS_PICTURES};
     yolo_status st = yolo_session_open(ctx, &s, &so);
-    bool save_txt = false;
+    bool save_txt = false; /* labels/<stem>.txt per image, as Ultralytics' validators (save_conf adds conf) */
     if (!st) st = yolo_config_get_bool(s.cfg, "save_txt", &save_txt);
-    if (!st && save_txt)
-        st = yolo_error(YOLO_ERR_CONFIG, "save_txt=True (%s): not built for val (predict writes labels/ with it)",
-                        yolo_config_source(s.cfg, "save_txt"));
+    /* Ultralytics' Model.val defaults rect to True; only a rect=False given asks for imgsz squares */
+    bool rect = true;
+    int rect_layer = st ? 0 : yolo_config_layer_of(s.cfg, "rect");
+    if (!st && (rect_layer == YOLO_CONFIG_LAYER_CFG || rect_layer == YOLO_CONFIG_LAYER_CLI))
+        st = yolo_config_get_bool(s.cfg, "rect", &rect);
     if (!st) st = yolo_session_load_model(&s);
     const yolo_run_settings *run = &s.set.run;
     yolo_dataset *ds = NULL;
     yolo_dataset_options dopt = {.threads = run->workers > 0 ? run->workers : 1};
     if (!st) st = yolo_session_make_run_dir(&s);
+    char labels_dir[1200];
+    if (!st && save_txt) st = yolo_prediction_txt_dir(s.run_dir, labels_dir, sizeof labels_dir);
     if (!st) st = yolo_dataset_open(&s.data, s.set.val.split, &s.hooks->data, &dopt, &ds);
     if (!st) {
         char line[256];
@@ -33,6 +38,9 @@ yolo_status yolo_mode_val(const yolo_mode_context *ctx) {
         v.print_confusion = true;
         v.plot_dir = s.set.pictures.plots ? s.run_dir : NULL;
         v.json_dir = s.set.pictures.save_json ? s.run_dir : NULL;
+        v.txt_dir = save_txt ? labels_dir : NULL;
+        v.rect = rect;
+        if (!rect) printf("rect=False: %dx%d letterboxed batches\n", run->imgsz, run->imgsz);
         yolo_val_result r;
         st = yolo_validator_run(&v, stdout, &r);
         yolo_validator_release(&v);
@@ -40,7 +48,7 @@ yolo_status yolo_mode_val(const yolo_mode_context *ctx) {
             printf("Speed: %.1f ms per image (%lld images in %.2f s on %s)\n",
                    r.images ? 1000.0 * r.seconds / (double)r.images : 0.0, (long long)r.images, r.seconds,
                    yolo_backend_name(s.backend));
-            printf("Results saved to %s\n", s.run_dir);
+            printf("Results saved to %s%s\n", s.run_dir, save_txt ? " (labels/: save_txt)" : "");
         }
     }
     yolo_dataset_free(ds);

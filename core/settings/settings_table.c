@@ -69,8 +69,9 @@ const yolo_key_reader yolo_settings_keys[] = {
     REFUSED("deterministic", "every path here is deterministic already (fixed reduction orders, seeded "
                              "augmentation); there is no faster non-deterministic path for false to allow"),
     PLUGIN("single_cls", DETECTION_EVAL),
-    REFUSED("rect", "rectangular training batches are not built: the train augmentation outputs imgsz "
-                    "squares; validation always uses rect batches, as in Ultralytics"),
+    LOADER("rect", rect, B),
+    CORE("rect", "yolo_mode_val (modes/mode_val.c): rect batches unless rect=False is given (Ultralytics' Model.val "
+                 "defaults it to True)"),
     OPTIM("cos_lr", cos_lr, B),
     LOADER("close_mosaic", augment.close_mosaic, I),
     LAUNCH("resume", resume, V),
@@ -78,8 +79,7 @@ const yolo_key_reader yolo_settings_keys[] = {
     LOADER("fraction", fraction, D),
     RUN("profile", profile, B),
     OPTIM("freeze", freeze, V),
-    REFUSED("multi_scale", "not built: a training graph is planned per input shape, and a new random size "
-                           "every batch would re-plan (or cache) a graph per size"),
+    LOADER("multi_scale", multi_scale, B),
     PLUGIN("overlap_mask", "the segment plugin (its loss and targets)"),
     PLUGIN("mask_ratio", "the segment plugin (its loss and targets)"),
     PLUGIN("dropout", "the classify plugin (its head)"),
@@ -101,7 +101,7 @@ const yolo_key_reader yolo_settings_keys[] = {
     PLUGIN("classes", DETECTION_EVAL "; the classify plugin"),
     PICTURES("retina_masks", retina_masks, B),
     PREDICT("save_txt", save_txt, B),
-    CORE("save_txt", "yolo_mode_val (modes/mode_val.c): refuses save_txt=True, not built for val"),
+    CORE("save_txt", "yolo_mode_val (modes/mode_val.c): labels/<stem>.txt per val image (train/prediction_txt.c)"),
     PLUGIN("save_conf", DETECTION_EVAL),
     PICTURES("save_crop", save_crop, B),
     PICTURES("show_labels", show_labels, B),

@@ -85,25 +85,43 @@ yolo_status yolo_model_graph_backward(yolo_model_graph *mg) {
     return st ? st : yolo_graph_run_backward(mg->graph);
 }
 
+static void cache_evict_last(yolo_graph_cache *c) {
+    yolo_model_graph *mg = c->entries[--c->n];
+    c->bytes -= mg->peak_bytes;
+    yolo_model_graph_free(mg);
+}
+
 yolo_status yolo_graph_cache_get(yolo_graph_cache *c, const yolo_batch *batch, yolo_model_graph **out) {
     for (int i = 0; i < c->n; i++) {
         yolo_model_graph *mg = c->entries[i];
         if (mg->batch == batch->n && mg->height == batch->height && mg->width == batch->width) {
+            memmove(c->entries + 1, c->entries, (size_t)i * sizeof *c->entries); /* to the front */
+            c->entries[0] = mg;
             *out = mg;
             return YOLO_OK;
         }
     }
-    if (c->n == YOLO_GRAPH_CACHE) { /* evict the oldest */
-        yolo_model_graph_free(c->entries[0]);
-        memmove(c->entries, c->entries + 1, (YOLO_GRAPH_CACHE - 1) * sizeof *c->entries);
-        c->n--;
-    }
+    if (c->n == YOLO_GRAPH_CACHE) cache_evict_last(c);
     yolo_status st = build_graph(c->model, batch->n, batch->height, batch->width, c->training, c->collective, out);
-    if (!st) c->entries[c->n++] = *out;
-    return st;
+    if (st) return st;
+    c->builds++;
+    memmove(c->entries + 1, c->entries, (size_t)c->n * sizeof *c->entries);
+    c->entries[0] = *out;
+    c->n++;
+    c->bytes += (*out)->peak_bytes;
+    for (;;) { /* the arenas bound, against the largest kept */
+        size_t largest = 0;
+        for (int i = 0; i < c->n; i++)
+            if (c->entries[i]->peak_bytes > largest) largest = c->entries[i]->peak_bytes;
+        if (c->n <= 1 || c->bytes <= (size_t)YOLO_GRAPH_CACHE_ARENAS * largest) break;
+        cache_evict_last(c);
+    }
+    if (c->bytes > c->peak_kept) c->peak_kept = c->bytes;
+    return YOLO_OK;
 }
 
 void yolo_graph_cache_clear(yolo_graph_cache *c) {
     for (int i = 0; i < c->n; i++) yolo_model_graph_free(c->entries[i]);
     c->n = 0;
+    c->bytes = 0;
 }

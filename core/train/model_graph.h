@@ -32,16 +32,26 @@ yolo_status yolo_model_graph_forward(yolo_model_graph *mg, const yolo_batch *bat
  * the model's parameters). */
 yolo_status yolo_model_graph_backward(yolo_model_graph *mg);
 
-/* A small cache of graphs keyed by batch shape (the last batch of an epoch
- * is usually smaller). */
-#define YOLO_GRAPH_CACHE 4
+/* A small cache of graphs keyed by batch shape (n, h, w): the last batch
+ * of an epoch is usually smaller, rect batches and multi_scale sizes give
+ * a shape each. Each graph owns its planned activation arena, so the cache
+ * is bounded twice, least recently used evicted first: at most
+ * YOLO_GRAPH_CACHE graphs, and their arenas together at most
+ * YOLO_GRAPH_CACHE_ARENAS times the largest one kept (the graph just built
+ * is never evicted). A shape evicted and met again is planned again
+ * (counted in `builds`). */
+#define YOLO_GRAPH_CACHE 8
+#define YOLO_GRAPH_CACHE_ARENAS 3
 typedef struct yolo_graph_collective yolo_graph_collective;
 typedef struct yolo_graph_cache {
     yolo_model *model;
     bool training;
     const yolo_graph_collective *collective; /* sync_bn under DDP (graph/collective.h), or NULL */
-    yolo_model_graph *entries[YOLO_GRAPH_CACHE];
+    yolo_model_graph *entries[YOLO_GRAPH_CACHE]; /* most recently used first */
     int n;
+    int64_t builds;     /* graphs planned so far */
+    size_t bytes;       /* the kept graphs' planned arenas */
+    size_t peak_kept;   /* the most `bytes` has been */
 } yolo_graph_cache;
 
 yolo_status yolo_graph_cache_get(yolo_graph_cache *c, const yolo_batch *batch, yolo_model_graph **out);

@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "train/amp_step.h"
@@ -15,6 +16,33 @@
 static double memory_gb(const yolo_trainer *t) { return (double)yolo_backend_peak_bytes(t->s.backend) / 1e9; }
 
 yolo_status yolo_trainer_settle_step(yolo_trainer *t) { return yolo_amp_settle(t->opt, t->ema, &t->ema_pending); }
+
+/* Counts a batch's shape for the summary. */
+static void count_shape(yolo_trainer *t, const yolo_batch *b) {
+    for (int i = 0; i < t->n_shapes; i++)
+        if (t->shapes[i].n == b->n && t->shapes[i].h == b->height && t->shapes[i].w == b->width) {
+            t->shapes[i].batches++;
+            return;
+        }
+    if (t->n_shapes == (int)(sizeof t->shapes / sizeof *t->shapes)) {
+        t->shapes_more = true;
+        return;
+    }
+    t->shapes[t->n_shapes++] = (yolo_shape_count){b->n, b->height, b->width, 1};
+}
+
+/* The batch shapes met and the graphs planned for them (rect, multi_scale). */
+static void print_shapes(const yolo_trainer *t) {
+    if (t->n_shapes <= 2 && !t->s.set.loader.rect && !t->s.set.loader.multi_scale) return;
+    printf("Batch shapes (images x 3 x height x width: batches):");
+    for (int i = 0; i < t->n_shapes; i++)
+        printf("%s %dx3x%dx%d: %lld", i ? "," : "", t->shapes[i].n, t->shapes[i].h, t->shapes[i].w,
+               (long long)t->shapes[i].batches);
+    printf("%s\nTraining graphs planned: %lld for %d shapes (at most %d kept, least recently used evicted; their "
+           "activation arenas %.1f MB at most)\n",
+           t->shapes_more ? ", ..." : "", (long long)t->graphs.builds, t->n_shapes, YOLO_GRAPH_CACHE,
+           (double)t->graphs.peak_kept / 1e6);
+}
 
 /* One epoch from batch `first`; mean loss items into items. */
 static yolo_status train_epoch(yolo_trainer *t, int epoch, int64_t first, float *items) {
@@ -82,6 +110,7 @@ static yolo_status train_epoch(yolo_trainer *t, int epoch, int64_t first, float 
             if (!st) st = yolo_amp_after_step(t->opt, t->ema, &t->ema_pending);
             t->last_opt_step = ni;
         }
+        count_shape(t, batch);
         int instances = batch->instances.n > 0 ? batch->instances.n : batch->n;
         int size = batch->width;
         yolo_run_plots_train_batch(&t->plots, batch, t->train_set, ni);
@@ -105,25 +134,49 @@ static yolo_status train_epoch(yolo_trainer *t, int epoch, int64_t first, float 
     return st;
 }
 
+/* The seconds spent training since this process started (t0); with the
+ * test hooks, YOLO_TEST_EPOCH_SECONDS=S makes it S per epoch trained, a
+ * clock a test can rely on. */
+static double training_seconds(double t0, double epochs_trained) {
+#ifdef YOLO_TEST_HOOKS
+    const char *fake = getenv("YOLO_TEST_EPOCH_SECONDS");
+    if (fake && *fake) return atof(fake) * epochs_trained;
+#else
+    (void)epochs_trained;
+#endif
+    return yolo_seconds_now() - t0;
+}
+
 /* time= (hours) overrides epochs, as Ultralytics' trainer: after each epoch
  * epochs = ceil(time * 3600 / mean epoch time), which rescales the LR
  * schedule too (yolo_lr_factor reads the new count) and close_mosaic; once
  * the time is spent this epoch is the last (Ultralytics may begin one more
- * and break it at its first optimizer step). Rank 0's clock decides. */
+ * and break it at its first optimizer step). Rank 0's clock decides.
+ * The count is written back to the config's epochs, so last.ckpt carries
+ * it and a resumed run continues the schedule it was on (Ultralytics
+ * overwrites args.epochs the same way). As in Ultralytics the clock
+ * restarts on resume: the mean is taken over the epochs trained since,
+ * a resumed partial epoch counted as its fraction. */
 static yolo_status fit_epochs_to_time(yolo_trainer *t, int epoch, double t0) {
-    double elapsed = yolo_seconds_now() - t0;
+    int64_t nb = yolo_loader_num_batches(t->loader);
+    double trained = (double)(epoch - t->start_epoch + 1) - (nb > 0 ? (double)t->first_batch / (double)nb : 0.0);
+    double elapsed = training_seconds(t0, trained);
     yolo_status st = yolo_dist_broadcast(t->dist, &elapsed, sizeof elapsed, "the elapsed training time");
     if (st) return st;
-    double budget = t->optim.time * 3600.0, mean = elapsed / (double)(epoch - t->start_epoch + 1);
+    double budget = t->optim.time * 3600.0, mean = trained > 0 ? elapsed / trained : elapsed;
     double want = mean > 0 ? ceil(budget / mean) : (double)INT_MAX;
     int epochs = elapsed >= budget ? epoch + 1 : (want >= (double)INT_MAX ? INT_MAX : (int)want);
     if (epochs < epoch + 1) epochs = epoch + 1;
-    if (epochs != t->optim.epochs)
+    if (epochs != t->optim.epochs) {
         printf("time=%g hours: %.2f s per epoch, %.0f s spent: training for %d epochs\n", t->optim.time, mean, elapsed,
                epochs);
+        char text[32];
+        snprintf(text, sizeof text, "%d", epochs);
+        st = yolo_config_set(t->s.cfg, YOLO_CONFIG_LAYER_CLI, "epochs", text, "time= (epochs recomputed)");
+    }
     t->optim.epochs = epochs;
     yolo_loader_set_epochs(t->loader, epochs);
-    return YOLO_OK;
+    return st;
 }
 
 static void print_metrics_line(const yolo_task_hooks *h, const yolo_val_result *r) {
@@ -191,6 +244,7 @@ static yolo_status train(yolo_trainer *t) {
     if (scaler->enabled)
         printf("AMP: loss scale %g, %lld optimizer steps skipped for inf/NaN gradients\n", (double)scaler->scale,
                (long long)scaler->skipped);
+    print_shapes(t);
     if (t->world > 1 && t->allreduce_steps > 0)
         printf("DDP: gradient all-reduce %.1f ms per optimizer step (%.1f ms of it copying to and from the device; "
                "the rest is the reduction and waiting for the slowest rank), %lld steps, %.1f%% of the training "

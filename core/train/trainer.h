@@ -61,6 +61,11 @@
 #include "train/train_log.h"
 #include "train/validate.h"
 
+typedef struct yolo_shape_count {
+    int n, h, w;
+    int64_t batches;
+} yolo_shape_count;
+
 typedef struct yolo_trainer {
     yolo_session s;              /* s.set: the settings, read once */
     yolo_launch_settings launch; /* read before the checkpoint merge */
@@ -104,6 +109,11 @@ typedef struct yolo_trainer {
     FILE *step_log;        /* YOLO_STEP_LOG=FILE: every batch's loss items (rank 0; tests compare runs) */
     bool ema_pending;      /* loss scaling: the last optimizer step's EMA update waits for its inf check */
     yolo_run_plots plots;  /* plots=True: the run's pictures (rank 0) */
+    /* the batch shapes trained on (n, h, w) and how many batches each, for
+     * the summary (rect and multi_scale give several); the first 32 kept */
+    yolo_shape_count shapes[32];
+    int n_shapes;
+    bool shapes_more;      /* more distinct shapes than kept */
 } yolo_trainer;
 
 /* The run set up (every rank agrees it is, or fails), ready to train. */

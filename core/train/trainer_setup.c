@@ -72,6 +72,14 @@ static yolo_status build_models(yolo_trainer *t) {
     return st;
 }
 
+/* Ultralytics' grid size gs = max(the model's largest stride, 32). */
+static int grid_stride(const yolo_model *model) {
+    int strides[8], n = yolo_model_strides(model, strides, 8), gs = 32;
+    for (int i = 0; i < n && i < 8; i++)
+        if (strides[i] > gs) gs = strides[i];
+    return gs;
+}
+
 static yolo_status create_loader(yolo_trainer *t) {
     const yolo_settings *set = &t->s.set;
     /* keys the task has no use for are said, not silently skipped (Ultralytics skips them without a word) */
@@ -87,7 +95,25 @@ static yolo_status create_loader(yolo_trainer *t) {
     yolo_loader_options lo = {.batch = set->run.batch / t->world, .workers = set->run.workers, .rank = t->rank,
                               .world = t->world, .seed = (uint64_t)set->run.seed,
                               .augment = true, .shuffle = true, .epochs = set->optim.epochs,
-                              .cache_ram = set->loader.cache_ram, .aug = set->loader.augment};
+                              .cache_ram = set->loader.cache_ram, .aug = set->loader.augment,
+                              .rect = set->loader.rect, .multi_scale = set->loader.multi_scale,
+                              .stride = grid_stride(t->s.model)};
+    bool classify = (t->s.hooks->data.needs & YOLO_NEED_IMAGE_CLASS) != 0;
+    if (classify && (lo.rect || lo.multi_scale)) /* Ultralytics' classify trainer reads neither */
+        return yolo_error(YOLO_ERR_CONFIG, "%s=True (%s): not for the classify task (its batches are imgsz crops)",
+                          lo.rect ? "rect" : "multi_scale",
+                          yolo_config_source(t->s.cfg, lo.rect ? "rect" : "multi_scale"));
+    if (lo.rect && t->world > 1) { /* as Ultralytics' trainer before it launches DDP */
+        fprintf(stderr, "WARNING: 'rect=True' is incompatible with Multi-GPU training, setting 'rect=False'\n");
+        lo.rect = false;
+    }
+    if (lo.rect) { /* as Ultralytics' build_dataloader */
+        fprintf(stderr, "WARNING: 'rect=True' is incompatible with DataLoader shuffle, setting shuffle=False\n");
+        lo.shuffle = false;
+        if (lo.aug.copy_paste > 0) /* Ultralytics pastes on the letterboxed image; here rect batches have none */
+            fprintf(stderr, "WARNING: copy_paste=%g has no effect with rect=True (rect batches have no mosaic, mixup "
+                            "or copy_paste here)\n", (double)lo.aug.copy_paste);
+    }
     return yolo_loader_create(t->train_set, &lo, &t->loader);
 }
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "train/prediction_txt.h"
 #include "train/run_plots.h"
 #include "util/json_write.h"
 
@@ -26,10 +27,7 @@ yolo_status yolo_val_json_open(yolo_val_json *j, const yolo_task *task, const ch
 
 /* The stem of path into out; *numeric when it is all digits. */
 static void stem_of(const char *path, char *out, size_t size, bool *numeric) {
-    const char *base = strrchr(path, '/');
-    snprintf(out, size, "%s", base ? base + 1 : path);
-    char *dot = strrchr(out, '.');
-    if (dot) *dot = '\0';
+    yolo_path_stem(path, out, size);
     *numeric = out[0] != '\0';
     for (const char *c = out; *c; c++) *numeric &= isdigit((unsigned char)*c) != 0;
 }

@@ -8,6 +8,7 @@
 #include "data/loader.h"
 #include "train/run_plots.h"
 #include "train/train_log.h"
+#include "train/prediction_txt.h"
 #include "train/val_json.h"
 
 void yolo_validator_init(yolo_validator *v, const yolo_task_hooks *hooks, const yolo_task_context *tctx,
@@ -25,6 +26,7 @@ void yolo_validator_init(yolo_validator *v, const yolo_task_hooks *hooks, const 
     v->workers = workers;
     v->imgsz = imgsz;
     v->seed = seed;
+    v->rect = true;
 }
 
 void yolo_validator_release(yolo_validator *v) { yolo_graph_cache_clear(&v->graphs); }
@@ -51,7 +53,7 @@ yolo_status yolo_validator_run(yolo_validator *v, FILE *table, yolo_val_result *
     double t0 = yolo_seconds_now();
     const yolo_task_hooks *h = v->hooks;
     yolo_loader_options lo = {.batch = v->batch, .workers = v->workers, .world = 1, .seed = v->seed, .augment = false,
-                              .rect = true, /* Ultralytics validates in rect batches (padded +0.5 stride) */
+                              .rect = v->rect, /* Ultralytics validates in rect batches (padded +0.5 stride) */
                               .deal_rank = yolo_dist_rank(v->dist), .deal_world = yolo_dist_world(v->dist)};
     yolo_augment_defaults(&lo.aug);
     lo.aug.imgsz = v->imgsz;
@@ -81,6 +83,8 @@ yolo_status yolo_validator_run(yolo_validator *v, FILE *table, yolo_val_result *
             fprintf(stderr, "WARNING: val_batch%lld plots: %s\n", (long long)n_batches, yolo_last_error());
         v->plot_seconds += yolo_seconds_now() - p0;
         v->plot_cpu_seconds += yolo_thread_cpu_seconds() - c0;
+        if (!st && v->txt_dir)
+            st = yolo_prediction_txt_batch(v->txt_dir, h, metrics, v->dataset, batch, mg->out.n, mg->host_out);
         if (!st && json.f) st = yolo_val_json_add(&json, metrics, v->dataset, batch, mg->out.n, mg->host_out);
         if (!st && val_loss && mg->out.n > h->val_loss_outputs) {
             double loss = 0;

@@ -27,6 +27,7 @@ typedef struct yolo_validator {
     yolo_graph_cache graphs;
     int batch, workers, imgsz;
     uint64_t seed;
+    bool rect;       /* rect batches (init: true, as Ultralytics' trainer and Model.val); false: imgsz squares */
     yolo_dist *dist; /* DDP (set after init): batches dealt round-robin to the ranks, metrics
                         merged on rank 0 and the results given to every rank; NULL: all here */
     /* pictures (set after init): plot_dir non-NULL makes the next run write
@@ -36,6 +37,7 @@ typedef struct yolo_validator {
     const char *plot_dir;
     bool print_confusion;
     const char *json_dir;  /* save_json: predictions.json there (rank 0's images) */
+    const char *txt_dir;   /* save_txt: <stem>.txt per image there (train/prediction_txt.h; each rank its own) */
     double plot_seconds, plot_cpu_seconds; /* wall and CPU time spent drawing pictures, over all runs */
 } yolo_validator;
 

@@ -15,7 +15,7 @@
  *            mAP50, mAP50-95, the fitness and the Ultralytics table.
  *   predict  NMS with predict's settings (conf 0.25 unless set, agnostic_nms,
  *            classes), Ultralytics' txt lines (cls, normalized xywh of the
- *            original image, conf) and a JSON object of the detections.
+ *            original image, conf with save_conf) and a JSON object of the detections.
  *
  * Only sdk headers and the C library; errors through yolo_error. */
 #include <stdio.h>
@@ -236,11 +236,13 @@ static yolo_status detect_predict(void *state, const yolo_batch *batch, int imag
     float H = batch->meta ? (float)batch->meta[image].orig_height : (float)batch->height;
     for (int i = 0; i < n_det; i++) {
         const yolo_detection *d = &s->dets[i];
-        /* Results.save_txt: class, xywhn of the original image, conf ("%g"). */
+        /* Results.save_txt: class, xywhn of the original image ("%g"), conf with save_conf. */
         float xywh[4];
         yolo_box_xyxy_to_xywh(d->box, xywh, 1);
-        fprintf(txt, "%d %g %g %g %g %g\n", (int)d->cls, (double)(xywh[0] / W), (double)(xywh[1] / H),
-                (double)(xywh[2] / W), (double)(xywh[3] / H), (double)d->score);
+        fprintf(txt, "%d %g %g %g %g", (int)d->cls, (double)(xywh[0] / W), (double)(xywh[1] / H),
+                (double)(xywh[2] / W), (double)(xywh[3] / H));
+        if (s->eval.save_conf) fprintf(txt, " %g", (double)d->score);
+        fputc('\n', txt);
         fprintf(json, "%s{", i ? ", " : "");
         yolo_det_write_json(json, &s->eval, d);
         fprintf(json, "}");
