@@ -15,8 +15,8 @@
  *
  * --model yolo11n.yaml runs the baseline through bench/torch_yolo11_baseline.py
  * (--baseline11), which adds YOLO11's modules to the shared script and builds
- * the same architecture (2,624,080 parameters at nc 80); its autocast mode is
- * not wired (the autocast wrapper extends the YOLOv8 script only). Run from
+ * the same architecture (2,624,080 parameters at nc 80), with the same
+ * autocast wrapper as the YOLOv8 script. Run from
  * the repository root, e.g.
  *   build/bin/bench_train --model yolo11n.yaml --imgsz 320 --batch 8
  *
@@ -83,12 +83,12 @@ static double peak_rss_mib(void) {
 static int run_baseline(const options *o, bool autocast, double *img_s) {
     char cmd[2048];
     if (!strncmp(o->model, "yolo11", 6)) { /* the bench-local YOLO11 extension of the shared script */
-        if (autocast) return -1;
         snprintf(cmd, sizeof cmd,
                  "/usr/bin/python3 %s --base %s --threads %d --worker '{\"task\":\"%s\",\"mode\":\"train\","
                  "\"imgsz\":%d,\"batch\":%d,\"threads\":%d,\"warmup\":2,\"min_iters\":%d,\"max_iters\":%d,"
-                 "\"budget_s\":120}' 2>/dev/null",
-                 o->baseline11, o->baseline, o->threads, o->task, o->imgsz, o->batch, o->threads, o->iters, o->iters);
+                 "\"budget_s\":120,\"autocast\":%s}' 2>/dev/null",
+                 o->baseline11, o->baseline, o->threads, o->task, o->imgsz, o->batch, o->threads, o->iters, o->iters,
+                 autocast ? "true" : "false");
     } else {
         snprintf(cmd, sizeof cmd,
                  "/usr/bin/python3 %s/torch_autocast_baseline.py %s --worker '{\"task\":\"%s\",\"mode\":\"train\","

@@ -19,6 +19,8 @@ import argparse
 import importlib.util
 import json
 import math
+import os
+import sys
 
 import torch
 import torch.nn as nn
@@ -197,7 +199,15 @@ def main():
         return
     if args.worker:
         torch.set_num_threads(args.threads)
-        print("RESULT " + json.dumps(b.run_one(json.loads(args.worker))), flush=True)
+        cfg = json.loads(args.worker)
+        autocast = bool(cfg.pop("autocast", False))
+        if autocast:  # the same wrapper the YOLOv8 autocast baseline uses
+            sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+            from torch_autocast_baseline import with_autocast
+            b.build = with_autocast(b.build)
+        result = b.run_one(cfg)
+        result["autocast"] = autocast
+        print("RESULT " + json.dumps(result), flush=True)
 
 
 if __name__ == "__main__":
