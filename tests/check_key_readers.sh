@@ -6,7 +6,7 @@
 # key's name quoted outside core/settings and the key list (core/cfg/keys.c);
 # a field the settings derive another from (split, half) counts by the
 # derived field's use; a PLUGIN row the key
-# quoted in plugins/ or detection/. NOT_IMPLEMENTED and REFUSED rows are
+# quoted in plugins/ or detection/. REFUSED rows are
 # listed (test_settings decides which may exist). Prints one line per row;
 # exits 1 if a row has no reader.
 # Usage: check_key_readers.sh SOURCE_DIR [-v]
@@ -37,14 +37,14 @@ awk '/^ *[A-Z_]+\(/ { row = $0 } row && !/^ *[A-Z_]+\(/ { row = row " " $0 } row
         LAUNCH | RUN | OPTIM | LOADER | CKPT | VAL | PREDICT | DIST)
             field=$(printf '%s' "$rest" | cut -d, -f2 | tr -d ' ' | sed 's/.*\.//')
             case $field in split_name) field=split ;; half) field=half_best ;; esac ;;
-        CORE | PLUGIN | NOT_IMPLEMENTED | REFUSED) field= ;;
+        CORE | PLUGIN | REFUSED) field= ;;
         *) continue ;;
         esac
         [ -n "$key" ] || continue
         case $kind in
         CORE) where=$(first_hit "\"$key\"" core) ;;
         PLUGIN) where=$(first_hit "\"$key\"" plugins detection) ;;
-        NOT_IMPLEMENTED | REFUSED) where="($kind)" ;;
+        REFUSED) where="($kind)" ;;
         *) where=$(first_hit "(\\.|->)$field\\b" core plugins detection) ;;
         esac
         if [ -z "$where" ]; then
@@ -58,4 +58,4 @@ awk '/^ *[A-Z_]+\(/ { row = $0 } row && !/^ *[A-Z_]+\(/ { row = row " " $0 } row
 rows=$(grep -c '^ *[A-Z_]*("' "$table")
 [ "$rows" -gt 80 ] || { echo "only $rows rows parsed from $table"; exit 1; }
 if echo "$report" | grep -q 'read nowhere'; then exit 1; fi
-echo "every row of $table has a reader outside core/settings (or is NOT_IMPLEMENTED/REFUSED)"
+echo "every row of $table has a reader outside core/settings (or is REFUSED)"

@@ -1,16 +1,13 @@
 /* The settings key table (core/settings/settings.h):
  *   1. every key of the embedded default.yaml has a row: a settings field
  *      that reads it, or an explicit status (read elsewhere in the core,
- *      by task plugins, not implemented yet, refused); no row names a key
+ *      by task plugins, refused); no row names a key
  *      default.yaml lacks;
  *   2. every field row really is its field's reader: a value set on the
  *      command line arrives in that field (and the kind fits the key's type),
  *      and no two rows write the same field;
  *   3. yolo_settings_read checks and derives (imgsz, cache, split, half);
- *   4. no key is NOT_IMPLEMENTED but those owned by open work (mixed
- *      precision, pictures), and those print one "has no effect yet" line
- *      when given another value than the default (never silently ignored);
- *      a REFUSED key of the table refuses its non-default value. */
+ *   4. a REFUSED key of the table refuses its non-default value. */
 #include "test_util.h"
 
 #include <math.h>
@@ -48,29 +45,16 @@ static const char *use_name(yolo_key_use use) {
     case YOLO_KEY_SETTING: return "settings field";
     case YOLO_KEY_CORE: return "core, outside the settings";
     case YOLO_KEY_TASK_PLUGIN: return "task plugins (ctx cfg)";
-    case YOLO_KEY_NOT_IMPLEMENTED: return "not implemented yet";
     case YOLO_KEY_REFUSED: return "refused";
     }
     return "?";
-}
-
-/* Keys that other open work implements (issue 14): NOT_IMPLEMENTED rows
- * allowed for these only, each printing its notice. */
-static const char *const owned_elsewhere[] = {"amp",        "plots",     "retina_masks", "save_crop", "show_labels",
-                                              "show_conf",  "show_boxes", "line_width",  "save_json"};
-
-static bool is_owned_elsewhere(const char *key) {
-    for (size_t i = 0; i < sizeof owned_elsewhere / sizeof *owned_elsewhere; i++)
-        if (strcmp(owned_elsewhere[i], key) == 0) return true;
-    return false;
 }
 
 static void test_coverage(void) {
     static char keys[256][64];
     int n = default_yaml_keys(keys, 256);
     CHECK_MSG(n > 80, "default.yaml: only %d keys found", n);
-    int counts[5] = {0};
-    printf("accepted but not read by anything yet (issue 14):");
+    int counts[4] = {0};
     for (int i = 0; i < n; i++) {
         int at = 0, rows = 0;
         const yolo_key_reader *row;
@@ -78,20 +62,16 @@ static void test_coverage(void) {
             rows++;
             counts[row->use]++;
             CHECK_MSG(row->reader && row->reader[0], "key %s: the row names no reader or reason", keys[i]);
-            if (row->use == YOLO_KEY_NOT_IMPLEMENTED) printf(" %s", keys[i]);
-            CHECK_MSG(row->use != YOLO_KEY_NOT_IMPLEMENTED || is_owned_elsewhere(keys[i]),
-                      "default.yaml key '%s' has no behaviour: give it a reader or a REFUSED row", keys[i]);
         }
         CHECK_MSG(rows > 0, "default.yaml key '%s' has no row in core/settings/settings_table.c", keys[i]);
     }
-    printf("\n");
     for (int k = 0; k < yolo_settings_key_count; k++) {
         bool known = false;
         for (int i = 0; i < n && !known; i++) known = strcmp(keys[i], yolo_settings_keys[k].key) == 0;
         CHECK_MSG(known, "settings_table.c row '%s' is not a key of default.yaml", yolo_settings_keys[k].key);
     }
     printf("%d keys, %d rows:", n, yolo_settings_key_count);
-    for (int u = 0; u < 5; u++) printf(" %d %s%s", counts[u], use_name((yolo_key_use)u), u < 4 ? ";" : "\n");
+    for (int u = 0; u < 4; u++) printf(" %d %s%s", counts[u], use_name((yolo_key_use)u), u < 3 ? ";" : "\n");
 }
 
 /* A value for `key` other than its default, within its range and choices, as command-line text. */
@@ -286,46 +266,6 @@ static void test_refused(void) {
     yolo_config_free(cfg);
 }
 
-/* Each NOT_IMPLEMENTED key given another value prints one notice line
- * naming it; the defaults print nothing. */
-static void test_not_implemented_notice(void) {
-    yolo_config *cfg = NULL;
-    CHECK(yolo_config_new(&cfg) == YOLO_OK);
-    FILE *out = tmpfile();
-    CHECK(out != NULL);
-    if (!cfg || !out) return;
-    CHECK_MSG(yolo_settings_notice_not_implemented(cfg, out) == 0, "defaults printed a notice");
-    int rows = 0;
-    for (int k = 0; k < yolo_settings_key_count; k++) {
-        const yolo_key_reader *row = &yolo_settings_keys[k];
-        if (row->use != YOLO_KEY_NOT_IMPLEMENTED) continue;
-        const yolo_config_key *key = yolo_config_find_key(cfg, row->key);
-        yolo_config_value now = {0};
-        char text[128];
-        CHECK(key && yolo_config_get(cfg, row->key, &now) == YOLO_OK);
-        if (!key) continue;
-        probe_text(key, &now, text, sizeof text);
-        CHECK_MSG(yolo_config_set(cfg, YOLO_CONFIG_LAYER_CLI, row->key, text, "command line") == YOLO_OK, "%s=%s: %s",
-                  row->key, text, yolo_last_error());
-        rows++;
-    }
-    CHECK_MSG(yolo_settings_notice_not_implemented(cfg, out) == rows, "not one notice per key given");
-    CHECK_MSG(yolo_settings_notice_not_implemented(cfg, out) == 0, "a notice repeated");
-    char text[8192] = {0};
-    rewind(out);
-    size_t len = fread(text, 1, sizeof text - 1, out);
-    text[len] = '\0';
-    for (int k = 0; k < yolo_settings_key_count; k++) {
-        const yolo_key_reader *row = &yolo_settings_keys[k];
-        char want[96];
-        snprintf(want, sizeof want, "WARNING: %s=", row->key);
-        if (row->use == YOLO_KEY_NOT_IMPLEMENTED)
-            CHECK_MSG(strstr(text, want) && strstr(text, "has no effect yet"), "no notice for %s: %s", row->key, text);
-    }
-    fclose(out);
-    yolo_config_free(cfg);
-}
-
 /* The keys refused by the table: each refuses a non-default value with its reason. */
 static void test_table_refusals(void) {
     static const char *const cases[][2] = {{"deterministic", "false"}};
@@ -340,7 +280,6 @@ static void test_table_refusals(void) {
 
 int main(void) {
     test_refused();
-    test_not_implemented_notice();
     test_table_refusals();
     test_coverage();
     test_fields_read();

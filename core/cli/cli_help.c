@@ -49,7 +49,6 @@ static void print_key(FILE *out, const yolo_config_key *key) {
     const yolo_key_reader *row;
     while ((row = yolo_settings_find_key(key->name, &at)) != NULL) {
         if (row->use == YOLO_KEY_REFUSED) fprintf(out, "  %-26s not supported, only the default: %s\n", "", row->reader);
-        if (row->use == YOLO_KEY_NOT_IMPLEMENTED) fprintf(out, "  %-26s no effect yet (a warning says so)\n", "");
     }
 }
 

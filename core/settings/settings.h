@@ -139,7 +139,6 @@ typedef enum yolo_key_use {
     YOLO_KEY_SETTING,         /* read into a settings field (this table drives the read) */
     YOLO_KEY_CORE,            /* read by the core outside the settings (`reader` says where) */
     YOLO_KEY_TASK_PLUGIN,     /* not read by the core: task plugins read it through their context's config */
-    YOLO_KEY_NOT_IMPLEMENTED, /* accepted and saved in args.yaml, but nothing reads it yet (issue 14) */
     YOLO_KEY_REFUSED,         /* any value but the default is an error */
 } yolo_key_use;
 
@@ -178,11 +177,7 @@ yolo_status yolo_settings_fill_launch(const yolo_config *cfg, yolo_launch_settin
 /* An error for the first REFUSED row of rows[0..n) whose key holds
  * another value than default.yaml's (naming the key, value and source). */
 yolo_status yolo_settings_check_refused(const yolo_config *cfg, const yolo_key_reader *rows, int n);
-/* One line on `out` for each NOT_IMPLEMENTED key given a value other than
- * default.yaml's ("has no effect yet"), once per key and process; the
- * count of lines written. */
-int yolo_settings_notice_not_implemented(const yolo_config *cfg, FILE *out);
-/* yolo_settings_check_refused over the table, yolo_settings_notice_not_implemented, yolo_settings_fill, then
+/* yolo_settings_check_refused over the table, yolo_settings_fill, then
  * each concern's checks and derived fields (errors name the key, its value
  * and where it came from). */
 yolo_status yolo_settings_read(const yolo_config *cfg, unsigned concerns, yolo_settings *out);

@@ -147,30 +147,8 @@ yolo_status yolo_settings_check_refused(const yolo_config *cfg, const yolo_key_r
     return st;
 }
 
-int yolo_settings_notice_not_implemented(const yolo_config *cfg, FILE *out) {
-    static bool said[256]; /* once per key and process: settings are read more than once */
-    yolo_config *defaults = NULL;
-    int notices = 0;
-    for (int k = 0; k < yolo_settings_key_count && k < 256; k++) {
-        const yolo_key_reader *row = &yolo_settings_keys[k];
-        char now[256], was[256];
-        bool changed = false;
-        if (row->use != YOLO_KEY_NOT_IMPLEMENTED || said[k]) continue;
-        if (differs(cfg, row, &defaults, now, was, sizeof now, &changed) == YOLO_OK && changed) {
-            fprintf(out, "WARNING: %s=%s (%s) has no effect yet: %s\n", row->key, now, yolo_config_source(cfg, row->key),
-                    row->reader);
-            said[k] = true;
-            notices++;
-        }
-    }
-    yolo_config_free(defaults);
-    yolo_error_clear();
-    return notices;
-}
-
 yolo_status yolo_settings_read(const yolo_config *cfg, unsigned concerns, yolo_settings *out) {
     yolo_status st = yolo_settings_check_refused(cfg, yolo_settings_keys, yolo_settings_key_count);
-    if (!st) yolo_settings_notice_not_implemented(cfg, stderr);
     if (!st) st = yolo_settings_fill(cfg, concerns, out);
     if (st) return st;
     if ((concerns & YOLO_SETTINGS_RUN) && (st = check_run(&out->run))) return st;

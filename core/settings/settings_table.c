@@ -1,8 +1,7 @@
 /* Every key of default.yaml and what reads it (settings.h). A SETTING row
  * is the reader itself: yolo_settings_fill stores the key's value at that
- * offset. The other rows say who reads the key instead, or that nobody
- * does yet: NOT_IMPLEMENTED rows are the keys issue 14 is to give
- * behaviour (or refuse); flip a row when its key gets a reader. */
+ * offset. The other rows say who reads the key instead, or why a
+ * non-default value is refused. */
 #include <string.h>
 
 #include "settings/settings.h"
@@ -23,7 +22,6 @@
 #define PLUGIN(key, reader) {key, YOLO_KEY_TASK_PLUGIN, 0, 0, 0, reader}
 /* owned by open work (mixed precision, pictures): a value other than the
  * default prints one line saying it has no effect yet */
-#define NOT_IMPLEMENTED(key) {key, YOLO_KEY_NOT_IMPLEMENTED, 0, 0, 0, "accepted, not implemented yet (issue 14)"}
 /* a value other than the default is an error saying `why` */
 #define REFUSED(key, why) {key, YOLO_KEY_REFUSED, 0, 0, 0, why}
 
