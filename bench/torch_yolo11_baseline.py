@@ -16,7 +16,6 @@ the base script's worker with `build` pointing at this model.
 Ultralytics' model.info()), the proof that the architecture is the same.
 """
 import argparse
-import importlib.util
 import json
 import math
 import os
@@ -25,12 +24,8 @@ import sys
 import torch
 import torch.nn as nn
 
-
-def load_base(path):
-    spec = importlib.util.spec_from_file_location("torch_yolo_baseline", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_autocast_baseline import load_baseline, with_autocast  # noqa: E402 (bench-local sibling)
 
 
 def yolo11_modules(b):
@@ -188,7 +183,7 @@ def main():
     ap.add_argument("--worker", type=str, default=None, help="JSON config: run one benchmark, print RESULT JSON")
     ap.add_argument("--summary", action="store_true")
     args = ap.parse_args()
-    b = load_base(args.base)
+    b = load_baseline(args.base)
     b.build = make_builder(b)  # the base worker calls build(task)
     if args.summary:
         m = b.build("detect")
@@ -202,8 +197,6 @@ def main():
         cfg = json.loads(args.worker)
         autocast = bool(cfg.pop("autocast", False))
         if autocast:  # the same wrapper the YOLOv8 autocast baseline uses
-            sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-            from torch_autocast_baseline import with_autocast
             b.build = with_autocast(b.build)
         result = b.run_one(cfg)
         result["autocast"] = autocast
