@@ -37,10 +37,11 @@ yolo_tensor *yolo_graph_view(yolo_graph *g, yolo_tensor *of, size_t offset, int 
 bool yolo_graph_owns_or_persistent(const yolo_graph *g, const yolo_tensor *t);
 
 /* amp on a CPU with bf16 hardware: stores the activations that only
- * convolutions and copies read as bf16 (rule and numerics in narrow.c).
- * Runs in yolo_graph_plan after the BN+SiLU fusion; returns how many values
- * it narrowed. */
-int yolo_graph_narrow_activations(yolo_graph *g);
+ * convolutions and copies read as bf16, and with conv_outputs the
+ * convolutions' outputs that only batch norm reads (rule and numerics in
+ * narrow.c). Runs in yolo_graph_plan after the BN+SiLU fusion; returns how
+ * many values it narrowed. */
+int yolo_graph_narrow_activations(yolo_graph *g, bool conv_outputs);
 
 /* Debug switch for the planner test: poison freed buffers with NaN. */
 void yolo_graph_set_poison(yolo_graph *g, bool poison);
