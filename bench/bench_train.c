@@ -152,7 +152,8 @@ typedef struct bench {
     const options *o;
     const yolo_task *task;
     yolo_backend *be;
-    yolo_model_graph *mg;
+    yolo_model_graph *mg;       /* the mode being timed: one of graphs[] */
+    yolo_model_graph *graphs[2]; /* fp32, amp: each planned under its own precision (amp may store bf16) */
     yolo_optimizer *opt;
     yolo_ema *ema;
     bool ema_pending; /* loss scaling: as the trainer's (train/amp_step.h) */
@@ -264,7 +265,12 @@ int main(int argc, char **argv) {
     if (!st && b.task->n_config_keys)
         st = yolo_config_add_keys(cfg, b.task->config_keys, b.task->n_config_keys, b.task->name);
     if (!st) st = yolo_optimizer_create(model, YOLO_OPTIMIZER_SGD, 0.01f, 0.937f, 5e-4f, &b.opt);
-    if (!st) st = yolo_model_graph_build(model, o.batch, o.imgsz, o.imgsz, true, &b.mg);
+    /* A graph's activation dtypes are fixed when it is planned, so each mode
+     * gets its own, built with that mode's precision set. */
+    for (int m = 0; m < 2 && !st; m++) {
+        yolo_backend_set_amp(b.be, m == 1);
+        st = yolo_model_graph_build(model, o.batch, o.imgsz, o.imgsz, true, &b.graphs[m]);
+    }
     const char *names[80];
     for (int i = 0; i < 80; i++) names[i] = "class";
     yolo_task_context tctx = {.cfg = cfg, .model = model, .nc = mo.nc, .names = names, .imgsz = o.imgsz, .world = 1};
@@ -276,8 +282,9 @@ int main(int argc, char **argv) {
     test_synthetic_batch(&b.batch, o.batch, o.imgsz, mo.nc);
     char flags[128];
     cpu_flags(flags, sizeof flags);
-    printf("bench_train: %s %s imgsz %d batch %d threads %d on %s, activation memory %.1f MiB\n", o.task, o.model,
-           o.imgsz, o.batch, o.threads, yolo_backend_name(b.be), b.mg->peak_bytes / 1048576.0);
+    printf("bench_train: %s %s imgsz %d batch %d threads %d on %s, activation memory fp32 %.1f MiB, amp %.1f MiB\n",
+           o.task, o.model, o.imgsz, o.batch, o.threads, yolo_backend_name(b.be), b.graphs[0]->peak_bytes / 1048576.0,
+           b.graphs[1]->peak_bytes / 1048576.0);
     yolo_backend_set_amp(b.be, true);
     printf("CPU flags: %s; amp runs %s\n", flags, yolo_backend_precision(b.be));
     bool want[2] = {strstr(o.modes, "fp32") != NULL, strstr(o.modes, "amp") != NULL};
@@ -289,6 +296,7 @@ int main(int argc, char **argv) {
             yolo_backend_set_amp(b.be, m == 1);
             /* loss scaling as the trainer turns it on: amp with fp16 kernels */
             yolo_grad_scaler_init(&b.opt->scaler, yolo_backend_supports(b.be, YOLO_BACKEND_CAP_LOSS_SCALING));
+            b.mg = b.graphs[m];
             step_figures f = {0};
             st = run_ours(&b, &f);
             if (st) break;
@@ -326,7 +334,8 @@ int main(int argc, char **argv) {
     if (getenv("YOLO_PROFILE")) yolo_cpu_profile_report(stdout);
     b.task->hooks->loss_destroy(b.loss_state);
     test_synthetic_batch_free(&b.batch);
-    yolo_model_graph_free(b.mg);
+    yolo_model_graph_free(b.graphs[0]);
+    yolo_model_graph_free(b.graphs[1]);
     yolo_optimizer_free(b.opt);
     yolo_ema_free(b.ema);
     yolo_model_free(model);

@@ -26,6 +26,10 @@ typedef enum yolo_backend_capability {
     /* amp runs fp16 kernels (narrow exponent range): training scales the
      * loss dynamically (train/grad_scaler.h), as PyTorch's GradScaler. */
     YOLO_BACKEND_CAP_LOSS_SCALING,
+    /* amp stores activations that only convolutions and copies read as
+     * bf16 (yolo_graph_narrow_activations): the backend's kernels of those
+     * ops take bf16, and its convolutions run bf16. */
+    YOLO_BACKEND_CAP_BF16_ACTIVATIONS,
 } yolo_backend_capability;
 
 /* One region of a batched copy: `bytes` between the host at `host` and

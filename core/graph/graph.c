@@ -307,6 +307,8 @@ yolo_status yolo_graph_plan(yolo_graph *g, yolo_graph_plan_info *info) {
         return YOLO_OK;
     }
     fuse_before_planning(g);
+    if (yolo_backend_supports(g->backend, YOLO_BACKEND_CAP_BF16_ACTIVATIONS))
+        g->narrowed = yolo_graph_narrow_activations(g);
     int n = g->n_nodes;
     /* Liveness: the last node reading each storage root. Inputs live from the
      * start (uploaded before the run); outputs to the end. */

@@ -13,6 +13,7 @@ size_t yolo_dtype_size(yolo_dtype dtype) {
     case YOLO_F16: return 2;
     case YOLO_I32: return 4;
     case YOLO_U8: return 1;
+    case YOLO_BF16: return 2;
     default: return 0;
     }
 }
@@ -23,6 +24,7 @@ const char *yolo_dtype_name(yolo_dtype dtype) {
     case YOLO_F16: return "f16";
     case YOLO_I32: return "i32";
     case YOLO_U8: return "u8";
+    case YOLO_BF16: return "bf16";
     default: return "invalid";
     }
 }
@@ -236,6 +238,7 @@ yolo_status yolo_tensor_upload_f32(yolo_tensor *t, const float *data, int64_t co
     for (int64_t i = 0; i < count; i++) {
         switch (t->dtype) {
         case YOLO_F16: ((uint16_t *)tmp)[i] = yolo_f32_to_f16(data[i]); break;
+        case YOLO_BF16: ((uint16_t *)tmp)[i] = yolo_f32_to_bf16(data[i]); break;
         case YOLO_I32: ((int32_t *)tmp)[i] = (int32_t)lrintf(data[i]); break;
         case YOLO_U8: ((uint8_t *)tmp)[i] = (uint8_t)fminf(fmaxf(lrintf(data[i]), 0.0f), 255.0f); break;
         default: break;
@@ -259,6 +262,7 @@ yolo_status yolo_tensor_download_f32(const yolo_tensor *t, float *data, int64_t 
     for (int64_t i = 0; st == YOLO_OK && i < count; i++) {
         switch (t->dtype) {
         case YOLO_F16: data[i] = yolo_f16_to_f32(((uint16_t *)tmp)[i]); break;
+        case YOLO_BF16: data[i] = yolo_bf16_to_f32(((uint16_t *)tmp)[i]); break;
         case YOLO_I32: data[i] = (float)((int32_t *)tmp)[i]; break;
         case YOLO_U8: data[i] = (float)((uint8_t *)tmp)[i]; break;
         default: break;
@@ -316,5 +320,22 @@ float yolo_f16_to_f32(uint16_t h) {
     }
     float f;
     memcpy(&f, &x, 4);
+    return f;
+}
+
+/* As the CPU's VCVTNEPS2BF16 (and so oneDNN's reorders): NaN quiet,
+ * denormals to a signed zero, the rest rounded to nearest even. */
+uint16_t yolo_f32_to_bf16(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u);
+    if ((u & 0x7f800000u) == 0) return (uint16_t)((u >> 16) & 0x8000u);
+    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+float yolo_bf16_to_f32(uint16_t b) {
+    const uint32_t u = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &u, 4);
     return f;
 }

@@ -41,7 +41,7 @@
 
 typedef struct conv_key {
     int32_t pass, slots, nthr, has_bias; /* nthr: OpenMP threads inside the primitive */
-    int32_t bf16, reserved;              /* bf16: the conv reads bf16 copies of its inputs */
+    int32_t bf16, x_bf16;                /* bf16: the conv reads bf16 copies of its inputs; x_bf16: x is stored bf16 */
     int64_t n, c, h, w, o, ho, wo, kh, kw, sh, sw, ph, pw, dh, dw, groups;
 } conv_key;
 
@@ -343,7 +343,12 @@ static yolo_status entry_build(conv_entry *e, yolo_conv_pass pass, const yolo_co
     DNNL_TRY(dnnl_memory_desc_init_by_tag(&src_hint, 4, sd, in_dt, act_tag), "memory desc");
     DNNL_TRY(dnnl_memory_desc_init_by_tag(&dst_hint, 4, dd, in_dt, act_tag), "memory desc");
     DNNL_TRY(dnnl_memory_desc_init_by_tag(&wei_hint, wnd, wd, in_dt, dnnl_format_tag_any), "memory desc");
-    DNNL_TRY(dnnl_memory_desc_init_by_tag(&src_md, 4, sd, dnnl_f32, dnnl_nchw), "memory desc");
+    /* x stored as bf16 (amp's activations): the plain tensor is bf16, so the
+     * pointwise GEMM reads it as it is and the blocked convs' reorder only
+     * changes the layout. x is the src of the forward and backward-weight
+     * passes; backward data's "src" is dx, always f32. */
+    const bool x_bf16 = g->x_bf16 && pass != YOLO_CONV_BWD_DATA;
+    DNNL_TRY(dnnl_memory_desc_init_by_tag(&src_md, 4, sd, x_bf16 ? dnnl_bf16 : dnnl_f32, dnnl_nchw), "memory desc");
     DNNL_TRY(dnnl_memory_desc_init_by_tag(&dst_md, 4, dd, dnnl_f32, dnnl_nchw), "memory desc");
     DNNL_TRY(dnnl_memory_desc_init_by_tag(&wei_md, wnd, wd, dnnl_f32, g->groups > 1 ? dnnl_goihw : dnnl_oihw),
              "memory desc");
@@ -431,6 +436,7 @@ static yolo_status lookup_locked(yolo_conv_pass pass, const yolo_conv_geom *g, i
     conv_key key;
     memset(&key, 0, sizeof key); /* the hash reads the padding too */
     key.pass = pass, key.slots = slots, key.nthr = nthr, key.has_bias = has_bias, key.bf16 = bf16;
+    key.x_bf16 = g->x_bf16;
     key.n = g->n, key.c = g->c, key.h = g->h, key.w = g->w, key.o = g->o, key.ho = g->ho, key.wo = g->wo;
     key.kh = g->kh, key.kw = g->kw, key.sh = g->sh, key.sw = g->sw, key.ph = g->ph, key.pw = g->pw;
     key.dh = g->dh, key.dw = g->dw, key.groups = g->groups;
@@ -458,7 +464,7 @@ static yolo_status lookup_locked(yolo_conv_pass pass, const yolo_conv_geom *g, i
 
 /* Runs entry e on slot k: reorders in, conv, reorder out. Safe to call from
  * several threads at once on different slots. Returns 0 or writes msg. */
-static dnnl_status_t run_slot(conv_entry *e, int k, const float *a, const float *b, const float *bias, float *out,
+static dnnl_status_t run_slot(conv_entry *e, int k, const void *a, const float *b, const float *bias, float *out,
                               const char **what) {
     conv_slot *sl = &e->slots[k];
     dnnl_stream_t stream = streams[k];
@@ -472,7 +478,7 @@ static dnnl_status_t run_slot(conv_entry *e, int k, const float *a, const float 
         if (s != dnnl_success) return s;
         sl->ws_base = ws[k];
     }
-    void *ptrs[3] = {(void *)a, (void *)b, out};
+    void *ptrs[3] = {(void *)(uintptr_t)a, (void *)(uintptr_t)b, out};
     for (int i = 0; i < 3 && s == dnnl_success; i++) s = dnnl_memory_set_data_handle(sl->user[i], ptrs[i]);
     if (s == dnnl_success && sl->bias) s = dnnl_memory_set_data_handle(sl->bias, (void *)bias);
     if (s != dnnl_success) return s;
@@ -516,7 +522,8 @@ typedef struct split_job {
     int slices;
     conv_entry *entry[MAX_SLOTS];
     int64_t n0[MAX_SLOTS];
-    const float *a, *b, *bias;
+    const void *a; /* f32, or bf16 for x stored as bf16 (g->x_bf16) */
+    const float *b, *bias;
     float *out;
     float *partial[MAX_SLOTS]; /* bwd weight: slice k > 0 sums into its own buffer */
     int64_t dw_count;
@@ -530,14 +537,16 @@ static void split_range(void *arg, int64_t begin, int64_t end) {
     set_threads(1); /* this thread runs its slice alone: no OpenMP region */
     for (int64_t k = begin; k < end; k++) {
         int64_t x_off = j->n0[k] * g->c * g->h * g->w, y_off = j->n0[k] * g->o * g->ho * g->wo;
-        const float *a = j->a, *b = j->b;
+        const size_t x_size = g->x_bf16 ? 2 : sizeof(float); /* bytes of an element of x */
+        const char *a = j->a;
+        const float *b = j->b;
         float *out = j->out;
         if (j->pass == YOLO_CONV_FWD) {
-            a += x_off, out += y_off;
+            a += (size_t)x_off * x_size, out += y_off;
         } else if (j->pass == YOLO_CONV_BWD_DATA) {
-            a += y_off, out += x_off;
+            a += (size_t)y_off * sizeof(float), out += x_off;
         } else {
-            a += x_off, b += y_off;
+            a += (size_t)x_off * x_size, b += y_off;
             if (k > 0) out = j->partial[k];
         }
         j->status[k] = run_slot(j->entry[k], (int)k, a, b, j->bias, out, &j->what[k]);
@@ -554,7 +563,7 @@ static void reduce_range(void *arg, int64_t begin, int64_t end) {
 }
 
 static yolo_status run_split_locked(yolo_cpu_context *ctx, yolo_conv_pass pass, const yolo_conv_geom *g, int slices,
-                                    const float *a, const float *b, const float *bias, float *out) {
+                                    bool bf16, const void *a, const float *b, const float *bias, float *out) {
     static split_job job; /* under `lock` */
     split_job *j = &job;
     *j = (split_job){.pass = pass, .g = g, .slices = slices, .a = a, .b = b, .bias = bias, .out = out,
@@ -567,7 +576,7 @@ static yolo_status run_split_locked(yolo_cpu_context *ctx, yolo_conv_pass pass, 
         sg.n = q + (k < r);
         j->n0[k] = n0;
         n0 += sg.n;
-        st = lookup_locked(pass, &sg, slices, 1, pass == YOLO_CONV_FWD && bias, ctx->bf16, &j->entry[k]);
+        st = lookup_locked(pass, &sg, slices, 1, pass == YOLO_CONV_FWD && bias, bf16, &j->entry[k]);
         if (st == YOLO_OK && j->entry[k]->ws_bytes > need) need = j->entry[k]->ws_bytes;
     }
     /* Partial weight gradients live after the largest slice's workspace. */
@@ -590,18 +599,21 @@ static yolo_status run_split_locked(yolo_cpu_context *ctx, yolo_conv_pass pass, 
 }
 
 yolo_status yolo_conv_onednn(yolo_cpu_context *ctx, yolo_conv_pass pass, const yolo_conv_geom *g,
-                             const float *a, const float *b, const float *bias, float *out) {
+                             const void *a, const float *b, const float *bias, float *out) {
     int threads = ctx && ctx->threads > 0 ? ctx->threads : 1;
+    /* x stored as bf16 is read by bf16 convs whatever ctx asks (it was made
+     * for them; a bf16 x cannot feed an f32 primitive without a copy). */
+    const bool bf16 = (ctx && ctx->bf16) || g->x_bf16;
     if (threads > MAX_SLOTS) threads = MAX_SLOTS;
     bool has_bias = pass == YOLO_CONV_FWD && bias != NULL;
     pthread_mutex_lock(&lock);
     yolo_status st = prepare_locked(g, 1, 0);
     if (st == YOLO_OK && threads > 1 && g->n >= threads && ctx->pool) {
-        st = run_split_locked(ctx, pass, g, threads, a, b, has_bias ? bias : NULL, out);
+        st = run_split_locked(ctx, pass, g, threads, bf16, a, b, has_bias ? bias : NULL, out);
     } else if (st == YOLO_OK) {
         /* Fewer images than threads: one primitive with an OpenMP team. */
         conv_entry *e = NULL;
-        st = lookup_locked(pass, g, 1, threads, has_bias, ctx && ctx->bf16, &e);
+        st = lookup_locked(pass, g, 1, threads, has_bias, bf16, &e);
         if (st == YOLO_OK) st = prepare_locked(g, 1, e->ws_bytes);
         if (st == YOLO_OK) {
             const char *what = "";

@@ -126,9 +126,16 @@ static void cpu_graph_release(yolo_backend *backend, yolo_graph *graph) {
     (void)graph;
 }
 
+/* YOLO_BF16_ACTIVATIONS=off keeps amp's activations f32, to measure what
+ * bf16 storage saves (read when a graph is planned). */
+static bool bf16_activations(const yolo_cpu_context *ctx) {
+    const char *v = getenv("YOLO_BF16_ACTIVATIONS");
+    return ctx->bf16 && !(v && strcmp(v, "off") == 0);
+}
+
 /* Nodes run one by one on the host: a collective node may call out mid-graph. */
 static bool cpu_supports(const yolo_backend *backend, yolo_backend_capability cap) {
-    (void)backend;
+    if (cap == YOLO_BACKEND_CAP_BF16_ACTIVATIONS) return bf16_activations(backend->impl);
     return cap == YOLO_BACKEND_CAP_COLLECTIVE_IN_GRAPH || cap == YOLO_BACKEND_CAP_OP_PROFILE;
 }
 
@@ -149,7 +156,8 @@ static bool cpu_set_amp(yolo_backend *backend, bool want, char *line, size_t siz
     else if (!hw)
         snprintf(line, size, "fp32 (amp=True, but %s: this CPU has neither AVX512-BF16 nor AMX)", isa);
     else
-        snprintf(line, size, "bf16 convolutions; fp32 weights, batch norm, reductions and loss (%s)", isa);
+        snprintf(line, size, "bf16 convolutions%s; fp32 weights, batch norm, reductions and loss (%s)",
+                 bf16_activations(ctx) ? " and activations between them" : "", isa);
     return ctx->bf16;
 }
 

@@ -57,7 +57,7 @@ void yolo_conv_release_caches(void) {
     yolo_conv_im2col_release();
 }
 
-yolo_status yolo_conv_run(yolo_cpu_context *ctx, yolo_conv_pass pass, const yolo_conv_geom *g, const float *a,
+yolo_status yolo_conv_run(yolo_cpu_context *ctx, yolo_conv_pass pass, const yolo_conv_geom *g, const void *a,
                           const float *b, const float *bias, float *out) {
     if (g->n == 0 || g->c == 0 || g->o == 0) { /* empty: nothing to sum (oneDNN rejects zero dims) */
         int64_t count = pass == YOLO_CONV_FWD ? g->n * g->o * g->ho * g->wo
@@ -67,7 +67,12 @@ yolo_status yolo_conv_run(yolo_cpu_context *ctx, yolo_conv_pass pass, const yolo
         if (pass == YOLO_CONV_FWD && bias && count > 0) yolo_conv_add_bias(ctx, out, bias, g->n, g->o, g->ho * g->wo);
         return YOLO_OK;
     }
-    if (yolo_conv_current_impl() == YOLO_CONV_IMPL_IM2COL) return yolo_conv_im2col(ctx, pass, g, a, b, bias, out);
+    if (yolo_conv_current_impl() == YOLO_CONV_IMPL_IM2COL) {
+        if (g->x_bf16)
+            return yolo_error(YOLO_ERR_BACKEND, "conv2d: x is stored as bf16 (amp), which only the oneDNN "
+                                                "convolutions read; YOLO_CONV_IMPL=im2col cannot run it");
+        return yolo_conv_im2col(ctx, pass, g, a, b, bias, out);
+    }
     return yolo_conv_onednn(ctx, pass, g, a, b, bias, out);
 }
 
@@ -115,8 +120,12 @@ static yolo_status geom_from(const yolo_tensor *out, const yolo_tensor *x, const
     const int32_t *ip = out->node->iparams;
     g->sh = ip[0], g->sw = ip[1], g->ph = ip[2], g->pw = ip[3], g->dh = ip[4], g->dw = ip[5], g->groups = ip[6];
     if (x->ndim != 4 || w->ndim != 4 || y->ndim != 4) return shape_error(out, "tensors must be 4-D");
+    /* x of the forward and backward-weight passes may be amp's bf16 activation */
+    const int op = out->node->op;
+    g->x_bf16 = (op == YOLO_OP_CONV2D || op == YOLO_OP_CONV2D_BWD_WEIGHT) && x->dtype == YOLO_BF16;
     for (int i = 0; i < out->node->n_src; i++)
-        if (out->node->src[i]->dtype != YOLO_F32) return shape_error(out, "tensors must be f32");
+        if (out->node->src[i]->dtype != YOLO_F32 && !(i == 0 && g->x_bf16))
+            return shape_error(out, "tensors must be f32 (x may be bf16)");
     if (out->dtype != YOLO_F32) return shape_error(out, "tensors must be f32");
     if (g->sh < 1 || g->sw < 1 || g->ph < 0 || g->pw < 0 || g->dh < 1 || g->dw < 1 || g->groups < 1)
         return shape_error(out, "bad stride/pad/dilation/groups");
@@ -150,7 +159,7 @@ static yolo_status kernel_conv2d(yolo_cpu_context *ctx, yolo_tensor *out) {
     yolo_status st = geom_from(out, out->node->src[0], out->node->src[1], out, &g);
     if (st == YOLO_OK) st = bias_check(out, g.o);
     if (st != YOLO_OK) return st;
-    return yolo_conv_run(ctx, YOLO_CONV_FWD, &g, yolo_cpu_f32(out->node->src[0]), yolo_cpu_f32(out->node->src[1]),
+    return yolo_conv_run(ctx, YOLO_CONV_FWD, &g, yolo_cpu_data(out->node->src[0]), yolo_cpu_f32(out->node->src[1]),
                          bias_of(out), yolo_cpu_f32(out));
 }
 
@@ -168,7 +177,7 @@ static yolo_status kernel_conv2d_bwd_weight(yolo_cpu_context *ctx, yolo_tensor *
     yolo_conv_geom g;
     yolo_status st = geom_from(out, out->node->src[0], out, out->node->src[1], &g);
     if (st != YOLO_OK) return st;
-    return yolo_conv_run(ctx, YOLO_CONV_BWD_WEIGHT, &g, yolo_cpu_f32(out->node->src[0]), yolo_cpu_f32(out->node->src[1]), NULL,
+    return yolo_conv_run(ctx, YOLO_CONV_BWD_WEIGHT, &g, yolo_cpu_data(out->node->src[0]), yolo_cpu_f32(out->node->src[1]), NULL,
                          yolo_cpu_f32(out));
 }
 

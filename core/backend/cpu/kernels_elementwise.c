@@ -79,6 +79,21 @@ static inline __attribute__((always_inline)) void v16_exp(const v16f *in, v16f *
     *out = p * (v16f)((v16u)(ni + 127) << 23); /* unsigned: NaN lanes must not overflow a signed shift */
 }
 
+/* 16 floats to bf16 as the CPU's VCVTNEPS2BF16 (and so oneDNN's reorders)
+ * does it: round to nearest even, NaN to a quiet NaN, denormals to a signed
+ * zero. yolo_f32_to_bf16 is the scalar twin. */
+typedef uint16_t v16h __attribute__((vector_size(32)));
+static inline __attribute__((always_inline)) void v16_to_bf16(const v16f *x, uint16_t *out) {
+    const v16u u = (v16u)*x;
+    const v16u mag = u & 0x7fffffffu;
+    v16u r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    const v16u nan = (v16u)(mag > 0x7f800000u), denormal = (v16u)((u & 0x7f800000u) == 0);
+    r = (nan & ((u >> 16) | 0x40u)) | (~nan & r);
+    r = (denormal & ((u >> 16) & 0x8000u)) | (~denormal & r);
+    const v16h h = __builtin_convertvector(r, v16h);
+    memcpy(out, &h, sizeof h);
+}
+
 static inline __attribute__((always_inline)) void v16_sigmoid(const v16f *x, v16f *out) {
     const v16f neg = -*x;
     v16f e;
@@ -141,7 +156,7 @@ DEFINE_VMAP(sigmoid, v16_sigmoid1)
 typedef struct bn_silu_job {
     int64_t c, s;
     const float *x, *dy, *mean, *var, *gamma, *beta;
-    float *out;
+    void *out; /* f32, or bf16 for BN_SILU's narrowed value */
     float eps;
 } bn_silu_job;
 
@@ -152,7 +167,16 @@ static int64_t planes_of(const yolo_tensor *x, int64_t *c, int64_t *s) {
     return x->shape[0] * *c;
 }
 
-#define DEFINE_BN_VMAP(name, vfn)                                                                        \
+/* STORE(out, p*s + i, &o, n) writes n lanes of o at element p*s+i of out. */
+#define STORE_F32(out, at, o, n) memcpy((float *)(out) + (at), (o), (size_t)(n) * sizeof(float))
+#define STORE_BF16(out, at, o, n)                                      \
+    do {                                                               \
+        uint16_t h_[16];                                               \
+        v16_to_bf16((o), h_);                                          \
+        memcpy((uint16_t *)(out) + (at), h_, (size_t)(n) * 2);         \
+    } while (0)
+
+#define DEFINE_BN_VMAP(name, vfn, STORE)                                                                 \
     VECTOR_CLONES static void name##_range(void *arg, int64_t begin, int64_t end) {                      \
         const bn_silu_job *j = arg;                                                                      \
         const int64_t s = j->s;                                                                          \
@@ -161,7 +185,6 @@ static int64_t planes_of(const yolo_tensor *x, int64_t *c, int64_t *s) {
             const float kf = j->gamma[c] / sqrtf(j->var[c] + j->eps);                                    \
             const v16f mean = V16(j->mean[c]), k = V16(kf), b = V16(j->beta[c]);                         \
             const float *x = j->x + p * s, *dy = j->dy ? j->dy + p * s : NULL;                           \
-            float *out = j->out + p * s;                                                                 \
             v16f vx, z, d = V16(0.0f), o;                                                                \
             int64_t i = 0;                                                                               \
             for (; i + 16 <= s; i += 16) {                                                               \
@@ -169,7 +192,7 @@ static int64_t planes_of(const yolo_tensor *x, int64_t *c, int64_t *s) {
                 if (dy) memcpy(&d, dy + i, sizeof d);                                                    \
                 z = (vx - mean) * k + b;                                                                 \
                 vfn(&z, &d, &o);                                                                         \
-                memcpy(out + i, &o, sizeof o);                                                           \
+                STORE(j->out, p * s + i, &o, 16);                                                        \
             }                                                                                            \
             if (i < s) { /* the tail, zero-padded */                                                     \
                 const size_t bytes = (size_t)(s - i) * sizeof(float);                                    \
@@ -178,13 +201,14 @@ static int64_t planes_of(const yolo_tensor *x, int64_t *c, int64_t *s) {
                 if (dy) memcpy(&d, dy + i, bytes);                                                       \
                 z = (vx - mean) * k + b;                                                                 \
                 vfn(&z, &d, &o);                                                                         \
-                memcpy(out + i, &o, bytes);                                                              \
+                STORE(j->out, p * s + i, &o, s - i);                                                     \
             }                                                                                            \
         }                                                                                                \
     }
 
-DEFINE_BN_VMAP(bn_silu, v16_silu)
-DEFINE_BN_VMAP(bn_silu_bwd, v16_silu_bwd)
+DEFINE_BN_VMAP(bn_silu, v16_silu, STORE_F32)
+DEFINE_BN_VMAP(bn_silu_bf16, v16_silu, STORE_BF16) /* amp's bf16 activations (graph/narrow.c) */
+DEFINE_BN_VMAP(bn_silu_bwd, v16_silu_bwd, STORE_F32)
 
 static yolo_status bn_silu_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     const bool backward = out->node->op == YOLO_OP_BN_SILU_BWD;
@@ -196,9 +220,9 @@ static yolo_status bn_silu_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     j.gamma = yolo_cpu_f32(out->node->src[3]);
     j.beta = yolo_cpu_f32(out->node->src[4]);
     j.dy = backward ? yolo_cpu_f32(out->node->src[5]) : NULL;
-    j.out = yolo_cpu_f32(out);
+    j.out = yolo_cpu_data(out);
     j.eps = out->node->fparams[0];
-    yolo_range_fn fn = backward ? bn_silu_bwd_range : bn_silu_range;
+    yolo_range_fn fn = backward ? bn_silu_bwd_range : out->dtype == YOLO_BF16 ? bn_silu_bf16_range : bn_silu_range;
     if (!ctx || !ctx->pool || planes * j.s < PARALLEL_MIN_ELEMENTS)
         fn(&j, 0, planes);
     else
@@ -337,8 +361,52 @@ static void binary_range(void *arg, int64_t begin, int64_t end) {
     }
 }
 
+/* ADD of two same-shape bf16 values (amp's residual add, graph/narrow.c):
+ * the f32 sum of the widened operands, rounded to bf16. */
+typedef struct add_bf16_job {
+    const uint16_t *a, *b;
+    uint16_t *out;
+} add_bf16_job;
+
+static inline __attribute__((always_inline)) void v16_from_bf16(const uint16_t *p, v16f *out) {
+    v16h h;
+    memcpy(&h, p, sizeof h);
+    *out = (v16f)(__builtin_convertvector(h, v16u) << 16);
+}
+
+VECTOR_CLONES static void add_bf16_range(void *arg, int64_t begin, int64_t end) {
+    const add_bf16_job *j = arg;
+    v16f x, y, o;
+    int64_t i = begin;
+    for (; i + 16 <= end; i += 16) {
+        v16_from_bf16(j->a + i, &x);
+        v16_from_bf16(j->b + i, &y);
+        o = x + y;
+        v16_to_bf16(&o, j->out + i);
+    }
+    if (i < end) { /* the tail, zero-padded */
+        uint16_t pa[16] = {0}, pb[16] = {0}, po[16];
+        memcpy(pa, j->a + i, (size_t)(end - i) * 2);
+        memcpy(pb, j->b + i, (size_t)(end - i) * 2);
+        v16_from_bf16(pa, &x);
+        v16_from_bf16(pb, &y);
+        o = x + y;
+        v16_to_bf16(&o, po);
+        memcpy(j->out + i, po, (size_t)(end - i) * 2);
+    }
+}
+
 static yolo_status binary_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     const yolo_tensor *a = out->node->src[0], *b = out->node->src[1];
+    if (out->dtype == YOLO_BF16 || a->dtype == YOLO_BF16 || b->dtype == YOLO_BF16) {
+        if (out->node->op != YOLO_OP_ADD || a->dtype != YOLO_BF16 || b->dtype != YOLO_BF16 ||
+            out->dtype != YOLO_BF16 || !yolo_tensor_same_shape(a, out) || !yolo_tensor_same_shape(b, out))
+            return yolo_error(YOLO_ERR_SHAPE, "%s '%s': bf16 runs only as an ADD of two same-shape bf16 tensors",
+                              yolo_op_name(out->node->op), out->name);
+        add_bf16_job k = {yolo_cpu_data(a), yolo_cpu_data(b), yolo_cpu_data(out)};
+        run_ranges(ctx, numel_of(out), add_bf16_range, &k);
+        return YOLO_OK;
+    }
     binary_job j;
     j.op = out->node->op;
     binary_plan(&j, a, b, out);
@@ -418,6 +486,7 @@ static inline double load_as_double(const void *p, yolo_dtype dt, int64_t i) {
     switch (dt) {
     case YOLO_F32: return ((const float *)p)[i];
     case YOLO_F16: return half_to_float(((const uint16_t *)p)[i]);
+    case YOLO_BF16: return yolo_bf16_to_f32(((const uint16_t *)p)[i]);
     case YOLO_I32: return ((const int32_t *)p)[i];
     default: return ((const uint8_t *)p)[i];
     }
@@ -446,6 +515,12 @@ static void cast_range(void *arg, int64_t begin, int64_t end) {
         /* Rounds to f32, then to f16: the double rounding can only differ
          * from a single rounding on exact f16 ties, and never when f == 1. */
         for (int64_t i = begin; i < end; i++) d[i] = half_from_float((float)(load_as_double(j->src, j->from, i) * f));
+        break;
+    }
+    case YOLO_BF16: {
+        uint16_t *restrict d = j->dst;
+        /* Rounds to f32, then to bf16 (as YOLO_F16 above) */
+        for (int64_t i = begin; i < end; i++) d[i] = yolo_f32_to_bf16((float)(load_as_double(j->src, j->from, i) * f));
         break;
     }
     case YOLO_I32: {
@@ -489,6 +564,12 @@ static void fill_range(void *arg, int64_t begin, int64_t end) {
     case YOLO_F16: {
         uint16_t *d = j->dst;
         const uint16_t h = half_from_float(j->value);
+        for (int64_t i = begin; i < end; i++) d[i] = h;
+        break;
+    }
+    case YOLO_BF16: {
+        uint16_t *d = j->dst;
+        const uint16_t h = yolo_f32_to_bf16(j->value);
         for (int64_t i = begin; i < end; i++) d[i] = h;
         break;
     }

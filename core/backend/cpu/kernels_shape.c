@@ -13,7 +13,8 @@
 
 static size_t elem_size(yolo_dtype dt) {
     switch (dt) {
-    case YOLO_F16: return 2;
+    case YOLO_F16:
+    case YOLO_BF16: return 2;
     case YOLO_U8: return 1;
     default: return 4;
     }
@@ -75,6 +76,10 @@ static yolo_status concat_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     const int axis = axis_of(out);
     if (axis < 0 || axis >= out->ndim)
         return yolo_error(YOLO_ERR_ARG, "CONCAT: axis %d out of range for a %d-d output", out->node->iparams[0], out->ndim);
+    for (int k = 0; k < out->node->n_src; k++)
+        if (out->node->src[k]->dtype != out->dtype)
+            return yolo_error(YOLO_ERR_SHAPE, "CONCAT '%s': source %d is %s, the output %s", out->name, k,
+                              yolo_dtype_name(out->node->src[k]->dtype), yolo_dtype_name(out->dtype));
     concat_job j;
     j.out = out;
     j.dst = yolo_cpu_data(out);
@@ -116,6 +121,9 @@ static yolo_status slice_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     if (axis < 0 || axis >= out->ndim)
         return yolo_error(YOLO_ERR_ARG, "%s: axis %d out of range for a %d-d output", yolo_op_name(out->node->op),
                           out->node->iparams[0], out->ndim);
+    if (src->dtype != out->dtype)
+        return yolo_error(YOLO_ERR_SHAPE, "%s '%s': source is %s, the output %s", yolo_op_name(out->node->op),
+                          out->name, yolo_dtype_name(src->dtype), yolo_dtype_name(out->dtype));
     const int64_t start = out->node->iparams[1];
     if (start < 0 || start + small->shape[axis] > big->shape[axis])
         return yolo_error(YOLO_ERR_ARG, "%s: [%lld, %lld) outside axis %d of length %lld", yolo_op_name(out->node->op),

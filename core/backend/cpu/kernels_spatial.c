@@ -22,32 +22,36 @@ static void run_ranges(yolo_cpu_context *ctx, int64_t n, int64_t work, yolo_rang
 /* ---- UPSAMPLE_NEAREST and its backward ---- */
 
 typedef struct upsample_job {
-    const float *src;
-    float *dst;
+    const void *src; /* forward: f32, or bf16 (amp's activations); backward: f32 */
+    void *dst;
     int64_t h, w; /* the small (input of forward) size */
     int64_t f;
 } upsample_job;
 
-/* Forward, per input row r = (plane, h): one widened row written f times. */
-static void upsample_range(void *arg, int64_t begin, int64_t end) {
-    const upsample_job *j = arg;
-    const int64_t w = j->w, f = j->f, wo = w * f;
-    for (int64_t r = begin; r < end; r++) {
-        const float *restrict x = j->src + r * w;
-        float *restrict y = j->dst + r * f * wo; /* rows r*f .. r*f+f-1 of the output */
-        for (int64_t i = 0; i < w; i++)
-            for (int64_t k = 0; k < f; k++) y[i * f + k] = x[i];
-        for (int64_t k = 1; k < f; k++) memcpy(y + k * wo, y, (size_t)wo * sizeof(float));
+/* Forward, per input row r = (plane, h): one widened row written f times.
+ * A copy, so it is written once per element type. */
+#define DEFINE_UPSAMPLE(name, T)                                                       \
+    static void name(void *arg, int64_t begin, int64_t end) {                          \
+        const upsample_job *j = arg;                                                   \
+        const int64_t w = j->w, f = j->f, wo = w * f;                                  \
+        for (int64_t r = begin; r < end; r++) {                                        \
+            const T *restrict x = (const T *)j->src + r * w;                           \
+            T *restrict y = (T *)j->dst + r * f * wo; /* output rows r*f .. r*f+f-1 */ \
+            for (int64_t i = 0; i < w; i++)                                            \
+                for (int64_t k = 0; k < f; k++) y[i * f + k] = x[i];                   \
+            for (int64_t k = 1; k < f; k++) memcpy(y + k * wo, y, (size_t)wo * sizeof(T)); \
+        }                                                                              \
     }
-}
+DEFINE_UPSAMPLE(upsample_range, float)
+DEFINE_UPSAMPLE(upsample_bf16_range, uint16_t)
 
 /* Backward, per output row r: each element sums its f*f block (rows outer). */
 static void upsample_bwd_range(void *arg, int64_t begin, int64_t end) {
     const upsample_job *j = arg;
     const int64_t w = j->w, f = j->f, wo = w * f;
     for (int64_t r = begin; r < end; r++) {
-        const float *dy = j->src + r * f * wo;
-        float *restrict dx = j->dst + r * w;
+        const float *dy = (const float *)j->src + r * f * wo;
+        float *restrict dx = (float *)j->dst + r * w;
         for (int64_t i = 0; i < w; i++) {
             float acc = 0.0f;
             for (int64_t a = 0; a < f; a++)
@@ -63,9 +67,15 @@ static yolo_status upsample_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     const int64_t f = out->node->iparams[0];
     if (f < 1)
         return yolo_error(YOLO_ERR_ARG, "%s: factor %lld must be >= 1", yolo_op_name(out->node->op), (long long)f);
-    upsample_job j = {yolo_cpu_f32(out->node->src[0]), yolo_cpu_f32(out), small->shape[2], small->shape[3], f};
+    if (out->dtype != out->node->src[0]->dtype || (backward && out->dtype != YOLO_F32) ||
+        (out->dtype != YOLO_F32 && out->dtype != YOLO_BF16))
+        return yolo_error(YOLO_ERR_SHAPE, "%s '%s': %s -> %s is not supported (f32, or bf16 forward)",
+                          yolo_op_name(out->node->op), out->name, yolo_dtype_name(out->node->src[0]->dtype),
+                          yolo_dtype_name(out->dtype));
+    upsample_job j = {yolo_cpu_data(out->node->src[0]), yolo_cpu_data(out), small->shape[2], small->shape[3], f};
     const int64_t rows = small->shape[0] * small->shape[1] * j.h;
-    run_ranges(ctx, rows, rows * j.w * f * f, backward ? upsample_bwd_range : upsample_range, &j);
+    yolo_range_fn fn = backward ? upsample_bwd_range : out->dtype == YOLO_BF16 ? upsample_bf16_range : upsample_range;
+    run_ranges(ctx, rows, rows * j.w * f * f, fn, &j);
     return YOLO_OK;
 }
 

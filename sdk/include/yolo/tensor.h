@@ -21,7 +21,10 @@ extern "C" {
 #define YOLO_MAX_DIMS 4
 #define YOLO_NAME_MAX 96
 
-typedef enum yolo_dtype { YOLO_F32 = 0, YOLO_F16, YOLO_I32, YOLO_U8, YOLO_DTYPE_COUNT } yolo_dtype;
+/* YOLO_BF16 (bfloat16: the top half of an f32) appears only inside graphs:
+ * amp on a CPU with bf16 hardware stores some activations in it (see
+ * yolo_graph_plan); uploads and downloads of f32 data convert. */
+typedef enum yolo_dtype { YOLO_F32 = 0, YOLO_F16, YOLO_I32, YOLO_U8, YOLO_BF16, YOLO_DTYPE_COUNT } yolo_dtype;
 
 /* Bytes per element; name ("f32", ...). */
 YOLO_API size_t yolo_dtype_size(yolo_dtype dtype);
@@ -94,6 +97,10 @@ YOLO_API yolo_status yolo_tensor_zero(yolo_tensor *t);
 /* IEEE half <-> float on the host (round to nearest even). */
 YOLO_API uint16_t yolo_f32_to_f16(float f);
 YOLO_API float yolo_f16_to_f32(uint16_t h);
+/* bfloat16 <-> float on the host: round to nearest even, NaN stays NaN,
+ * denormals become a signed zero (as x86 VCVTNEPS2BF16). */
+YOLO_API uint16_t yolo_f32_to_bf16(float f);
+YOLO_API float yolo_bf16_to_f32(uint16_t b);
 
 #ifdef __cplusplus
 }
