@@ -64,6 +64,6 @@ const char *yolo_backend_precision(const yolo_backend *backend) {
 yolo_bf16_activations yolo_bf16_activations_policy(void) {
     const char *v = getenv("YOLO_BF16_ACTIVATIONS");
     if (v && strcmp(v, "off") == 0) return YOLO_BF16_ACTIVATIONS_OFF;
-    if (v && strcmp(v, "silu") == 0) return YOLO_BF16_ACTIVATIONS_SILU;
-    return YOLO_BF16_ACTIVATIONS_ALL;
+    if (v && strcmp(v, "all") == 0) return YOLO_BF16_ACTIVATIONS_ALL;
+    return YOLO_BF16_ACTIVATIONS_SILU;
 }

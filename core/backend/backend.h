@@ -95,8 +95,10 @@ struct yolo_backend {
 /* How much amp stores as bf16 where a backend has
  * YOLO_BACKEND_CAP_BF16_ACTIVATIONS (graph/narrow.c), from
  * YOLO_BF16_ACTIVATIONS: off, silu (BN+SiLU outputs and the copies between
- * convolutions) or all (also the convolutions' outputs that batch norm
- * reads; the default). The other values are there to measure each part. */
+ * convolutions; the default) or all (also the convolutions' outputs that
+ * batch norm reads). On bench_train (YOLOv8n, 320, batch 8, AVX512-BF16)
+ * silu cut activation memory 281 -> 215 MiB and ran 1.2% faster than off;
+ * all cut it to 165 MiB but ran ~8% slower than off, so it is opt-in. */
 typedef enum yolo_bf16_activations {
     YOLO_BF16_ACTIVATIONS_OFF,
     YOLO_BF16_ACTIVATIONS_SILU,
