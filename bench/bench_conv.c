@@ -58,7 +58,7 @@ typedef struct buffers {
 
 /* Best time of `fn` repeated until min_time has passed (at least twice). */
 typedef yolo_status (*impl_fn)(yolo_cpu_context *, yolo_conv_pass, const yolo_conv_geom *, const void *,
-                               const float *, const float *, float *);
+                               const float *, const float *, void *);
 
 static double time_pass(impl_fn fn, yolo_cpu_context *ctx, yolo_conv_pass pass, const yolo_conv_geom *g,
                         buffers *B, const layer *L, double min_time, int *error) {
@@ -107,7 +107,7 @@ static double time_sgemm(int threads, int64_t M, int64_t N, int64_t K, buffers *
 
 /* oneDNN with bf16 inputs (amp on the CPU backend): f32 tensors in and out. */
 static yolo_status onednn_bf16(yolo_cpu_context *ctx, yolo_conv_pass pass, const yolo_conv_geom *g, const void *a,
-                               const float *b, const float *bias, float *out) {
+                               const float *b, const float *bias, void *out) {
     yolo_cpu_context c = *ctx;
     c.bf16 = true;
     return yolo_conv_onednn(&c, pass, g, a, b, bias, out);

@@ -10,8 +10,9 @@
  *               [--modes fp32,amp] [--no-baseline] [--baseline PATH]
  *
  * Per step it also reports the host time the device waits for (output
- * download, loss, gradient upload), the bytes moved, the transfers and the
- * graph runs (on Vulkan each is a queue submission).
+ * download, loss, gradient upload), the bytes moved, the transfers, the
+ * graph runs (on Vulkan each is a queue submission) and, on Vulkan, the
+ * graph waits: how often the host blocked until submitted runs finished.
  *
  * --model yolo11n.yaml runs the baseline through bench/torch_yolo11_baseline.py
  * (--baseline11), which adds YOLO11's modules to the shared script and builds
@@ -29,7 +30,9 @@
 #include <time.h>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/vulkan/vulkan_stats.h"
 #include "plugin/plugin_loader.h"
+#include "train/amp_step.h"
 #include "train/ema.h"
 #include "train/model_graph.h"
 #include "train/optimizer.h"
@@ -141,6 +144,7 @@ static void cpu_flags(char *out, size_t size) {
 typedef struct step_figures {
     double seconds, cpu_seconds, wait_download, wait_loss, wait_upload;
     double bytes_moved, transfers, graph_runs;
+    double graph_waits; /* Vulkan: the host blocked on a graph run's fence */
     double loss_sum; /* over every step, warmup included: equal bits run to run */
 } step_figures;
 
@@ -152,6 +156,7 @@ typedef struct bench {
     yolo_model_graph *graphs[2]; /* fp32, amp: each planned under its own precision (amp may store bf16) */
     yolo_optimizer *opt;
     yolo_ema *ema;
+    bool ema_pending; /* loss scaling: as the trainer's (train/amp_step.h) */
     void *loss_state;
     yolo_batch batch;
 } bench;
@@ -170,32 +175,45 @@ static double median(double *v, int n) {
     return v[n / 2];
 }
 
-/* iters timed steps after `warmup` untimed ones; the median of each figure. */
+/* The host's blocking waits on the device so far (Vulkan; 0 elsewhere). */
+static uint64_t graph_waits(const yolo_backend *be) {
+    yolo_vulkan_stats vs;
+    return yolo_vulkan_get_stats(be, &vs) == YOLO_OK ? vs.graph_waits : 0;
+}
+
+/* iters timed steps after `warmup` untimed ones, each as the trainer's
+ * (train_loop.c): with loss scaling (amp with fp16 kernels) the last step's
+ * inf check after the forward and scaled loss gradients; the optimizer
+ * step and the EMA update queued together (train/amp_step.h); the median
+ * of each figure. */
 static yolo_status run_ours(bench *b, step_figures *fig) {
     const options *o = b->o;
     yolo_model_graph *mg = b->mg;
-    enum { FIGURES = 8 };
+    yolo_optimizer *opt = b->opt;
+    enum { FIGURES = 9 };
     double *v[FIGURES];
     for (int k = 0; k < FIGURES; k++) v[k] = calloc((size_t)o->iters + 1, sizeof(double));
     yolo_status st = YOLO_OK;
     for (int it = -o->warmup; it < o->iters && !st; it++) {
         yolo_backend_traffic c0 = b->be->traffic;
+        uint64_t w0 = graph_waits(b->be);
         double t0 = yolo_seconds_now(), cpu0 = process_cpu_seconds();
         double loss = 0;
         float items[YOLO_TASK_MAX_ITEMS];
         st = yolo_model_graph_forward(mg, &b->batch);
         yolo_backend_traffic c1 = b->be->traffic;
+        if (!st && opt->scaler.enabled) st = yolo_amp_settle(opt, b->ema, &b->ema_pending);
         double t1 = yolo_seconds_now();
         for (int k = 0; !st && k < mg->out.n; k++)
             memset(mg->host_grad[k].data, 0, (size_t)yolo_tensor_numel(mg->out.t[k]) * sizeof(float));
         if (!st) st = b->task->hooks->loss_compute(b->loss_state, &b->batch, mg->out.n, mg->host_out, mg->host_grad,
                                                    &loss, items);
+        if (!st) yolo_amp_scale_loss_grads(opt, mg, it);
         double t2 = yolo_seconds_now();
         yolo_backend_traffic c2 = b->be->traffic;
         if (!st) st = yolo_model_graph_backward(mg);
         yolo_backend_traffic c3 = b->be->traffic;
-        if (!st) st = yolo_optimizer_step(b->opt, 10.0f, NULL);
-        if (!st) st = yolo_ema_step(b->ema);
+        if (!st) st = yolo_amp_step(opt, b->ema, 10.0f, &b->ema_pending);
         yolo_backend_traffic c4 = b->be->traffic;
         fig->loss_sum += loss;
         if (it < 0) continue;
@@ -207,11 +225,13 @@ static yolo_status run_ours(bench *b, step_figures *fig) {
         v[5][it] = (double)(c4.uploads + c4.downloads - c0.uploads - c0.downloads);
         v[6][it] = (double)(c4.graph_runs - c0.graph_runs);
         v[7][it] = process_cpu_seconds() - cpu0;
+        v[8][it] = (double)(graph_waits(b->be) - w0);
     }
+    if (!st) st = yolo_amp_settle(opt, b->ema, &b->ema_pending); /* the last step's EMA, before the next mode */
     if (!st) {
         *fig = (step_figures){median(v[0], o->iters), median(v[7], o->iters), median(v[1], o->iters),
                               median(v[2], o->iters), median(v[3], o->iters), median(v[4], o->iters),
-                              median(v[5], o->iters), median(v[6], o->iters), fig->loss_sum};
+                              median(v[5], o->iters), median(v[6], o->iters), median(v[8], o->iters), fig->loss_sum};
     }
     for (int k = 0; k < FIGURES; k++) free(v[k]);
     return st;
@@ -220,10 +240,10 @@ static yolo_status run_ours(bench *b, step_figures *fig) {
 static void print_ours(const options *o, int round, const char *mode, const step_figures *f) {
     double wait = f->wait_download + f->wait_loss + f->wait_upload;
     printf("round %d: yolo %-4s %7.2f img/s (median step %.1f ms, %.1f ms CPU; host wait %.1f ms = download %.2f + loss %.1f + "
-           "upload %.2f; %.2f MB moved in %.0f transfers, %.0f graph runs; loss sum %.9g)\n",
+           "upload %.2f; %.2f MB moved in %.0f transfers, %.0f graph runs, %.0f graph waits; loss sum %.9g)\n",
            round + 1, mode, o->batch / f->seconds, f->seconds * 1e3, f->cpu_seconds * 1e3, wait * 1e3, f->wait_download * 1e3,
            f->wait_loss * 1e3, f->wait_upload * 1e3, f->bytes_moved / 1e6, f->transfers, f->graph_runs,
-           f->loss_sum);
+           f->graph_waits, f->loss_sum);
 }
 
 int main(int argc, char **argv) {
@@ -274,6 +294,8 @@ int main(int argc, char **argv) {
         for (int m = 0; m < 2 && !st; m++) {
             if (!want[m]) continue;
             yolo_backend_set_amp(b.be, m == 1);
+            /* loss scaling as the trainer turns it on: amp with fp16 kernels */
+            yolo_grad_scaler_init(&b.opt->scaler, yolo_backend_supports(b.be, YOLO_BACKEND_CAP_LOSS_SCALING));
             b.mg = b.graphs[m];
             step_figures f = {0};
             st = run_ours(&b, &f);

@@ -7,6 +7,7 @@ layout(local_size_x_id = 0) in;
 #include "common.glsl"
 
 layout(constant_id = 1) const uint OP = 0;
+layout(constant_id = 2) const uint GATED = 0; // EMA: binding 4 holds its optimizer step's grad_scale
 
 const uint SILU = 0, SILU_BWD = 1, RELU = 2, RELU_BWD = 3, SIGMOID = 4, SIGMOID_BWD = 5, SCALE = 6, ADD = 7,
            EMA = 8;
@@ -15,6 +16,7 @@ layout(binding = 0) readonly buffer X { float x[]; };
 layout(binding = 1) readonly buffer Y { float y[]; };
 layout(binding = 2) buffer Out { float o[]; };
 layout(binding = 3) readonly buffer H { float hyper[]; };
+layout(binding = 4) readonly buffer S { float step_scale[]; };
 
 // push: PU(0) = count, PF(1) = factor
 void main() {
@@ -40,7 +42,9 @@ void main() {
     } else if (OP == ADD) {
         r = a + y[OFF(1) + i];
     } else {
-        // EMA: x is the ema itself (aliased with out), y the parameter
+        // EMA: x is the ema itself (aliased with out), y the parameter;
+        // a skipped optimizer step (its grad_scale 0) leaves the ema as it is
+        if (GATED == 1u && step_scale[OFF(4)] == 0.0) return;
         float decay = hyper[OFF(3)];
         r = decay * a + (1.0 - decay) * y[OFF(1) + i];
     }

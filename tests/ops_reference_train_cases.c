@@ -351,6 +351,59 @@ static void test_adamw_ema(void) {
     }
 }
 
+/* EMA_UPDATE gated on its optimizer step's grad_scale: 0 (a skipped step)
+ * leaves the EMA bit-identical; any other value updates it exactly as the
+ * ungated op does (the value itself is not a factor). Both sizes: the
+ * single-range and the threaded paths. */
+static void test_ema_gated(void) {
+    for (int c = 0; c < 2; c++) {
+        const int64_t n = c ? 50021 : 37;
+        float *e = ops_random(n, 161 + c, -1, 1), *p = ops_random(n, 163 + c, -1, 1);
+        float decay = 0.93f, skip = 0.0f, take = 0.25f;
+        yolo_tensor *tg = persistent("gated", 1, &n, e, false), *tu = persistent("ungated", 1, &n, e, false);
+        yolo_tensor *tp = persistent("p", 1, &n, p, false), *td = persistent("decay", 1, (int64_t[]){1}, &decay, false);
+        yolo_tensor *ts = persistent("step_scale", 1, (int64_t[]){1}, &skip, false);
+        ops_graph o, u;
+        ops_begin(&o, be);
+        ops_begin(&u, be);
+        yolo_tensor *gated = yolo_ema_update_gated(o.g, tg, tp, td, ts), *ungated = yolo_ema_update(u.g, tu, tp, td);
+        if (ops_run(&o, 1, &gated) == YOLO_OK) {
+            float *got = ops_download(tg);
+            CHECK_MSG(!memcmp(got, e, (size_t)n * 4), "n=%lld: step_scale 0 changed the EMA", (long long)n);
+            free(got);
+        } else {
+            test_failures++;
+        }
+        yolo_tensor_upload_f32(ts, &take, 1);
+        if (yolo_graph_run(o.g) == YOLO_OK && ops_run(&u, 1, &ungated) == YOLO_OK) {
+            double *ref = malloc((size_t)n * sizeof *ref);
+            for (int64_t i = 0; i < n; i++) ref[i] = (double)decay * e[i] + (1.0 - decay) * p[i];
+            float *got = ops_download(tg), *plain = ops_download(tu);
+            ops_expect_close("gated ema, step_scale 0.25", got, ref, n, 1e-6, 1e-6);
+            CHECK_MSG(!memcmp(got, plain, (size_t)n * 4), "n=%lld: the gated update differs from the ungated",
+                      (long long)n);
+            free(got), free(plain), free(ref);
+        } else {
+            test_failures++;
+        }
+        ops_end(&o);
+        ops_end(&u);
+        yolo_tensor *all[] = {tg, tu, tp, td, ts};
+        for (size_t k = 0; k < sizeof all / sizeof *all; k++) yolo_tensor_free(all[k]);
+        free(e), free(p);
+    }
+    /* a step_scale of more than one value is refused, naming it */
+    const int64_t n = 4, two = 2;
+    yolo_tensor *te = persistent("ema", 1, &n, NULL, false), *tp = persistent("p", 1, &n, NULL, false);
+    yolo_tensor *td = persistent("decay", 1, (int64_t[]){1}, NULL, false), *ts = persistent("wide", 1, &two, NULL, false);
+    yolo_graph *g = yolo_graph_new(be);
+    CHECK_MSG(!yolo_ema_update_gated(g, te, tp, td, ts) && strstr(yolo_graph_error(g), "step_scale 'wide'"),
+              "a [2] step_scale: %s", yolo_graph_error(g));
+    yolo_graph_free(g);
+    yolo_tensor *all[] = {te, tp, td, ts};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++) yolo_tensor_free(all[k]);
+}
+
 /* ---- the gradient-clipping factor on the device, and the skipped step ---- */
 
 static float clip_scale_of(float norm_sq, float max_norm, float unscale) {
@@ -514,6 +567,7 @@ static const op_reference_case cases[] = {
     {"batch_norm_builder", test_batch_norm_builder, {YOLO_OP_NONE}},
     {"sgd", test_sgd, {YOLO_OP_SGD_UPDATE}},
     {"adamw_ema", test_adamw_ema, {YOLO_OP_ADAMW_UPDATE, YOLO_OP_EMA_UPDATE}},
+    {"ema_gated", test_ema_gated, {YOLO_OP_EMA_UPDATE}},
     {"accumulate_zero", test_accumulate_zero, {YOLO_OP_ACCUMULATE, YOLO_OP_ZERO}},
     {"grad_clip_scale", test_grad_clip_scale, {YOLO_OP_GRAD_CLIP_SCALE, YOLO_OP_SGD_UPDATE, YOLO_OP_ADAMW_UPDATE}},
     {"determinism", test_determinism, {YOLO_OP_NONE}},

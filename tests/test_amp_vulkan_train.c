@@ -9,9 +9,11 @@
  *   amp B     the same run again, with YOLO_FORCE_INF_STEP=4 (test hooks):
  *             steps 1-4 bit-identical to A (losses, weights, EMA, optimizer
  *             state); step 5 has an inf in its loss gradients, so the
- *             device skips the update: weights, momentum and EMA stay as
- *             after step 4, the step and EMA counters do not count it, the
- *             loss scale halves (2^16 -> 2^15).
+ *             device skips the update and the EMA update queued after it
+ *             (gated on the step's grad_scale, no host read between):
+ *             weights, momentum and EMA stay as after step 4, the step and
+ *             EMA counters do not count it, the loss scale halves
+ *             (2^16 -> 2^15).
  * Skips where the device has no fp16 kernels (amp runs fp32 there). Not
  * named test_vulkan_*: the validation layer would triple its time, and
  * test_vulkan_amp_ops runs the same kernels under it. */
@@ -40,6 +42,7 @@ typedef struct run_result {
     double losses[STEPS];
     uint64_t weights[STEPS], ema[STEPS], momentum[STEPS]; /* hashes after each step */
     int64_t steps, ema_updates, skipped;
+    uint64_t step_waits; /* the most graph waits one yolo_amp_step made */
     float scale;
     float *grads; /* after the first backward (malloc'd) */
     int64_t n_grads;
@@ -73,17 +76,19 @@ static yolo_status train_steps(bool amp, const yolo_task *task, yolo_config *cfg
     if (!st && opt->scaler.enabled != amp)
         st = yolo_error(YOLO_ERR_BACKEND, "loss scaling %d with amp=%d", opt->scaler.enabled, amp);
     for (int step = 0; step < STEPS && !st; step++) {
-        st = yolo_amp_settle(opt, r.ema, &ema_pending);
-        if (!st) st = train_rig_loss(&r, &out->losses[step]);
+        st = train_rig_loss(&r, &out->losses[step]);
         if (!st) yolo_amp_scale_loss_grads(opt, r.mg, step);
         if (!st) st = yolo_model_graph_backward(r.mg);
         if (!st && step == 0) { /* unscaled, as the update sees them */
             st = test_model_gradients(r.model, &out->grads, &out->n_grads);
             for (int64_t i = 0; !st && i < out->n_grads; i++) out->grads[i] /= opt->scaler.scale;
         }
-        if (!st) st = yolo_optimizer_step(opt, 10.0f, NULL);
-        if (!st) st = yolo_amp_after_step(opt, r.ema, &ema_pending);
-        /* the trainer settles before the next forward; here at once, to look at the step */
+        yolo_vulkan_stats s0, s1;
+        if (!st) st = yolo_vulkan_get_stats(r.be, &s0);
+        if (!st) st = yolo_amp_step(opt, r.ema, 10.0f, &ema_pending);
+        if (!st) st = yolo_vulkan_get_stats(r.be, &s1);
+        if (!st && s1.graph_waits - s0.graph_waits > out->step_waits) out->step_waits = s1.graph_waits - s0.graph_waits;
+        /* the trainer settles after the next forward; here at once, to look at the step */
         if (!st) st = yolo_amp_settle(opt, r.ema, &ema_pending);
         if (st) break;
         out->weights[step] = hash_model(r.model, true);
@@ -147,6 +152,11 @@ int main(void) {
     printf("amp A: %lld steps, %lld EMA updates, scale %g; amp B: %lld steps, %lld EMA updates, scale %g, %lld "
            "skipped\n", (long long)a.steps, (long long)a.ema_updates, (double)a.scale, (long long)b.steps,
            (long long)b.ema_updates, (double)b.scale, (long long)b.skipped);
+    /* the first upload waits for the backward; then the step and its EMA
+     * update are queued without the host reading the inf check between */
+    printf("graph waits in one optimizer + EMA step: at most %llu (fp32), %llu (amp), %llu (amp, forced inf)\n",
+           (unsigned long long)fp32.step_waits, (unsigned long long)a.step_waits, (unsigned long long)b.step_waits);
+    CHECK(fp32.step_waits == 1 && a.step_waits == 1 && b.step_waits == 1);
     CHECK(a.steps == STEPS && a.ema_updates == STEPS && a.scale == 65536.0f && a.skipped == 0);
     CHECK(b.steps == STEPS - 1 && b.ema_updates == STEPS - 1 && b.scale == 32768.0f && b.skipped == 1);
     CHECK_MSG(b.weights[4] == b.weights[3] && b.ema[4] == b.ema[3] && b.momentum[4] == b.momentum[3],

@@ -1,15 +1,45 @@
 /* amp's bf16 activation storage on the CPU backend (core/graph/narrow.c):
- * the shared checks of narrowed_activations.h (which values the planner
- * narrows, bit-identical output and weight gradients without a residual
- * add, the add's rounding the only change, the bf16 kernels of the copy
- * ops, the memory it saves) and the host conversions. Skips where oneDNN
- * has no bf16 convolutions. */
-#include <math.h>
-
+ * the shared checks of narrowed_activations.h with YOLO_BF16_ACTIVATIONS=silu
+ * (which values the planner narrows, bit-identical output and weight
+ * gradients without a residual add, the add's rounding the only change, the
+ * bf16 kernels of the copy ops, the memory it saves), then =all (the conv
+ * outputs that batch norm reads too: reproducible, close to f32 storage,
+ * less memory), and the host conversions. Skips where oneDNN has no bf16
+ * convolutions. */
 #include "narrowed_activations.h"
 
-static const narrow_kind bf16_kind = {"YOLO_BF16_ACTIVATIONS", YOLO_BF16, yolo_f32_to_bf16, yolo_bf16_to_f32, 2e-2,
-                                      5e-2};
+static const narrow_kind bf16_kind = {"YOLO_BF16_ACTIVATIONS", "silu", YOLO_BF16, yolo_f32_to_bf16, yolo_bf16_to_f32,
+                                      2e-2};
+
+/* all: the three conv outputs too; batch norm reads rounded values */
+static void test_conv_outputs(yolo_backend *be) {
+    na_params p;
+    na_make_params(be, &p);
+    static na_result f32, silu, f32_add, all, all_again, all_poisoned, all_add;
+    na_run(be, &bf16_kind, &p, false, "off", false, &f32);
+    na_run(be, &bf16_kind, &p, false, "silu", false, &silu);
+    na_run(be, &bf16_kind, &p, true, "off", false, &f32_add);
+    na_run(be, &bf16_kind, &p, false, "all", false, &all);
+    na_run(be, &bf16_kind, &p, false, "all", false, &all_again);
+    na_run(be, &bf16_kind, &p, false, "all", true, &all_poisoned);
+    na_run(be, &bf16_kind, &p, true, "all", false, &all_add);
+    CHECK_MSG(all.narrowed == 9 && all_add.narrowed == 10, "all: narrowed %d values, %d with the add", all.narrowed,
+              all_add.narrowed);
+    CHECK_MSG(all.peak < silu.peak, "all: %zu bytes of activations, silu %zu", all.peak, silu.peak);
+    printf("activations: all %zu bytes\n", all.peak);
+    CHECK(na_differing(all.out, all_again.out, NA_OUT_COUNT) == 0 &&
+          na_differing(all.out, all_poisoned.out, NA_OUT_COUNT) == 0);
+    for (int k = 0; k < 3; k++) {
+        int64_t nw = yolo_tensor_numel(p.w[k]);
+        CHECK_MSG(na_differing(all.grad[k], all_again.grad[k], nw) == 0 &&
+                      na_differing(all.grad[k], all_poisoned.grad[k], nw) == 0,
+                  "all: weight %d gradient not reproducible", k);
+    }
+    CHECK_MSG(na_differing(all.out, f32.out, NA_OUT_COUNT) > 0, "rounded conv outputs changed nothing");
+    na_check_close("all", &all, &f32, &p, bf16_kind.add_tol);
+    na_check_close("all, with the add", &all_add, &f32_add, &p, bf16_kind.add_tol);
+    na_free_params(&p);
+}
 
 static void test_host_conversions(void) {
     const struct {
@@ -48,6 +78,7 @@ int main(void) {
     }
     printf("amp: %s\n", yolo_backend_precision(be));
     na_test_graph_numerics(be, &bf16_kind, NULL);
+    test_conv_outputs(be);
     yolo_backend_free(be);
     return test_result("test_bf16_activations");
 }

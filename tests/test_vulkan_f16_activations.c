@@ -4,7 +4,7 @@
  * - the capability follows amp and YOLO_F16_ACTIVATIONS=off;
  * - the shared checks of narrowed_activations.h: which values are narrowed,
  *   output and weight gradients bit-identical to f32 storage under amp
- *   without the residual add, within 2e-3 (gradients 1e-2) with it, exact
+ *   without the residual add, within 5e-3 of the largest with it, exact
  *   copy kernels and add, poisoned and repeated runs identical;
  * - a conv on an f16 x skips the cast16 copies of x (two dispatches fewer)
  *   and keeps every bit;
@@ -16,17 +16,15 @@
 #include "vulkan_test_common.h"
 
 /* With the add, narrow storage rounds the sum once more (half an f16 ulp,
- * 2^-11 relative) before the next conv: outputs within 2e-3 (measured
- * 1.1e-3 on lavapipe); the weight gradients pass batch norm's backward,
- * which amplifies it: 1e-2 (measured 3.5e-3). bf16 (8 bits fewer) takes
- * 2e-2 and 5e-2 in test_bf16_activations. */
-#define ADD_TOL 2e-3
-#define ADD_GRAD_TOL 1e-2
+ * 2^-11 relative) before the next conv: outputs and weight gradients
+ * within ADD_TOL of their largest magnitude of f32 storage. bf16 (8 bits
+ * fewer) takes 2e-2 in test_bf16_activations. Measured on lavapipe: 8e-4. */
+#define ADD_TOL 5e-3
 /* fp16 GEMM inputs against fp32 everywhere */
 #define CPU_TOL 1e-2
 
-static const narrow_kind f16_kind = {"YOLO_F16_ACTIVATIONS", YOLO_F16, yolo_f32_to_f16, yolo_f16_to_f32, ADD_TOL,
-                                     ADD_GRAD_TOL};
+static const narrow_kind f16_kind = {"YOLO_F16_ACTIVATIONS", "on", YOLO_F16, yolo_f32_to_f16, yolo_f16_to_f32,
+                                     ADD_TOL};
 
 static void test_capability(yolo_backend *vk) {
     CHECK(yolo_backend_supports(vk, YOLO_BACKEND_CAP_F16_ACTIVATIONS));
@@ -98,7 +96,7 @@ static void test_cpu_parity(const na_result *vk) {
     na_params p;
     na_make_params(cpu, &p);
     static na_result ref;
-    na_run(cpu, &f16_kind, &p, false, false, false, &ref);
+    na_run(cpu, &f16_kind, &p, false, "off", false, &ref);
     int64_t at;
     double e = vk_test_worst(vk->out, ref.out, NA_OUT_COUNT, CPU_TOL, CPU_TOL, &at);
     printf("against the CPU in fp32: outputs within %.3g of tolerance %.0e", e, CPU_TOL);

@@ -321,6 +321,25 @@ static yolo_tensor *b_ema_zero(parity_case *c) {
     yolo_zero(c->g, z);
     return yolo_ema_update(c->g, ema, p, c->hyper);
 }
+/* The EMA gated on its optimizer step's grad_scale (inputs[1]): every run
+ * updates, or the second run's step was skipped (scale 0: no change). */
+static void ema_gate_schedule(parity_case *c, int run, bool skip_second) {
+    ema_schedule(c, run);
+    const float step_scale = skip_second && run == 1 ? 0.0f : 0.5f;
+    yolo_tensor_upload_f32(c->inputs[1], &step_scale, 1);
+}
+static void ema_taken(parity_case *c, int run) { ema_gate_schedule(c, run, false); }
+static void ema_skipped(parity_case *c, int run) { ema_gate_schedule(c, run, true); }
+static yolo_tensor *ema_gated(parity_case *c, void (*schedule)(parity_case *, int)) {
+    int64_t s[2] = {9, 11}, hs[1] = {1}, one[1] = {1};
+    yolo_tensor *ema = parity_state(c, 2, s, -1, 1), *p = parity_input(c, 2, s, -1, 1, false);
+    yolo_tensor *step_scale = parity_input(c, 1, one, 1, 1, false);
+    c->hyper = yolo_tensor_new(c->be, "hyper", YOLO_F32, 1, hs, false);
+    c->between_runs = schedule;
+    return yolo_ema_update_gated(c->g, ema, p, c->hyper, step_scale);
+}
+static yolo_tensor *b_ema_taken(parity_case *c) { return ema_gated(c, ema_taken); }
+static yolo_tensor *b_ema_skipped(parity_case *c) { return ema_gated(c, ema_skipped); }
 
 /* ---- more shapes of the CPU gradient checks (test_ops_gradcheck.c) ---- */
 
@@ -445,6 +464,8 @@ static const op_case cases[] = {
     {"grad_clip_scale + sgd_update", b_clip_sgd, false, EW, EW, 3},
     {"adamw_update", b_adamw, false, 1e-4, 1e-4, 3},
     {"ema_update + zero", b_ema_zero, false, EW, EW, 3},
+    {"ema_update gated, steps taken", b_ema_taken, false, EW, EW, 3},
+    {"ema_update gated, step 2 skipped", b_ema_skipped, false, EW, EW, 3},
 };
 
 /* ---- larger tensors for the 16 KiB binding cap: every one needs splitting ---- */

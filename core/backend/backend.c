@@ -60,3 +60,10 @@ const char *yolo_backend_precision(const yolo_backend *backend) {
     if (!backend) return "(no backend)";
     return backend->precision[0] ? backend->precision : "fp32 (amp not set)";
 }
+
+yolo_bf16_activations yolo_bf16_activations_policy(void) {
+    const char *v = getenv("YOLO_BF16_ACTIVATIONS");
+    if (v && strcmp(v, "off") == 0) return YOLO_BF16_ACTIVATIONS_OFF;
+    if (v && strcmp(v, "silu") == 0) return YOLO_BF16_ACTIVATIONS_SILU;
+    return YOLO_BF16_ACTIVATIONS_ALL;
+}

@@ -95,6 +95,18 @@ struct yolo_backend {
     void *impl;          /* backend-specific state */
 };
 
+/* How much amp stores as bf16 where a backend has
+ * YOLO_BACKEND_CAP_BF16_ACTIVATIONS (graph/narrow.c), from
+ * YOLO_BF16_ACTIVATIONS: off, silu (BN+SiLU outputs and the copies between
+ * convolutions) or all (also the convolutions' outputs that batch norm
+ * reads; the default). The other values are there to measure each part. */
+typedef enum yolo_bf16_activations {
+    YOLO_BF16_ACTIVATIONS_OFF,
+    YOLO_BF16_ACTIVATIONS_SILU,
+    YOLO_BF16_ACTIVATIONS_ALL,
+} yolo_bf16_activations;
+yolo_bf16_activations yolo_bf16_activations_policy(void);
+
 /* Whether `backend` has `cap` (false for NULL). */
 bool yolo_backend_supports(const yolo_backend *backend, yolo_backend_capability cap);
 /* Asks for mixed precision (amp=True) or fp32; returns whether reduced

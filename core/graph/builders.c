@@ -487,15 +487,17 @@ static bool check_state(yolo_graph *g, const char *op, yolo_tensor *param, int n
     return true;
 }
 
-static bool check_hyper(yolo_graph *g, const char *op, yolo_tensor *hyper, int count, yolo_tensor *grad_scale) {
+/* hyper holds count f32 values; scale (grad_scale, step_scale; may be NULL) one. */
+static bool check_hyper(yolo_graph *g, const char *op, yolo_tensor *hyper, int count, yolo_tensor *scale) {
     if (!check_f32(g, op, hyper)) return false;
     if (yolo_tensor_numel(hyper) < count) {
         yolo_graph_fail(g, YOLO_ERR_SHAPE, "%s: hyper-parameter tensor '%s' has %lld values, %d needed", op,
                         hyper->name, (long long)yolo_tensor_numel(hyper), count);
         return false;
     }
-    if (grad_scale && (!check_f32(g, op, grad_scale) || yolo_tensor_numel(grad_scale) != 1)) {
-        yolo_graph_fail(g, YOLO_ERR_SHAPE, "%s: grad_scale '%s' must hold one f32", op, grad_scale->name);
+    if (scale && (!check_f32(g, op, scale) || yolo_tensor_numel(scale) != 1)) {
+        yolo_graph_fail(g, YOLO_ERR_SHAPE, "%s: %s '%s' must hold one f32", op,
+                        strcmp(op, "ema_update") ? "grad_scale" : "step_scale", scale->name);
         return false;
     }
     return true;
@@ -532,11 +534,18 @@ yolo_tensor *yolo_grad_clip_scale(yolo_graph *g, yolo_tensor *norm_sq, yolo_tens
     return yolo_graph_node(g, YOLO_OP_GRAD_CLIP_SCALE, YOLO_F32, 1, &one, 2, in);
 }
 
+yolo_tensor *yolo_ema_update_gated(yolo_graph *g, yolo_tensor *ema, yolo_tensor *param, yolo_tensor *hyper,
+                                   yolo_tensor *step_scale) {
+    yolo_tensor *in[4] = {ema, param, hyper, step_scale};
+    const int n = step_scale ? 4 : 3;
+    if (!check_inputs(g, "ema_update", n, in)) return NULL;
+    if (!check_state(g, "ema_update", ema, 1, in + 1) || !check_hyper(g, "ema_update", hyper, 1, step_scale))
+        return NULL;
+    return update_node(g, "ema_update", YOLO_OP_EMA_UPDATE, n, in);
+}
+
 yolo_tensor *yolo_ema_update(yolo_graph *g, yolo_tensor *ema, yolo_tensor *param, yolo_tensor *hyper) {
-    yolo_tensor *in[3] = {ema, param, hyper};
-    if (!check_inputs(g, "ema_update", 3, in)) return NULL;
-    if (!check_state(g, "ema_update", ema, 1, in + 1) || !check_hyper(g, "ema_update", hyper, 1, NULL)) return NULL;
-    return update_node(g, "ema_update", YOLO_OP_EMA_UPDATE, 3, in);
+    return yolo_ema_update_gated(g, ema, param, hyper, NULL);
 }
 
 yolo_tensor *yolo_accumulate(yolo_graph *g, yolo_tensor *dst, yolo_tensor *x) {

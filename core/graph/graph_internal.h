@@ -38,10 +38,11 @@ bool yolo_graph_owns_or_persistent(const yolo_graph *g, const yolo_tensor *t);
 
 /* amp: stores the activations that only convolutions and copies read as
  * `dtype` (YOLO_BF16 on a CPU with bf16 hardware, YOLO_F16 on a Vulkan
- * device with fp16 GEMM inputs; rule and numerics in narrow.c). Runs in
- * yolo_graph_plan after the BN+SiLU fusion; returns how many values it
+ * device with fp16 GEMM inputs), and with conv_outputs the convolutions'
+ * outputs that only batch norm reads (rule and numerics in narrow.c). Runs
+ * in yolo_graph_plan after the BN+SiLU fusion; returns how many values it
  * narrowed. */
-int yolo_graph_narrow_activations(yolo_graph *g, yolo_dtype dtype);
+int yolo_graph_narrow_activations(yolo_graph *g, yolo_dtype dtype, bool conv_outputs);
 
 /* Debug switch for the planner test: poison freed buffers with NaN. */
 void yolo_graph_set_poison(yolo_graph *g, bool poison);

@@ -2,7 +2,8 @@
  *
  * The narrow dtype comes from the backend: bf16 on a CPU with bf16 hardware
  * (below), IEEE f16 on a Vulkan device whose amp runs fp16 GEMM inputs
- * (cast16's rounding to nearest even; the same rule and numerics).
+ * (cast16's rounding to nearest even; the same rule and numerics, without
+ * conv_outputs so far).
  *
  * With amp on a CPU with bf16 hardware the convolutions read bf16 copies of
  * their inputs anyway. Most of those inputs are activations, SiLU(BN(conv))
@@ -13,19 +14,27 @@
  * the step keeps for backward: the convolution's backward-weight pass
  * reads its x as bf16 directly.
  *
+ * With conv_outputs, a convolution's output that only batch norm reads
+ * (its statistics, BN+SiLU and their backward) is bf16 too, as under
+ * PyTorch's autocast: the convolution writes bf16, and batch norm computes
+ * in f32 (sums in double) from the rounded values. That halves the
+ * largest tensors kept for backward.
+ *
  * Numerics: a convolution that read a BN+SiLU output, or a copy of one,
  * sees the same bf16 values as before (BN+SiLU rounds to nearest even, as
- * the convolution's own conversion did). Only the residual add changes: it
- * now adds two bf16 values and rounds the sum, where it used to round the
- * f32 sum at the next convolution. Gradients stay f32.
+ * the convolution's own conversion did). The residual add now adds two
+ * bf16 values and rounds the sum, where it used to round the f32 sum at
+ * the next convolution; batch norm reads rounded conv outputs. Gradients
+ * stay f32.
  *
  * The rule. A candidate is the value of a BN_SILU (the view its SILU became)
- * or of a CONCAT, SLICE, same-shape ADD or UPSAMPLE_NEAREST node. It is
- * narrowed when it is neither an output nor viewed by anything else, every
- * reader is a conv's x (CONV2D, CONV2D_BWD_WEIGHT) or a candidate copy op
- * that is narrowed too, and, for a copy op, every source is narrowed (the
- * copy ops keep one dtype in and out). Candidates that break a condition
- * are dropped until none does. */
+ * or of a CONCAT, SLICE, same-shape ADD or UPSAMPLE_NEAREST node, or (with
+ * conv_outputs) of a CONV2D without bias. It is narrowed when it is neither
+ * an output nor viewed by anything else, every reader is a conv's x
+ * (CONV2D, CONV2D_BWD_WEIGHT), batch norm's x (BN_STATS, BN_SILU,
+ * BN_SILU_BWD, BN_BWD) or a candidate copy op that is narrowed too, and,
+ * for a copy op, every source is narrowed (the copy ops keep one dtype in
+ * and out). Candidates that break a condition are dropped until none does. */
 #include <stdlib.h>
 
 #include "graph/graph_internal.h"
@@ -40,9 +49,11 @@ static bool is_copy_op(int op) {
 }
 
 /* Whether node t may become a narrowed value before looking at its readers. */
-static bool candidate(const yolo_tensor *t) {
+static bool candidate(const yolo_tensor *t, bool conv_outputs) {
     const struct yolo_node *n = t->node;
     if (t->dtype != YOLO_F32 || t->kind != YOLO_TENSOR_NODE || n->is_output) return false;
+    if (n->op == YOLO_OP_CONV2D)
+        return conv_outputs && !n->view_of && (n->n_src < 3 || !n->src[2]);
     if (n->op == YOLO_OP_VIEW) { /* a fused SiLU: the view of its BN_SILU at offset 0, same shape */
         const yolo_tensor *z = n->view_of;
         return z && z->node->op == YOLO_OP_BN_SILU && z->dtype == YOLO_F32 && !z->node->is_output &&
@@ -57,6 +68,8 @@ static bool candidate(const yolo_tensor *t) {
 static bool reader_allowed(const yolo_tensor *r, int slot, const bool *narrow) {
     const int op = r->node->op;
     if (op == YOLO_OP_CONV2D || op == YOLO_OP_CONV2D_BWD_WEIGHT) return slot == 0;
+    if (op == YOLO_OP_BN_STATS || op == YOLO_OP_BN_SILU || op == YOLO_OP_BN_SILU_BWD || op == YOLO_OP_BN_BWD)
+        return slot == 0;
     return is_copy_op(op) && narrow[r->node->index];
 }
 
@@ -72,7 +85,7 @@ static bool keeps(const yolo_graph *g, const reader_list *rl, const bool *narrow
     return true;
 }
 
-int yolo_graph_narrow_activations(yolo_graph *g, yolo_dtype dtype) {
+int yolo_graph_narrow_activations(yolo_graph *g, yolo_dtype dtype, bool conv_outputs) {
     const int n = g->n_nodes;
     int edges = 0;
     for (int i = 0; i < n; i++) edges += g->nodes[i]->node->n_src;
@@ -94,7 +107,7 @@ int yolo_graph_narrow_activations(yolo_graph *g, yolo_dtype dtype) {
             rl.first[src->node->index] = e;
         }
     }
-    for (int i = 0; i < n; i++) narrow[i] = candidate(g->nodes[i]);
+    for (int i = 0; i < n; i++) narrow[i] = candidate(g->nodes[i], conv_outputs);
     /* Storage seen under two names stays f32: a copy op's value with a view
      * (a reshape), a BN_SILU with a second view or read directly. */
     for (int i = 0; i < n; i++) views[i] = 0;

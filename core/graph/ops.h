@@ -92,7 +92,7 @@
     /* in-place updates of persistent tensors (out is a view of src0) */ \
     X(SGD_UPDATE, false)      /* src param, grad, momentum_buf, hyper[4], (grad_scale[1]) */ \
     X(ADAMW_UPDATE, false)    /* src param, grad, m, v, hyper[6], (grad_scale[1]) */ \
-    X(EMA_UPDATE, false)      /* src ema, param, hyper[1] = decay */ \
+    X(EMA_UPDATE, false)      /* src ema, param, hyper[1] = decay, (step_scale[1]: 0 leaves ema unchanged) */ \
     X(ACCUMULATE, false)      /* src dst (persistent), x: dst += x */ \
     X(ZERO, false)            /* src t: t = 0 */ \
     X(GRAD_CLIP_SCALE, false) /* src norm_sq[1], hyper[2] -> [1]: the gradient factor of clip_grad_norm_ \

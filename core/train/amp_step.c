@@ -1,20 +1,28 @@
-/* The optimizer step under fp16 loss scaling (see amp_step.h). */
+/* The optimizer step and its EMA update, with or without loss scaling (see amp_step.h). */
 #include "train/amp_step.h"
 
 #include <math.h>
 #include <stdlib.h>
 
-yolo_status yolo_amp_after_step(yolo_optimizer *opt, yolo_ema *ema, bool *ema_pending) {
-    if (!opt->scaler.enabled) return yolo_ema_step(ema);
-    *ema_pending = true;
-    return YOLO_OK;
+yolo_status yolo_amp_step(yolo_optimizer *opt, yolo_ema *ema, float max_norm, bool *ema_pending) {
+    /* the previous step's outcome first: the decay below follows the count */
+    yolo_status st = yolo_amp_settle(opt, ema, ema_pending);
+    if (!st && ema->gate != opt->step_scale) st = yolo_ema_gate(ema, opt->step_scale);
+    /* an upload waits for the backward, as the optimizer's own uploads do:
+     * made before the step, it leaves no wait between the two graphs */
+    if (!st) st = yolo_ema_prepare(ema);
+    if (!st) st = yolo_optimizer_step(opt, max_norm, NULL);
+    if (!st) st = yolo_ema_run(ema);
+    if (!st) *ema_pending = true;
+    return st;
 }
 
 yolo_status yolo_amp_settle(yolo_optimizer *opt, yolo_ema *ema, bool *ema_pending) {
     yolo_status st = yolo_optimizer_check(opt, NULL);
     if (st || !*ema_pending) return st;
     *ema_pending = false;
-    return opt->last_skipped ? YOLO_OK : yolo_ema_step(ema);
+    if (!opt->last_skipped) ema->updates++; /* else the device left the EMA as it was */
+    return YOLO_OK;
 }
 
 void yolo_amp_scale_loss_grads(const yolo_optimizer *opt, yolo_model_graph *mg, int64_t step) {

@@ -1,9 +1,15 @@
-/* The optimizer step under fp16 loss scaling (grad_scaler.h), shared by the
- * trainer and the tests: the loss gradients are scaled before the
- * backward, the update graph skips a step with inf/NaN gradients on the
- * device, and the EMA update of a step waits until its inf check has been
- * read (a skipped step updates neither weights, optimizer state nor EMA).
- * Without loss scaling the EMA update follows the optimizer step at once. */
+/* The optimizer step and its EMA update as the trainer runs them, shared
+ * with the tests and bench_train, with or without fp16 loss scaling: the
+ * loss gradients are scaled before the backward (loss scaling on), the
+ * update graph skips a step with inf/NaN gradients on the device and the
+ * EMA graph, gated on the step's grad_scale (optimizer step_scale), skips
+ * it too, so both are queued back to back and the host reads nothing in
+ * between (a skipped step updates neither weights, optimizer state nor
+ * EMA). The host learns of a skip later, when it reads the gradient norm
+ * at a point where it waits for the device anyway (after the next
+ * forward's download); only then does it count the EMA update, so the EMA
+ * decay of the next step (0.9999 * (1 - exp(-updates / 2000))) and the
+ * count in a checkpoint stay exact. */
 #ifndef YOLO_TRAIN_AMP_STEP_H
 #define YOLO_TRAIN_AMP_STEP_H
 
@@ -11,13 +17,16 @@
 #include "train/model_graph.h"
 #include "train/optimizer.h"
 
-/* After yolo_optimizer_step: the EMA update now, or pending its inf check. */
-yolo_status yolo_amp_after_step(yolo_optimizer *opt, yolo_ema *ema, bool *ema_pending);
+/* After the backward: settles the previous step (yolo_amp_settle), uploads
+ * the EMA decay of the next update, queues the optimizer step
+ * (yolo_optimizer_step with max_norm) and then the gated EMA update;
+ * *ema_pending says the update is not counted yet. */
+yolo_status yolo_amp_step(yolo_optimizer *opt, yolo_ema *ema, float max_norm, bool *ema_pending);
 /* Reads the last step's gradient norm if unread (the inf check: the scaler
- * backs off or counts a good step) and runs its pending EMA update unless
- * the step was skipped. The trainer calls it before each forward (the EMA
- * averages the batch-norm buffers that the forward changes) and before
- * checkpoints and validation. */
+ * backs off or counts a good step) and counts its pending EMA update unless
+ * the step was skipped. With loss scaling the trainer calls it after each
+ * forward (the scale of the next loss gradients depends on it), and always
+ * before checkpoints and validation. */
 yolo_status yolo_amp_settle(yolo_optimizer *opt, yolo_ema *ema, bool *ema_pending);
 /* The loss gradients in mg->host_grad times the loss scale (loss scaling
  * on). Test hooks: YOLO_FORCE_INF_STEP=N puts an inf into them when

@@ -42,6 +42,22 @@ static bool is_frozen(const yolo_model *model, int i) {
     return w && !w->requires_grad;
 }
 
+/* The update graph of every tensor that changes, gated by step_scale (may be NULL). */
+static yolo_status build_graph(yolo_ema *ema, yolo_tensor *step_scale) {
+    yolo_graph_free(ema->graph);
+    ema->graph = yolo_graph_new(yolo_model_backend(ema->source));
+    ema->gate = step_scale;
+    if (!ema->graph) return yolo_error(YOLO_ERR_NOMEM, "ema: out of memory");
+    for (int i = 0; i < yolo_model_tensor_count(ema->source); i++) {
+        yolo_tensor *p = yolo_model_tensor_at(ema->source, i)->tensor;
+        yolo_tensor *e = yolo_model_tensor_at(ema->ema, i)->tensor;
+        if (p->dtype == YOLO_F32 && !is_frozen(ema->source, i) &&
+            !yolo_ema_update_gated(ema->graph, e, p, ema->hyper, step_scale))
+            return yolo_graph_status(ema->graph);
+    }
+    return yolo_graph_plan(ema->graph, NULL);
+}
+
 yolo_status yolo_ema_create(yolo_model *source, yolo_model *ema_model, yolo_ema **out) {
     *out = NULL;
     yolo_ema *ema = calloc(1, sizeof *ema);
@@ -55,16 +71,9 @@ yolo_status yolo_ema_create(yolo_model *source, yolo_model *ema_model, yolo_ema 
     int64_t one = 1;
     if (!st) {
         ema->hyper = yolo_tensor_new(yolo_model_backend(source), "ema.decay", YOLO_F32, 1, &one, false);
-        ema->graph = yolo_graph_new(yolo_model_backend(source));
-        if (!ema->hyper || !ema->graph) st = YOLO_ERR_NOMEM;
+        if (!ema->hyper) st = yolo_error(YOLO_ERR_NOMEM, "ema: out of memory");
     }
-    for (int i = 0; !st && i < yolo_model_tensor_count(source); i++) {
-        yolo_tensor *p = yolo_model_tensor_at(source, i)->tensor;
-        yolo_tensor *e = yolo_model_tensor_at(ema_model, i)->tensor;
-        if (p->dtype == YOLO_F32 && !is_frozen(source, i) && !yolo_ema_update(ema->graph, e, p, ema->hyper))
-            st = yolo_graph_status(ema->graph);
-    }
-    if (!st) st = yolo_graph_plan(ema->graph, NULL);
+    if (!st) st = build_graph(ema, NULL);
     if (st) {
         yolo_ema_free(ema);
         return st;
@@ -81,9 +90,21 @@ void yolo_ema_free(yolo_ema *ema) {
     free(ema);
 }
 
+yolo_status yolo_ema_gate(yolo_ema *ema, yolo_tensor *step_scale) {
+    yolo_status st = build_graph(ema, step_scale);
+    return st ? yolo_error_context(st, "ema: gating the updates on '%s'", step_scale->name) : YOLO_OK;
+}
+
+yolo_status yolo_ema_prepare(yolo_ema *ema) {
+    float d = (float)yolo_ema_decay(ema->updates + 1);
+    return yolo_tensor_upload(ema->hyper, &d, sizeof d);
+}
+
+yolo_status yolo_ema_run(yolo_ema *ema) { return yolo_graph_run(ema->graph); }
+
 yolo_status yolo_ema_step(yolo_ema *ema) {
-    ema->updates++;
-    float d = (float)yolo_ema_decay(ema->updates);
-    yolo_status st = yolo_tensor_upload(ema->hyper, &d, sizeof d);
-    return st ? st : yolo_graph_run(ema->graph);
+    yolo_status st = yolo_ema_prepare(ema);
+    if (!st) st = yolo_ema_run(ema);
+    if (!st) ema->updates++;
+    return st;
 }

@@ -21,8 +21,9 @@ static yolo_tensor *state_like(yolo_backend *be, const yolo_tensor *p, const cha
     return yolo_tensor_new(be, name, YOLO_F32, p->ndim, p->shape, false);
 }
 
-/* norm_sq = sum of squares of every gradient -> the clipping factor -> the
- * updates (which skip the step when the factor is 0) -> zeroed gradients. */
+/* norm_sq = sum of squares of every gradient -> the clipping factor (kept
+ * in step_scale for the EMA) -> the updates (which skip the step when the
+ * factor is 0) -> zeroed gradients. */
 static yolo_status build_update_graph(yolo_optimizer *opt) {
     yolo_graph *g = yolo_graph_new(opt->backend);
     if (!g) return YOLO_ERR_NOMEM;
@@ -34,6 +35,10 @@ static yolo_status build_update_graph(yolo_optimizer *opt) {
     }
     opt->norm_sq = total;
     yolo_tensor *scale = total ? yolo_grad_clip_scale(g, total, opt->clip_hyper) : NULL;
+    if (scale) { /* step_scale = 0 + scale: exact */
+        yolo_zero(g, opt->step_scale);
+        yolo_accumulate(g, opt->step_scale, scale);
+    }
     for (int i = 0; i < opt->n_params && scale; i++) {
         yolo_tensor *p = opt->params[i];
         yolo_tensor *hyper = opt->hyper[opt->group[i]];
@@ -95,12 +100,14 @@ yolo_status yolo_optimizer_create(yolo_model *model, yolo_optimizer_kind kind, f
     }
     int64_t clip_n = YOLO_CLIP_HYPER_COUNT;
     opt->clip_hyper = yolo_tensor_new(opt->backend, "optimizer.clip", YOLO_F32, 1, &clip_n, false);
+    int64_t one = 1;
+    opt->step_scale = yolo_tensor_new(opt->backend, "optimizer.step_scale", YOLO_F32, 1, &one, false);
     opt->unscale = 1.0f;
     yolo_grad_scaler_init(&opt->scaler, false);
     yolo_status st = YOLO_OK;
     for (int gi = 0; gi < YOLO_PARAM_GROUPS && !st; gi++)
         if (!opt->hyper[gi]) st = YOLO_ERR_NOMEM;
-    if (!st && !opt->clip_hyper) st = YOLO_ERR_NOMEM;
+    if (!st && (!opt->clip_hyper || !opt->step_scale)) st = YOLO_ERR_NOMEM;
     if (!st) st = build_update_graph(opt);
     if (st) {
         yolo_optimizer_free(opt);
@@ -119,6 +126,7 @@ void yolo_optimizer_free(yolo_optimizer *opt) {
     }
     for (int gi = 0; gi < YOLO_PARAM_GROUPS; gi++) yolo_tensor_free(opt->hyper[gi]);
     yolo_tensor_free(opt->clip_hyper);
+    yolo_tensor_free(opt->step_scale);
     free(opt->params);
     free(opt->group);
     free(opt->state_a);

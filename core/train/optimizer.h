@@ -33,6 +33,7 @@ typedef struct yolo_optimizer {
     int64_t steps;         /* optimizer steps taken */
     yolo_tensor *hyper[YOLO_PARAM_GROUPS];
     yolo_tensor *clip_hyper;  /* {max_norm, 1/loss_scale} (yolo_grad_clip_scale) */
+    yolo_tensor *step_scale;  /* [1] the last step's grad_scale, 0 when the device skipped it (the EMA's gate) */
     yolo_tensor *norm_sq;     /* output of the update graph: sum of squared gradients */
     yolo_graph *update_graph; /* norm -> clip factor -> updates -> zeroed gradients */
     bool norm_unread;         /* the last step's norm_sq has not been checked yet */

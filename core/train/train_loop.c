@@ -82,12 +82,12 @@ static yolo_status train_epoch(yolo_trainer *t, int epoch, int64_t first, float 
                 t->opt->momentum = (float)yolo_interp((double)ni, 0, (double)nw, o->warmup_momentum, o->momentum);
         }
         yolo_model_graph *mg = NULL;
-        /* loss scaling: the last step's inf check and EMA update before this
-         * forward changes the batch-norm buffers the EMA averages (the host
-         * waits for the update graph here; a device-side EMA gate would not) */
-        if (t->opt->scaler.enabled) st = yolo_trainer_settle_step(t);
-        if (!st) st = yolo_graph_cache_get(&t->graphs, batch, &mg);
+        st = yolo_graph_cache_get(&t->graphs, batch, &mg);
         if (!st) st = yolo_model_graph_forward(mg, batch);
+        /* loss scaling: the last step's inf check sets the scale of this
+         * step's loss gradients; read after the forward's download, when the
+         * device is done with that step (its EMA update is queued already) */
+        if (!st && t->opt->scaler.enabled) st = yolo_trainer_settle_step(t);
         double loss = 0;
         float step_items[YOLO_TASK_MAX_ITEMS] = {0};
         if (!st) {
@@ -106,8 +106,7 @@ static yolo_status train_epoch(yolo_trainer *t, int epoch, int64_t first, float 
             t->allreduce_seconds += t->buckets.seconds;
             t->allreduce_copy_seconds += t->buckets.copy_seconds;
             t->allreduce_steps++;
-            if (!st) st = yolo_optimizer_step(t->opt, 10.0f, NULL);
-            if (!st) st = yolo_amp_after_step(t->opt, t->ema, &t->ema_pending);
+            if (!st) st = yolo_amp_step(t->opt, t->ema, 10.0f, &t->ema_pending);
             t->last_opt_step = ni;
         }
         count_shape(t, batch);

@@ -107,7 +107,7 @@ typedef struct yolo_trainer {
     double allreduce_copy_seconds;
     int64_t allreduce_steps;
     FILE *step_log;        /* YOLO_STEP_LOG=FILE: every batch's loss items (rank 0; tests compare runs) */
-    bool ema_pending;      /* loss scaling: the last optimizer step's EMA update waits for its inf check */
+    bool ema_pending;      /* the last optimizer step's EMA update is queued, not counted until its inf check */
     yolo_run_plots plots;  /* plots=True: the run's pictures (rank 0) */
     /* the batch shapes trained on (n, h, w) and how many batches each, for
      * the summary (rect and multi_scale give several); the first 32 kept */

@@ -18,6 +18,7 @@ typedef struct yolo_conv_geom {
     int64_t kh, kw;
     int64_t sh, sw, ph, pw, dh, dw, groups;
     bool x_bf16; /* x (a of FWD and BWD_WEIGHT) is stored as bf16 (amp's activations; oneDNN only) */
+    bool y_bf16; /* y (out of FWD) is stored as bf16 (amp's conv outputs; oneDNN only) */
 } yolo_conv_geom;
 
 typedef enum yolo_conv_pass {
@@ -33,12 +34,13 @@ typedef enum yolo_conv_impl {
 } yolo_conv_impl;
 
 /* Both overwrite `out` (contiguous NCHW / OIHW f32). Deterministic for a
- * given ctx->threads. Thread-safe (each holds a lock while it runs). `a` is
- * f32 but for x stored as bf16 (g->x_bf16), which im2col refuses. */
+ * given ctx->threads. Thread-safe (each holds a lock while it runs). `a` and
+ * `out` are f32 but for x or y stored as bf16 (g->x_bf16, g->y_bf16), which
+ * only oneDNN runs. */
 yolo_status yolo_conv_onednn(yolo_cpu_context *ctx, yolo_conv_pass pass, const yolo_conv_geom *g,
-                             const void *a, const float *b, const float *bias, float *out);
+                             const void *a, const float *b, const float *bias, void *out);
 yolo_status yolo_conv_im2col(yolo_cpu_context *ctx, yolo_conv_pass pass, const yolo_conv_geom *g,
-                             const void *a, const float *b, const float *bias, float *out);
+                             const void *a, const float *b, const float *bias, void *out);
 
 /* Whether oneDNN runs bf16 convolutions on this CPU (AVX512-BF16 or AMX);
  * `why` (may be NULL) gets the ISA it found. ctx->bf16 asks for them. */
@@ -64,7 +66,7 @@ void yolo_conv_release_caches(void);
 
 /* Runs one pass on the current implementation (what the kernels call). */
 yolo_status yolo_conv_run(yolo_cpu_context *ctx, yolo_conv_pass pass, const yolo_conv_geom *g,
-                          const void *a, const float *b, const float *bias, float *out);
+                          const void *a, const float *b, const float *bias, void *out);
 
 /* y[n,o,:] += bias[o] over the pool. */
 void yolo_conv_add_bias(yolo_cpu_context *ctx, float *y, const float *bias, int64_t n, int64_t o, int64_t plane);

@@ -171,8 +171,9 @@ static int64_t chunk_images(const yolo_conv_geom *g, int64_t K, int64_t P) {
 }
 
 yolo_status yolo_conv_im2col(yolo_cpu_context *ctx, yolo_conv_pass pass, const yolo_conv_geom *g,
-                             const void *a_in, const float *b, const float *bias, float *out) {
-    const float *a = a_in; /* always f32 here: yolo_conv_run refuses a bf16 x */
+                             const void *a_in, const float *b, const float *bias, void *out_in) {
+    const float *a = a_in; /* always f32 here: yolo_conv_run refuses bf16 x and y */
+    float *out = out_in;
     int threads = ctx && ctx->threads > 0 ? ctx->threads : 1;
     int64_t cg = g->c / g->groups, og = g->o / g->groups;
     int64_t K = cg * g->kh * g->kw, P = g->ho * g->wo;

@@ -42,6 +42,7 @@
 typedef struct conv_key {
     int32_t pass, slots, nthr, has_bias; /* nthr: OpenMP threads inside the primitive */
     int32_t bf16, x_bf16;                /* bf16: the conv reads bf16 copies of its inputs; x_bf16: x is stored bf16 */
+    int32_t y_bf16, reserved;            /* y (forward's output) is stored bf16 */
     int64_t n, c, h, w, o, ho, wo, kh, kw, sh, sw, ph, pw, dh, dw, groups;
 } conv_key;
 
@@ -334,7 +335,7 @@ static yolo_status entry_build(conv_entry *e, yolo_conv_pass pass, const yolo_co
     dnnl_data_type_t in_dt = bf16 ? dnnl_bf16 : dnnl_f32;
     dnnl_data_type_t src_dt = pass == YOLO_CONV_BWD_DATA ? dnnl_f32 : in_dt;
     dnnl_data_type_t wei_dt = pass == YOLO_CONV_BWD_WEIGHT ? dnnl_f32 : in_dt;
-    dnnl_data_type_t dst_dt = pass == YOLO_CONV_FWD ? dnnl_f32 : in_dt;
+    dnnl_data_type_t dst_dt = pass == YOLO_CONV_FWD ? (g->y_bf16 ? dnnl_bf16 : dnnl_f32) : in_dt;
     DNNL_TRY(dnnl_memory_desc_init_by_tag(&src_any, 4, sd, src_dt, act_tag), "memory desc");
     DNNL_TRY(dnnl_memory_desc_init_by_tag(&dst_any, 4, dd, dst_dt, act_tag), "memory desc");
     DNNL_TRY(dnnl_memory_desc_init_by_tag(&wei_any, wnd, wd, wei_dt, dnnl_format_tag_any), "memory desc");
@@ -349,7 +350,10 @@ static yolo_status entry_build(conv_entry *e, yolo_conv_pass pass, const yolo_co
      * passes; backward data's "src" is dx, always f32. */
     const bool x_bf16 = g->x_bf16 && pass != YOLO_CONV_BWD_DATA;
     DNNL_TRY(dnnl_memory_desc_init_by_tag(&src_md, 4, sd, x_bf16 ? dnnl_bf16 : dnnl_f32, dnnl_nchw), "memory desc");
-    DNNL_TRY(dnnl_memory_desc_init_by_tag(&dst_md, 4, dd, dnnl_f32, dnnl_nchw), "memory desc");
+    /* y stored as bf16 (amp's conv outputs, read by batch norm): the conv
+     * writes bf16 itself; the backward passes' dy stays f32. */
+    const bool y_bf16 = g->y_bf16 && pass == YOLO_CONV_FWD;
+    DNNL_TRY(dnnl_memory_desc_init_by_tag(&dst_md, 4, dd, y_bf16 ? dnnl_bf16 : dnnl_f32, dnnl_nchw), "memory desc");
     DNNL_TRY(dnnl_memory_desc_init_by_tag(&wei_md, wnd, wd, dnnl_f32, g->groups > 1 ? dnnl_goihw : dnnl_oihw),
              "memory desc");
     DNNL_TRY(dnnl_memory_desc_init_by_tag(&bias_md, 1, bd, dnnl_f32, dnnl_x), "memory desc");
@@ -436,7 +440,7 @@ static yolo_status lookup_locked(yolo_conv_pass pass, const yolo_conv_geom *g, i
     conv_key key;
     memset(&key, 0, sizeof key); /* the hash reads the padding too */
     key.pass = pass, key.slots = slots, key.nthr = nthr, key.has_bias = has_bias, key.bf16 = bf16;
-    key.x_bf16 = g->x_bf16;
+    key.x_bf16 = g->x_bf16, key.y_bf16 = g->y_bf16;
     key.n = g->n, key.c = g->c, key.h = g->h, key.w = g->w, key.o = g->o, key.ho = g->ho, key.wo = g->wo;
     key.kh = g->kh, key.kw = g->kw, key.sh = g->sh, key.sw = g->sw, key.ph = g->ph, key.pw = g->pw;
     key.dh = g->dh, key.dw = g->dw, key.groups = g->groups;
@@ -464,7 +468,7 @@ static yolo_status lookup_locked(yolo_conv_pass pass, const yolo_conv_geom *g, i
 
 /* Runs entry e on slot k: reorders in, conv, reorder out. Safe to call from
  * several threads at once on different slots. Returns 0 or writes msg. */
-static dnnl_status_t run_slot(conv_entry *e, int k, const void *a, const float *b, const float *bias, float *out,
+static dnnl_status_t run_slot(conv_entry *e, int k, const void *a, const float *b, const float *bias, void *out,
                               const char **what) {
     conv_slot *sl = &e->slots[k];
     dnnl_stream_t stream = streams[k];
@@ -524,7 +528,7 @@ typedef struct split_job {
     int64_t n0[MAX_SLOTS];
     const void *a; /* f32, or bf16 for x stored as bf16 (g->x_bf16) */
     const float *b, *bias;
-    float *out;
+    void *out;     /* f32, or bf16 for y stored as bf16 (g->y_bf16) */
     float *partial[MAX_SLOTS]; /* bwd weight: slice k > 0 sums into its own buffer */
     int64_t dw_count;
     dnnl_status_t status[MAX_SLOTS];
@@ -537,17 +541,18 @@ static void split_range(void *arg, int64_t begin, int64_t end) {
     set_threads(1); /* this thread runs its slice alone: no OpenMP region */
     for (int64_t k = begin; k < end; k++) {
         int64_t x_off = j->n0[k] * g->c * g->h * g->w, y_off = j->n0[k] * g->o * g->ho * g->wo;
-        const size_t x_size = g->x_bf16 ? 2 : sizeof(float); /* bytes of an element of x */
+        /* bytes of an element of x and of y (the forward's output) */
+        const size_t x_size = g->x_bf16 ? 2 : sizeof(float), y_size = g->y_bf16 ? 2 : sizeof(float);
         const char *a = j->a;
         const float *b = j->b;
-        float *out = j->out;
+        char *out = j->out;
         if (j->pass == YOLO_CONV_FWD) {
-            a += (size_t)x_off * x_size, out += y_off;
+            a += (size_t)x_off * x_size, out += (size_t)y_off * y_size;
         } else if (j->pass == YOLO_CONV_BWD_DATA) {
-            a += (size_t)y_off * sizeof(float), out += x_off;
+            a += (size_t)y_off * sizeof(float), out += (size_t)x_off * sizeof(float);
         } else {
             a += (size_t)x_off * x_size, b += y_off;
-            if (k > 0) out = j->partial[k];
+            if (k > 0) out = (char *)j->partial[k];
         }
         j->status[k] = run_slot(j->entry[k], (int)k, a, b, j->bias, out, &j->what[k]);
     }
@@ -556,14 +561,15 @@ static void split_range(void *arg, int64_t begin, int64_t end) {
 /* out += partial[1] + ... + partial[slices-1], in slice order. */
 static void reduce_range(void *arg, int64_t begin, int64_t end) {
     const split_job *j = arg;
+    float *out = j->out; /* the weight gradient: f32 */
     for (int k = 1; k < j->slices; k++) {
         const float *p = j->partial[k];
-        for (int64_t i = begin; i < end; i++) j->out[i] += p[i];
+        for (int64_t i = begin; i < end; i++) out[i] += p[i];
     }
 }
 
 static yolo_status run_split_locked(yolo_cpu_context *ctx, yolo_conv_pass pass, const yolo_conv_geom *g, int slices,
-                                    bool bf16, const void *a, const float *b, const float *bias, float *out) {
+                                    bool bf16, const void *a, const float *b, const float *bias, void *out) {
     static split_job job; /* under `lock` */
     split_job *j = &job;
     *j = (split_job){.pass = pass, .g = g, .slices = slices, .a = a, .b = b, .bias = bias, .out = out,
@@ -599,11 +605,11 @@ static yolo_status run_split_locked(yolo_cpu_context *ctx, yolo_conv_pass pass, 
 }
 
 yolo_status yolo_conv_onednn(yolo_cpu_context *ctx, yolo_conv_pass pass, const yolo_conv_geom *g,
-                             const void *a, const float *b, const float *bias, float *out) {
+                             const void *a, const float *b, const float *bias, void *out) {
     int threads = ctx && ctx->threads > 0 ? ctx->threads : 1;
     /* x stored as bf16 is read by bf16 convs whatever ctx asks (it was made
      * for them; a bf16 x cannot feed an f32 primitive without a copy). */
-    const bool bf16 = (ctx && ctx->bf16) || g->x_bf16;
+    const bool bf16 = (ctx && ctx->bf16) || g->x_bf16 || g->y_bf16;
     if (threads > MAX_SLOTS) threads = MAX_SLOTS;
     bool has_bias = pass == YOLO_CONV_FWD && bias != NULL;
     pthread_mutex_lock(&lock);

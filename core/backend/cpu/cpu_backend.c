@@ -126,11 +126,8 @@ static void cpu_graph_release(yolo_backend *backend, yolo_graph *graph) {
     (void)graph;
 }
 
-/* YOLO_BF16_ACTIVATIONS=off keeps amp's activations f32, to measure what
- * bf16 storage saves (read when a graph is planned). */
 static bool bf16_activations(const yolo_cpu_context *ctx) {
-    const char *v = getenv("YOLO_BF16_ACTIVATIONS");
-    return ctx->bf16 && !(v && strcmp(v, "off") == 0);
+    return ctx->bf16 && yolo_bf16_activations_policy() != YOLO_BF16_ACTIVATIONS_OFF;
 }
 
 /* Nodes run one by one on the host: a collective node may call out mid-graph. */

@@ -58,8 +58,11 @@ void yolo_conv_release_caches(void) {
 }
 
 yolo_status yolo_conv_run(yolo_cpu_context *ctx, yolo_conv_pass pass, const yolo_conv_geom *g, const void *a,
-                          const float *b, const float *bias, float *out) {
+                          const float *b, const float *bias, void *out) {
+    const bool bf16_io = g->x_bf16 || (pass == YOLO_CONV_FWD && g->y_bf16);
     if (g->n == 0 || g->c == 0 || g->o == 0) { /* empty: nothing to sum (oneDNN rejects zero dims) */
+        if (bf16_io)
+            return yolo_error(YOLO_ERR_SHAPE, "conv2d: an empty convolution has no bf16 path (x or y is bf16)");
         int64_t count = pass == YOLO_CONV_FWD ? g->n * g->o * g->ho * g->wo
                         : pass == YOLO_CONV_BWD_DATA ? g->n * g->c * g->h * g->w
                                                      : g->o * (g->c / g->groups) * g->kh * g->kw;
@@ -68,8 +71,8 @@ yolo_status yolo_conv_run(yolo_cpu_context *ctx, yolo_conv_pass pass, const yolo
         return YOLO_OK;
     }
     if (yolo_conv_current_impl() == YOLO_CONV_IMPL_IM2COL) {
-        if (g->x_bf16)
-            return yolo_error(YOLO_ERR_BACKEND, "conv2d: x is stored as bf16 (amp), which only the oneDNN "
+        if (bf16_io)
+            return yolo_error(YOLO_ERR_BACKEND, "conv2d: x or y is stored as bf16 (amp), which only the oneDNN "
                                                 "convolutions read; YOLO_CONV_IMPL=im2col cannot run it");
         return yolo_conv_im2col(ctx, pass, g, a, b, bias, out);
     }
@@ -126,7 +129,8 @@ static yolo_status geom_from(const yolo_tensor *out, const yolo_tensor *x, const
     for (int i = 0; i < out->node->n_src; i++)
         if (out->node->src[i]->dtype != YOLO_F32 && !(i == 0 && g->x_bf16))
             return shape_error(out, "tensors must be f32 (x may be bf16)");
-    if (out->dtype != YOLO_F32) return shape_error(out, "tensors must be f32");
+    g->y_bf16 = op == YOLO_OP_CONV2D && out->dtype == YOLO_BF16; /* amp's narrowed conv output */
+    if (out->dtype != YOLO_F32 && !g->y_bf16) return shape_error(out, "tensors must be f32 (y may be bf16)");
     if (g->sh < 1 || g->sw < 1 || g->ph < 0 || g->pw < 0 || g->dh < 1 || g->dw < 1 || g->groups < 1)
         return shape_error(out, "bad stride/pad/dilation/groups");
     g->n = x->shape[0], g->c = x->shape[1], g->h = x->shape[2], g->w = x->shape[3];
@@ -160,7 +164,7 @@ static yolo_status kernel_conv2d(yolo_cpu_context *ctx, yolo_tensor *out) {
     if (st == YOLO_OK) st = bias_check(out, g.o);
     if (st != YOLO_OK) return st;
     return yolo_conv_run(ctx, YOLO_CONV_FWD, &g, yolo_cpu_data(out->node->src[0]), yolo_cpu_f32(out->node->src[1]),
-                         bias_of(out), yolo_cpu_f32(out));
+                         bias_of(out), yolo_cpu_data(out));
 }
 
 static yolo_status kernel_conv2d_bwd_data(yolo_cpu_context *ctx, yolo_tensor *out) {

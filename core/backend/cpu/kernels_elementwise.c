@@ -94,6 +94,13 @@ static inline __attribute__((always_inline)) void v16_to_bf16(const v16f *x, uin
     memcpy(out, &h, sizeof h);
 }
 
+/* 16 bf16 widened to floats (exact). */
+static inline __attribute__((always_inline)) void v16_from_bf16(const uint16_t *p, v16f *out) {
+    v16h h;
+    memcpy(&h, p, sizeof h);
+    *out = (v16f)(__builtin_convertvector(h, v16u) << 16);
+}
+
 static inline __attribute__((always_inline)) void v16_sigmoid(const v16f *x, v16f *out) {
     const v16f neg = -*x;
     v16f e;
@@ -155,7 +162,8 @@ DEFINE_VMAP(sigmoid, v16_sigmoid1)
 
 typedef struct bn_silu_job {
     int64_t c, s;
-    const float *x, *dy, *mean, *var, *gamma, *beta;
+    const void *x; /* f32, or bf16 for a narrowed conv output */
+    const float *dy, *mean, *var, *gamma, *beta;
     void *out; /* f32, or bf16 for BN_SILU's narrowed value */
     float eps;
 } bn_silu_job;
@@ -176,7 +184,16 @@ static int64_t planes_of(const yolo_tensor *x, int64_t *c, int64_t *s) {
         memcpy((uint16_t *)(out) + (at), h_, (size_t)(n) * 2);         \
     } while (0)
 
-#define DEFINE_BN_VMAP(name, vfn, STORE)                                                                 \
+/* LOAD(x, at, &v, n) reads n lanes of x from element `at` (zero-padded). */
+#define LOAD_F32(x, at, v, n) memcpy((v), (const float *)(x) + (at), (size_t)(n) * sizeof(float))
+#define LOAD_BF16(x, at, v, n)                                         \
+    do {                                                               \
+        uint16_t h_[16] = {0};                                         \
+        memcpy(h_, (const uint16_t *)(x) + (at), (size_t)(n) * 2);     \
+        v16_from_bf16(h_, (v));                                        \
+    } while (0)
+
+#define DEFINE_BN_VMAP(name, vfn, LOAD, STORE)                                                           \
     VECTOR_CLONES static void name##_range(void *arg, int64_t begin, int64_t end) {                      \
         const bn_silu_job *j = arg;                                                                      \
         const int64_t s = j->s;                                                                          \
@@ -184,11 +201,11 @@ static int64_t planes_of(const yolo_tensor *x, int64_t *c, int64_t *s) {
             const int64_t c = p % j->c;                                                                  \
             const float kf = j->gamma[c] / sqrtf(j->var[c] + j->eps);                                    \
             const v16f mean = V16(j->mean[c]), k = V16(kf), b = V16(j->beta[c]);                         \
-            const float *x = j->x + p * s, *dy = j->dy ? j->dy + p * s : NULL;                           \
+            const float *dy = j->dy ? j->dy + p * s : NULL;                                              \
             v16f vx, z, d = V16(0.0f), o;                                                                \
             int64_t i = 0;                                                                               \
             for (; i + 16 <= s; i += 16) {                                                               \
-                memcpy(&vx, x + i, sizeof vx);                                                           \
+                LOAD(j->x, p * s + i, &vx, 16);                                                          \
                 if (dy) memcpy(&d, dy + i, sizeof d);                                                    \
                 z = (vx - mean) * k + b;                                                                 \
                 vfn(&z, &d, &o);                                                                         \
@@ -197,7 +214,7 @@ static int64_t planes_of(const yolo_tensor *x, int64_t *c, int64_t *s) {
             if (i < s) { /* the tail, zero-padded */                                                     \
                 const size_t bytes = (size_t)(s - i) * sizeof(float);                                    \
                 vx = d = V16(0.0f);                                                                      \
-                memcpy(&vx, x + i, bytes);                                                               \
+                LOAD(j->x, p * s + i, &vx, s - i);                                                       \
                 if (dy) memcpy(&d, dy + i, bytes);                                                       \
                 z = (vx - mean) * k + b;                                                                 \
                 vfn(&z, &d, &o);                                                                         \
@@ -206,15 +223,19 @@ static int64_t planes_of(const yolo_tensor *x, int64_t *c, int64_t *s) {
         }                                                                                                \
     }
 
-DEFINE_BN_VMAP(bn_silu, v16_silu, STORE_F32)
-DEFINE_BN_VMAP(bn_silu_bf16, v16_silu, STORE_BF16) /* amp's bf16 activations (graph/narrow.c) */
-DEFINE_BN_VMAP(bn_silu_bwd, v16_silu_bwd, STORE_F32)
+/* x (the conv output) and the value may each be amp's bf16 (graph/narrow.c) */
+DEFINE_BN_VMAP(bn_silu, v16_silu, LOAD_F32, STORE_F32)
+DEFINE_BN_VMAP(bn_silu_to_bf16, v16_silu, LOAD_F32, STORE_BF16)
+DEFINE_BN_VMAP(bn_silu_from_bf16, v16_silu, LOAD_BF16, STORE_F32)
+DEFINE_BN_VMAP(bn_silu_bf16, v16_silu, LOAD_BF16, STORE_BF16)
+DEFINE_BN_VMAP(bn_silu_bwd, v16_silu_bwd, LOAD_F32, STORE_F32)
+DEFINE_BN_VMAP(bn_silu_bwd_from_bf16, v16_silu_bwd, LOAD_BF16, STORE_F32)
 
 static yolo_status bn_silu_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     const bool backward = out->node->op == YOLO_OP_BN_SILU_BWD;
     bn_silu_job j = {0};
     const int64_t planes = planes_of(out->node->src[0], &j.c, &j.s);
-    j.x = yolo_cpu_f32(out->node->src[0]);
+    j.x = yolo_cpu_data(out->node->src[0]);
     j.mean = yolo_cpu_f32(out->node->src[1]);
     j.var = yolo_cpu_f32(out->node->src[2]);
     j.gamma = yolo_cpu_f32(out->node->src[3]);
@@ -222,7 +243,12 @@ static yolo_status bn_silu_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     j.dy = backward ? yolo_cpu_f32(out->node->src[5]) : NULL;
     j.out = yolo_cpu_data(out);
     j.eps = out->node->fparams[0];
-    yolo_range_fn fn = backward ? bn_silu_bwd_range : out->dtype == YOLO_BF16 ? bn_silu_bf16_range : bn_silu_range;
+    const bool x16 = out->node->src[0]->dtype == YOLO_BF16, out16 = out->dtype == YOLO_BF16;
+    if (backward && out16)
+        return yolo_error(YOLO_ERR_SHAPE, "BN_SILU_BWD '%s': a gradient is f32, not bf16", out->name);
+    yolo_range_fn fn = backward ? (x16 ? bn_silu_bwd_from_bf16_range : bn_silu_bwd_range)
+                       : x16    ? (out16 ? bn_silu_bf16_range : bn_silu_from_bf16_range)
+                                : (out16 ? bn_silu_to_bf16_range : bn_silu_range);
     if (!ctx || !ctx->pool || planes * j.s < PARALLEL_MIN_ELEMENTS)
         fn(&j, 0, planes);
     else
@@ -367,12 +393,6 @@ typedef struct add_bf16_job {
     const uint16_t *a, *b;
     uint16_t *out;
 } add_bf16_job;
-
-static inline __attribute__((always_inline)) void v16_from_bf16(const uint16_t *p, v16f *out) {
-    v16h h;
-    memcpy(&h, p, sizeof h);
-    *out = (v16f)(__builtin_convertvector(h, v16u) << 16);
-}
 
 VECTOR_CLONES static void add_bf16_range(void *arg, int64_t begin, int64_t end) {
     const add_bf16_job *j = arg;

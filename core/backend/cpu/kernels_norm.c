@@ -141,11 +141,39 @@ VECTOR_CLONES static void plane_dy_moments(const float *x, const float *dy, int6
     *sdyx += v4d_total(&b0) + b;
 }
 
+/* ---- bf16 x: amp's narrowed conv outputs (graph/narrow.c) ----
+ * BN_STATS and BN_BWD read such an x through their f32 loops, a chunk of
+ * a plane at a time widened on the stack (exact: bf16 is an f32's top
+ * half). The chunks are fixed, so sums keep a fixed order. */
+#define WIDE_CHUNK 2048
+
+typedef struct bn_input {
+    const void *data;
+    bool bf16;
+} bn_input;
+
+static bn_input bn_input_of(const yolo_tensor *x) { return (bn_input){yolo_cpu_data(x), x->dtype == YOLO_BF16}; }
+
+static double input_at(bn_input x, int64_t i) {
+    return x.bf16 ? yolo_bf16_to_f32(((const uint16_t *)x.data)[i]) : ((const float *)x.data)[i];
+}
+
+/* Elements [at, at+n) of x as floats: in place for f32, else widened into buf. */
+static const float *input_floats(bn_input x, int64_t at, int64_t n, float *buf) {
+    if (!x.bf16) return (const float *)x.data + at;
+    const uint16_t *h = (const uint16_t *)x.data + at;
+    for (int64_t i = 0; i < n; i++) {
+        const uint32_t u = (uint32_t)h[i] << 16;
+        memcpy(&buf[i], &u, sizeof u);
+    }
+    return buf;
+}
+
 /* ---- BN_STATS: src x, (running_mean, running_var) -> [2,C] mean, biased var ---- */
 
 typedef struct stats_job {
     bn_layout l;
-    const float *x;
+    bn_input x;
     float *mean, *var;
 } stats_job;
 
@@ -153,12 +181,23 @@ static void stats_range(void *arg, int64_t begin, int64_t end) {
     const stats_job *j = arg;
     const bn_layout l = j->l;
     const double count = (double)(l.n * l.s);
+    float buf[WIDE_CHUNK];
     for (int64_t c = begin; c < end; c++) {
         /* Shifting by one sample of the channel keeps the one-pass variance
          * accurate when |mean| >> std. */
-        const double shift = j->x[c * l.s];
+        const double shift = input_at(j->x, c * l.s);
         double sum = 0, sumsq = 0;
-        for (int64_t n = 0; n < l.n; n++) plane_moments(j->x + (n * l.c + c) * l.s, l.s, shift, &sum, &sumsq);
+        for (int64_t n = 0; n < l.n; n++) {
+            const int64_t at = (n * l.c + c) * l.s;
+            if (!j->x.bf16) {
+                plane_moments(input_floats(j->x, at, l.s, NULL), l.s, shift, &sum, &sumsq);
+                continue;
+            }
+            for (int64_t i = 0; i < l.s; i += WIDE_CHUNK) {
+                const int64_t len = l.s - i < WIDE_CHUNK ? l.s - i : WIDE_CHUNK;
+                plane_moments(input_floats(j->x, at + i, len, buf), len, shift, &sum, &sumsq);
+            }
+        }
         const double m = sum / count;
         double v = sumsq / count - m * m;
         if (v < 0) v = 0;
@@ -169,7 +208,7 @@ static void stats_range(void *arg, int64_t begin, int64_t end) {
 
 static yolo_status bn_stats_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     const yolo_tensor *x = out->node->src[0];
-    stats_job j = {layout_of(x), yolo_cpu_f32(x), NULL, NULL};
+    stats_job j = {layout_of(x), bn_input_of(x), NULL, NULL};
     j.mean = yolo_cpu_f32(out);
     j.var = j.mean + j.l.c;
     if (j.l.n * j.l.s == 0)
@@ -193,6 +232,7 @@ static yolo_status bn_stats_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
 
 typedef struct plane_job {
     bn_layout l;
+    bn_input xin; /* BN_BWD's x, which may be bf16; the others read x */
     const float *x, *dy;
     const float *mean, *var, *gamma, *beta;
     const float *dmean, *dvar;
@@ -236,8 +276,18 @@ static void channel_param_grads(const plane_job *j, int64_t c, float *rows) {
     const bn_layout l = j->l;
     const float mean = j->mean[c];
     double sdy = 0, sdyx = 0;
-    for (int64_t n = 0; n < l.n; n++)
-        plane_dy_moments(j->x + (n * l.c + c) * l.s, j->dy + (n * l.c + c) * l.s, l.s, mean, &sdy, &sdyx);
+    float buf[WIDE_CHUNK];
+    for (int64_t n = 0; n < l.n; n++) {
+        const int64_t at = (n * l.c + c) * l.s;
+        if (!j->xin.bf16) {
+            plane_dy_moments(j->x + at, j->dy + at, l.s, mean, &sdy, &sdyx);
+            continue;
+        }
+        for (int64_t i = 0; i < l.s; i += WIDE_CHUNK) {
+            const int64_t len = l.s - i < WIDE_CHUNK ? l.s - i : WIDE_CHUNK;
+            plane_dy_moments(input_floats(j->xin, at + i, len, buf), j->dy + at + i, len, mean, &sdy, &sdyx);
+        }
+    }
     const double r = 1.0 / sqrt((double)j->var[c] + j->eps);
     const double g = j->gamma[c];
     rows[c] = (float)(r * sdyx);
@@ -339,9 +389,13 @@ static void bwd_range(void *arg, int64_t begin, int64_t end) {
         const float kd = j->gamma[c] / sqrtf(j->var[c] + j->eps);
         const float a = dmean[c] * inv_m;
         const float k = 2.0f * dvar[c] * inv_m;
+        float buf[WIDE_CHUNK];
         for (int64_t n = 0; n < l.n; n++) {
-            const int64_t p = n * l.c + c;
-            plane_bwd(j->x + p * l.s, j->dy + p * l.s, j->out + p * l.s, l.s, mean, kd, a, k);
+            const int64_t at = (n * l.c + c) * l.s;
+            for (int64_t i = 0; i < l.s; i += WIDE_CHUNK) { /* one chunk: the whole f32 plane */
+                const int64_t len = !j->xin.bf16 ? l.s : l.s - i < WIDE_CHUNK ? l.s - i : WIDE_CHUNK;
+                plane_bwd(input_floats(j->xin, at + i, len, buf), j->dy + at + i, j->out + at + i, len, mean, kd, a, k);
+            }
         }
     }
 }
@@ -350,7 +404,8 @@ static yolo_status bn_bwd_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     const yolo_tensor *x = out->node->src[0];
     plane_job j = {0};
     j.l = layout_of(x);
-    j.x = yolo_cpu_f32(x);
+    j.xin = bn_input_of(x);
+    j.x = j.xin.bf16 ? NULL : yolo_cpu_f32(x);
     j.mean = yolo_cpu_f32(out->node->src[1]);
     j.var = j.mean + j.l.c;
     j.gamma = yolo_cpu_f32(out->node->src[2]);

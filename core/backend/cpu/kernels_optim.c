@@ -103,7 +103,7 @@ static yolo_status adamw_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     return YOLO_OK;
 }
 
-/* ---- EMA_UPDATE, ACCUMULATE ---- */
+/* ---- EMA_UPDATE: src ema, param, hyper[1], (step_scale); ACCUMULATE ---- */
 
 typedef struct axpy_job {
     float *dst;
@@ -126,6 +126,7 @@ static void accumulate_range(void *arg, int64_t begin, int64_t end) {
 }
 
 static yolo_status ema_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
+    if (grad_scale_of(out, 3) == 0.0f) return YOLO_OK; /* its optimizer step was skipped */
     const float decay = yolo_cpu_f32(out->node->src[2])[0];
     axpy_job j = {yolo_cpu_f32(out->node->src[0]), yolo_cpu_f32(out->node->src[1]), decay, 1.0f - decay};
     run_ranges(ctx, numel_of(out->node->src[0]), ema_range, &j);

@@ -22,11 +22,14 @@ static void dispatch_1d(yolo_vk_recorder *r, yolo_vk_dispatch *d, const char *sh
     d->n_spec = 1;
 }
 
+/* eltwise.comp slots: 0 x, 1 y, 2 out, 3 EMA decay, 4 EMA step_scale (unused ones repeat x). */
 static yolo_status run_eltwise(yolo_vk_recorder *r, const yolo_tensor *out, uint32_t op) {
+    const bool gated = op == E_EMA && out->node->n_src > 3 && out->node->src[3];
     yolo_vk_dispatch d;
     dispatch_1d(r, &d, "eltwise");
     d.spec[1] = op;
-    d.n_spec = 2;
+    d.spec[2] = gated;
+    d.n_spec = 3;
     yolo_vk_arg args[8] = {{0}};
     args[0].t = out->node->src[0];
     if (out->node->n_src > 1) args[1].t = out->node->src[1];
@@ -34,6 +37,8 @@ static yolo_status run_eltwise(yolo_vk_recorder *r, const yolo_tensor *out, uint
     args[2] = (yolo_vk_arg){.t = out, .write = true};
     if (op == E_EMA) args[3] = (yolo_vk_arg){.t = out->node->src[2], .whole = true};
     else args[3].alias = 1;
+    if (gated) args[4] = (yolo_vk_arg){.t = out->node->src[3], .whole = true};
+    else args[4].alias = 1;
     if (op == E_SCALE) d.push[9] = float_bits(out->node->fparams[0]);
     return yolo_vk_run_flat(r, &d, args, yolo_vk_numel(out));
 }

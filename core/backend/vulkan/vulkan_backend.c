@@ -17,6 +17,7 @@ static yolo_vk_context *ctx_of(const yolo_backend *b) { return (yolo_vk_context 
 
 yolo_status yolo_vk_wait_pending(yolo_vk_context *ctx) {
     if (!ctx->pending_fence) return YOLO_OK;
+    ctx->stats.graph_waits++;
     VkResult r = ctx->inst.fn.WaitForFences(ctx->dev.device, 1, &ctx->pending_fence, VK_TRUE, UINT64_MAX);
     ctx->pending_fence = VK_NULL_HANDLE;
     /* fences signal in submission order: every earlier run is done too */

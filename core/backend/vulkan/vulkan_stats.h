@@ -15,6 +15,7 @@ typedef struct yolo_vulkan_stats {
     uint64_t dispatches;          /* compute dispatches recorded */
     uint64_t barriers;            /* compute-to-compute barriers recorded */
     uint64_t pipelines;           /* pipelines created (cache misses) */
+    uint64_t graph_waits;         /* times the host blocked until submitted graph runs finished (their fence) */
 } yolo_vulkan_stats;
 
 /* Copies the counters of a Vulkan backend; YOLO_ERR_ARG for another kind. */

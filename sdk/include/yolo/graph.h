@@ -142,6 +142,11 @@ YOLO_API yolo_tensor *yolo_adamw_update(yolo_graph *g, yolo_tensor *param, yolo_
                                yolo_tensor *hyper, yolo_tensor *grad_scale);
 /* ema = decay*ema + (1-decay)*param; hyper [1] = decay. */
 YOLO_API yolo_tensor *yolo_ema_update(yolo_graph *g, yolo_tensor *ema, yolo_tensor *param, yolo_tensor *hyper);
+/* The same after an optimizer step whose grad_scale (yolo_grad_clip_scale)
+ * step_scale [1] holds: 0 (a skipped step) leaves ema as it is, as the SGD
+ * and AdamW updates leave their tensors, so the skip needs no host read. */
+YOLO_API yolo_tensor *yolo_ema_update_gated(yolo_graph *g, yolo_tensor *ema, yolo_tensor *param, yolo_tensor *hyper,
+                                            yolo_tensor *step_scale);
 /* Sets a persistent tensor to zero when the graph runs (gradient reset). */
 YOLO_API yolo_tensor *yolo_zero(yolo_graph *g, yolo_tensor *t);
 /* dst += x when the graph runs (dst persistent, x of its shape). */
