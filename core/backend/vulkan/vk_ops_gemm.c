@@ -84,7 +84,7 @@ static yolo_status half_input(yolo_vk_recorder *r, const yolo_tensor *t, int64_t
         *offset = t->offset + (VkDeviceSize)first * 2;
         return YOLO_OK;
     }
-    yolo_buffer *copy;
+    yolo_buffer *copy = NULL;
     yolo_status st = yolo_vk_scratch_reused(r, slot, (size_t)count * 2, &copy);
     if (st == YOLO_OK) st = yolo_vk_to_half(r, t, first, count, copy);
     *buf = copy;
