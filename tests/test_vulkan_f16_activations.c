@@ -9,7 +9,7 @@
  * - a conv on an f16 x skips the cast16 copies of x (two dispatches fewer)
  *   and keeps every bit;
  * - the narrowed graph against the CPU backend in fp32 (fp16 GEMM inputs:
- *   within 1e-2);
+ *   outputs and weight gradients within 5e-3 of their largest magnitude);
  * - f16 where no kernel takes it is refused, naming op and dtypes.
  * Skips, saying why, without a Vulkan device or without fp16 support. */
 #include "narrowed_activations.h"
@@ -18,10 +18,11 @@
 /* With the add, narrow storage rounds the sum once more (half an f16 ulp,
  * 2^-11 relative) before the next conv: outputs and weight gradients
  * within ADD_TOL of their largest magnitude of f32 storage. bf16 (8 bits
- * fewer) takes 2e-2 in test_bf16_activations. Measured on lavapipe: 8e-4. */
+ * fewer) takes 3e-2 in test_bf16_activations. Measured on lavapipe: 9.6e-4. */
 #define ADD_TOL 5e-3
-/* fp16 GEMM inputs against fp32 everywhere */
-#define CPU_TOL 1e-2
+/* fp16 GEMM inputs against fp32 everywhere, of the largest magnitude
+ * (measured on lavapipe: 9.5e-4) */
+#define CPU_TOL 5e-3
 
 static const narrow_kind f16_kind = {"YOLO_F16_ACTIVATIONS", "on", YOLO_F16, yolo_f32_to_f16, yolo_f16_to_f32,
                                      ADD_TOL};
@@ -97,18 +98,7 @@ static void test_cpu_parity(const na_result *vk) {
     na_make_params(cpu, &p);
     static na_result ref;
     na_run(cpu, &f16_kind, &p, false, "off", false, &ref);
-    int64_t at;
-    double e = vk_test_worst(vk->out, ref.out, NA_OUT_COUNT, CPU_TOL, CPU_TOL, &at);
-    printf("against the CPU in fp32: outputs within %.3g of tolerance %.0e", e, CPU_TOL);
-    CHECK_MSG(e <= 1.0, "output %lld: vulkan %g, cpu %g", (long long)at, (double)vk->out[at], (double)ref.out[at]);
-    for (int k = 0; k < 3; k++) {
-        const int64_t nw = yolo_tensor_numel(p.w[k]);
-        double eg = vk_test_worst(vk->grad[k], ref.grad[k], nw, CPU_TOL, CPU_TOL, &at);
-        printf(", weight %d gradient %.3g", k, eg);
-        CHECK_MSG(eg <= 1.0, "weight %d gradient %lld: vulkan %g, cpu %g", k, (long long)at,
-                  (double)vk->grad[k][at], (double)ref.grad[k][at]);
-    }
-    printf("\n");
+    na_check_close("against the CPU in fp32", vk, &ref, &p, CPU_TOL);
     na_free_params(&p);
     yolo_backend_free(cpu);
 }

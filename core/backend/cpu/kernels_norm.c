@@ -392,8 +392,12 @@ static void bwd_range(void *arg, int64_t begin, int64_t end) {
         float buf[WIDE_CHUNK];
         for (int64_t n = 0; n < l.n; n++) {
             const int64_t at = (n * l.c + c) * l.s;
-            for (int64_t i = 0; i < l.s; i += WIDE_CHUNK) { /* one chunk: the whole f32 plane */
-                const int64_t len = !j->xin.bf16 ? l.s : l.s - i < WIDE_CHUNK ? l.s - i : WIDE_CHUNK;
+            if (!j->xin.bf16) {
+                plane_bwd(j->x + at, j->dy + at, j->out + at, l.s, mean, kd, a, k);
+                continue;
+            }
+            for (int64_t i = 0; i < l.s; i += WIDE_CHUNK) {
+                const int64_t len = l.s - i < WIDE_CHUNK ? l.s - i : WIDE_CHUNK;
                 plane_bwd(input_floats(j->xin, at + i, len, buf), j->dy + at + i, j->out + at + i, len, mean, kd, a, k);
             }
         }
