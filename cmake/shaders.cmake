@@ -22,12 +22,17 @@ function(yolo_embed_shaders target)
   # amp=True variants: the GEMM kernels built again with -DGEMM_F16 (fp16
   # inputs, shaders/gemm_inputs.glsl) as <name>_f16
   set(f16_variants conv_fwd conv_bwd_data conv_bwd_weight matmul)
+  # and amp's f16 activations (shaders/half_io.glsl, core/graph/narrow.c): the
+  # kernels that write or copy them, built with -DHALF_IO as <name>_f16
+  set(half_io_variants bn_eltwise binary upsample)
   set(builds "")
   foreach(src ${sources})
     get_filename_component(name ${src} NAME_WE)
     list(APPEND builds "${name}|${src}|")
     if(name IN_LIST f16_variants)
       list(APPEND builds "${name}_f16|${src}|-DGEMM_F16=1")
+    elseif(name IN_LIST half_io_variants)
+      list(APPEND builds "${name}_f16|${src}|-DHALF_IO=1")
     endif()
   endforeach()
   foreach(build ${builds})

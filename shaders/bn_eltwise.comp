@@ -8,6 +8,8 @@
 //                           mean and var the rows of stats (bound at slots 1 and 2), dy at slot 6
 // MODE 4 BN_SILU:           out = silu(z), z = MODE 0's value
 // MODE 5 BN_SILU_BWD:       out = dy * s * (1 + z * (1 - s)), s = sigmoid(z), z = MODE 0's value, dy at slot 6
+// bn_eltwise_f16 (half_io.glsl) writes out as f16: MODE 4 for amp's f16 activations.
+#include "half_io.glsl"
 // before common.glsl: its helpers read gl_WorkGroupSize
 layout(local_size_x_id = 0) in;
 #include "common.glsl"
@@ -21,7 +23,7 @@ layout(binding = 3) readonly buffer Gamma { float gamma[]; };
 layout(binding = 4) readonly buffer Beta { float beta[]; };
 layout(binding = 5) readonly buffer DStats { float dstats[]; }; // [2,C]: dmean, dvar
 layout(binding = 6) readonly buffer DY { float dy[]; };        // MODES 3, 5: same elements as x
-layout(binding = 7) writeonly buffer Out { float o[]; };
+layout(binding = 7) writeonly buffer Out { ACT o[]; };
 
 // push: PU(0) = count, PU(1) = C, PU(2) = S, PF(3) = eps, PF(4) = 1/M,
 //       PU(23) = index of the chunk's first element (channels count from there)
@@ -55,5 +57,5 @@ void main() {
         float k = 2.0 * dstats[OFF(5) + C + c] * inv_m;
         r = a + k * (v - mean[OFF(1) + c]);
     }
-    o[OFF(7) + i] = r;
+    o[OFF(7) + i] = ACT_STORE(r);
 }

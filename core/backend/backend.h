@@ -30,6 +30,9 @@ typedef enum yolo_backend_capability {
      * bf16 (yolo_graph_narrow_activations): the backend's kernels of those
      * ops take bf16, and its convolutions run bf16. */
     YOLO_BACKEND_CAP_BF16_ACTIVATIONS,
+    /* The same with IEEE f16 (Vulkan: amp's GEMM kernels read fp16; the
+     * fused BN+SiLU, the copies and the residual add write f16). */
+    YOLO_BACKEND_CAP_F16_ACTIVATIONS,
 } yolo_backend_capability;
 
 /* One region of a batched copy: `bytes` between the host at `host` and

@@ -18,7 +18,7 @@ struct yolo_graph {
     yolo_buffer *arena;
     size_t arena_bytes;
     yolo_graph_plan_info plan;
-    int narrowed;        /* values stored as bf16 (yolo_graph_narrow_activations) */
+    int narrowed;        /* values stored as bf16 or f16 (yolo_graph_narrow_activations) */
     const struct yolo_graph_collective *collective; /* sync batch norm across ranks (collective.h), or NULL */
 };
 
@@ -36,12 +36,13 @@ yolo_tensor *yolo_graph_view(yolo_graph *g, yolo_tensor *of, size_t offset, int 
 /* True when t may be used in g (a node of g or a persistent tensor on g's backend). */
 bool yolo_graph_owns_or_persistent(const yolo_graph *g, const yolo_tensor *t);
 
-/* amp on a CPU with bf16 hardware: stores the activations that only
- * convolutions and copies read as bf16, and with conv_outputs the
- * convolutions' outputs that only batch norm reads (rule and numerics in
- * narrow.c). Runs in yolo_graph_plan after the BN+SiLU fusion; returns how
- * many values it narrowed. */
-int yolo_graph_narrow_activations(yolo_graph *g, bool conv_outputs);
+/* amp: stores the activations that only convolutions and copies read as
+ * `dtype` (YOLO_BF16 on a CPU with bf16 hardware, YOLO_F16 on a Vulkan
+ * device with fp16 GEMM inputs), and with conv_outputs the convolutions'
+ * outputs that only batch norm reads (rule and numerics in narrow.c). Runs
+ * in yolo_graph_plan after the BN+SiLU fusion; returns how many values it
+ * narrowed. */
+int yolo_graph_narrow_activations(yolo_graph *g, yolo_dtype dtype, bool conv_outputs);
 
 /* Debug switch for the planner test: poison freed buffers with NaN. */
 void yolo_graph_set_poison(yolo_graph *g, bool poison);

@@ -1,5 +1,10 @@
 /* bf16 activation storage under amp (yolo_graph_narrow_activations).
  *
+ * The narrow dtype comes from the backend: bf16 on a CPU with bf16 hardware
+ * (below), IEEE f16 on a Vulkan device whose amp runs fp16 GEMM inputs
+ * (cast16's rounding to nearest even; the same rule and numerics, without
+ * conv_outputs so far).
+ *
  * With amp on a CPU with bf16 hardware the convolutions read bf16 copies of
  * their inputs anyway. Most of those inputs are activations, SiLU(BN(conv))
  * outputs, that only convolutions and the copy-like ops between them
@@ -80,7 +85,7 @@ static bool keeps(const yolo_graph *g, const reader_list *rl, const bool *narrow
     return true;
 }
 
-int yolo_graph_narrow_activations(yolo_graph *g, bool conv_outputs) {
+int yolo_graph_narrow_activations(yolo_graph *g, yolo_dtype dtype, bool conv_outputs) {
     const int n = g->n_nodes;
     int edges = 0;
     for (int i = 0; i < n; i++) edges += g->nodes[i]->node->n_src;
@@ -124,8 +129,8 @@ int yolo_graph_narrow_activations(yolo_graph *g, bool conv_outputs) {
     for (int i = 0; i < n; i++) {
         yolo_tensor *t = g->nodes[i];
         if (!narrow[i] || t->node->op == YOLO_OP_BN_SILU) continue;
-        t->dtype = YOLO_BF16;
-        if (t->node->op == YOLO_OP_VIEW) t->node->view_of->dtype = YOLO_BF16;
+        t->dtype = dtype;
+        if (t->node->op == YOLO_OP_VIEW) t->node->view_of->dtype = dtype;
         count++;
     }
 done:

@@ -47,8 +47,9 @@ yolo_status yolo_vk_run_flat(yolo_vk_recorder *r, const yolo_vk_dispatch *tmpl, 
         for (int s = 0; s < 8; s++) {
             const yolo_vk_arg *a = &args[s];
             if (!a->t) continue;
-            yolo_status st = a->whole ? yolo_vk_bind_tensor(r, &d, s, a->t, 0, yolo_vk_numel(a->t), a->write, 4)
-                                      : yolo_vk_bind_tensor(r, &d, s, a->t, e0, len, a->write, 4);
+            const uint32_t unit = (uint32_t)yolo_dtype_size(a->t->dtype);
+            yolo_status st = a->whole ? yolo_vk_bind_tensor(r, &d, s, a->t, 0, yolo_vk_numel(a->t), a->write, unit)
+                                      : yolo_vk_bind_tensor(r, &d, s, a->t, e0, len, a->write, unit);
             if (st != YOLO_OK) return st;
         }
         for (int s = 0; s < 8; s++)

@@ -25,6 +25,10 @@ yolo_vk_op_fn yolo_vk_optim_op(int op);
 
 int64_t yolo_vk_numel(const yolo_tensor *t);
 
+/* Refuses, naming the op, the tensor and the dtypes, a node with an f16 or
+ * bf16 operand that no kernel takes (vk_ops_dtypes.c); YOLO_OK otherwise. */
+yolo_status yolo_vk_check_dtypes(const yolo_vk_context *ctx, const yolo_tensor *node);
+
 /* Elements of `elem_bytes` one binding may cover (a multiple of 64, so
  * chunk boundaries stay word aligned for every dtype). */
 int64_t yolo_vk_max_elems(const yolo_vk_recorder *r, size_t elem_bytes);
@@ -37,9 +41,10 @@ typedef struct yolo_vk_arg {
     int8_t alias;   /* slot + 1 of the binding this one repeats, 0 for none */
 } yolo_vk_arg;
 
-/* Runs `tmpl` over elements [0, n) of its f32 tensors (4-byte units), in as
- * many dispatches as the binding limit needs: non-whole slots bind the
- * chunk's elements. PU(0) gets the chunk's element count, PU(23) its first index; one
+/* Runs `tmpl` over elements [0, n) of its tensors (f32, or f16 for a
+ * shader built with half_io.glsl; push offsets in units of each tensor's
+ * element size), in as many dispatches as the binding limit needs:
+ * non-whole slots bind the chunk's elements. PU(0) gets the chunk's element count, PU(23) its first index; one
  * invocation per element (workgroups of ctx->wg). */
 yolo_status yolo_vk_run_flat(yolo_vk_recorder *r, const yolo_vk_dispatch *tmpl, const yolo_vk_arg args[8],
                              int64_t n);

@@ -1,6 +1,7 @@
 /* Elementwise ops: activations and their backward, scale, accumulate, EMA
  * (shaders/eltwise.comp), broadcasting add/sub/mul and broadcast_to
- * (binary.comp), cast (cast.comp, cast16.comp), fill and zero (fill.comp). */
+ * (binary.comp; binary_f16 for amp's residual add of f16 activations), cast
+ * (cast.comp, cast16.comp), fill and zero (fill.comp). */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -109,6 +110,8 @@ static void plan_binary(const yolo_tensor *out, const yolo_tensor *const srcs[2]
 static yolo_status run_binary(yolo_vk_recorder *r, const yolo_tensor *out, const yolo_tensor *a,
                               const yolo_tensor *b, uint32_t op) {
     const yolo_tensor *srcs[2] = {a, b ? b : a};
+    const bool half = out->dtype == YOLO_F16; /* a, b f16 too (yolo_vk_check_dtypes) */
+    const uint32_t unit = half ? 2 : 4;
     bcast_plan p;
     plan_binary(out, srcs, b ? 2 : 1, &p);
     /* Split along the outermost group: an operand broadcast there is bound whole. */
@@ -125,17 +128,17 @@ static yolo_status run_binary(yolo_vk_recorder *r, const yolo_tensor *out, const
     for (int64_t r0 = 0; r0 < rows; r0 += max_rows) {
         const int64_t nr = rows - r0 < max_rows ? rows - r0 : max_rows;
         yolo_vk_dispatch d;
-        dispatch_1d(r, &d, "binary");
+        dispatch_1d(r, &d, half ? "binary_f16" : "binary");
         d.spec[1] = op;
         d.n_spec = 2;
         yolo_status st = YOLO_OK;
         for (int s = 0; s < 2 && st == YOLO_OK; s++) {
             if (s == 1 && !b) break;
             const int64_t srow = p.stride[s][outer];
-            st = srow ? yolo_vk_bind_tensor(r, &d, s, srcs[s], r0 * srow, nr * srow, false, 4)
-                      : yolo_vk_bind_tensor(r, &d, s, srcs[s], 0, yolo_vk_numel(srcs[s]), false, 4);
+            st = srow ? yolo_vk_bind_tensor(r, &d, s, srcs[s], r0 * srow, nr * srow, false, unit)
+                      : yolo_vk_bind_tensor(r, &d, s, srcs[s], 0, yolo_vk_numel(srcs[s]), false, unit);
         }
-        if (st == YOLO_OK) st = yolo_vk_bind_tensor(r, &d, 2, out, r0 * out_row, nr * out_row, true, 4);
+        if (st == YOLO_OK) st = yolo_vk_bind_tensor(r, &d, 2, out, r0 * out_row, nr * out_row, true, unit);
         if (st != YOLO_OK) return st;
         if (!b) yolo_vk_alias(&d, 1, 0);
         d.push[8] = (uint32_t)(nr * out_row);

@@ -11,7 +11,9 @@
  * (cast16, round to nearest even) in reused scratch, and the <shader>_f16
  * variant reads them, widening each to fp32: products and sums are fp32,
  * the output fp32. Weights are converted where they are used (each conv
- * call), activations per call too; the stored activations stay fp32. */
+ * call), activations per call too, except amp's f16 activations
+ * (core/graph/narrow.c): an f16 x of CONV2D or CONV2D_BWD_WEIGHT is bound
+ * as it is, the same bits its cast16 copy would hold. */
 #include <stdio.h>
 #include <string.h>
 
@@ -25,7 +27,10 @@ typedef struct gemm_job {
     uint32_t extra[12]; /* PU(9)... */
     int n_extra;
     bool accumulate; /* add into c */
-    const yolo_buffer *a16, *b16; /* amp: fp16 copies of the bound ranges of a, b (from byte 0) */
+    /* amp: where the _f16 kernel reads a's and b's bound ranges (an fp16
+     * copy in scratch, or an f16 tensor itself); a16 NULL: the fp32 kernel */
+    const yolo_buffer *a16, *b16;
+    VkDeviceSize a16_off, b16_off;
 } gemm_job;
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -49,8 +54,8 @@ static yolo_status dispatch_gemm(yolo_vk_recorder *r, const gemm_job *j, const y
     d.n_spec = 5;
     yolo_status st;
     if (j->a16) {
-        st = yolo_vk_bind(r, &d, 0, j->a16, 0, (VkDeviceSize)j->a_count * 2, false, 2);
-        if (st == YOLO_OK) st = yolo_vk_bind(r, &d, 1, j->b16, 0, (VkDeviceSize)j->b_count * 2, false, 2);
+        st = yolo_vk_bind(r, &d, 0, j->a16, j->a16_off, (VkDeviceSize)j->a_count * 2, false, 2);
+        if (st == YOLO_OK) st = yolo_vk_bind(r, &d, 1, j->b16, j->b16_off, (VkDeviceSize)j->b_count * 2, false, 2);
     } else {
         st = yolo_vk_bind_tensor(r, &d, 0, j->a, j->a_first, j->a_count, false, 4);
         if (st == YOLO_OK) st = yolo_vk_bind_tensor(r, &d, 1, j->b, j->b_first, j->b_count, false, 4);
@@ -70,22 +75,29 @@ static yolo_status dispatch_gemm(yolo_vk_recorder *r, const gemm_job *j, const y
     return yolo_vk_record(r, &d);
 }
 
-/* amp: the fp16 copies of A's and B's bound ranges, into j->a16 / j->b16. */
-static yolo_status half_inputs(yolo_vk_recorder *r, gemm_job *j) {
-    yolo_buffer *a16, *b16;
-    yolo_status st = yolo_vk_scratch_reused(r, 0, (size_t)j->a_count * 2, &a16);
-    if (st == YOLO_OK) st = yolo_vk_scratch_reused(r, 1, (size_t)j->b_count * 2, &b16);
-    if (st == YOLO_OK) st = yolo_vk_to_half(r, j->a, j->a_first, j->a_count, a16);
-    if (st == YOLO_OK) st = yolo_vk_to_half(r, j->b, j->b_first, j->b_count, b16);
-    j->a16 = a16;
-    j->b16 = b16;
+/* Where the _f16 kernel reads elements [first, first+count) of t: t itself
+ * when it is f16, else its fp16 copy in the shared scratch of `slot`. */
+static yolo_status half_input(yolo_vk_recorder *r, const yolo_tensor *t, int64_t first, int64_t count, int slot,
+                              const yolo_buffer **buf, VkDeviceSize *offset) {
+    if (t->dtype == YOLO_F16) {
+        *buf = t->buffer;
+        *offset = t->offset + (VkDeviceSize)first * 2;
+        return YOLO_OK;
+    }
+    yolo_buffer *copy = NULL;
+    yolo_status st = yolo_vk_scratch_reused(r, slot, (size_t)count * 2, &copy);
+    if (st == YOLO_OK) st = yolo_vk_to_half(r, t, first, count, copy);
+    *buf = copy;
+    *offset = 0;
     return st;
 }
 
 static yolo_status run_gemm(yolo_vk_recorder *r, gemm_job *j) {
     yolo_vk_context *ctx = r->ctx;
-    if (ctx->amp16 && j->k > 0) {
-        yolo_status st = half_inputs(r, j);
+    /* amp, or an f16 input (amp's activations: the graph was planned under amp) */
+    if ((ctx->amp16 && j->k > 0) || j->a->dtype == YOLO_F16 || j->b->dtype == YOLO_F16) {
+        yolo_status st = half_input(r, j->a, j->a_first, j->a_count, 0, &j->a16, &j->a16_off);
+        if (st == YOLO_OK) st = half_input(r, j->b, j->b_first, j->b_count, 1, &j->b16, &j->b16_off);
         if (st != YOLO_OK) return st;
     }
     /* the tile shape that wastes least: few rows, a small product, or large */

@@ -92,12 +92,12 @@ static yolo_status op_bn_apply_bwd_params(yolo_vk_recorder *r, const yolo_tensor
 }
 
 /* bn_eltwise.comp: slots 0 x, 1 mean/stats, 2 var/stats, 3 gamma, 4 beta, 5 dstats, 6 dy (elementwise like x,
- * or NULL), 7 out. */
+ * or NULL), 7 out (f16 for BN_SILU's value under amp: the bn_eltwise_f16 build). */
 static yolo_status run_bn_eltwise(yolo_vk_recorder *r, const yolo_tensor *out, uint32_t mode, const yolo_tensor *x,
                                   const yolo_tensor *const per_channel_args[6], const yolo_tensor *dy) {
     const bn_layout l = layout_of(out);
     yolo_vk_dispatch d;
-    yolo_vk_dispatch_init(&d, "bn_eltwise");
+    yolo_vk_dispatch_init(&d, out->dtype == YOLO_F16 ? "bn_eltwise_f16" : "bn_eltwise");
     d.spec[0] = r->ctx->wg;
     d.spec[1] = mode;
     d.n_spec = 2;

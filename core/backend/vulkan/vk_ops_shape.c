@@ -1,6 +1,6 @@
 /* Shape and spatial ops: concat, slice and its backward (copy_rows.comp),
- * nearest upsampling (upsample.comp) and max pooling (maxpool.comp), each
- * with its backward. */
+ * nearest upsampling (upsample.comp; upsample_f16 for amp's f16
+ * activations) and max pooling (maxpool.comp), each with its backward. */
 #include <string.h>
 
 #include "backend/vulkan/vk_ops.h"
@@ -14,14 +14,25 @@ static int64_t dims_product(const yolo_tensor *t, int from, int to) {
 }
 
 /* dst rows r of `len` elements at dst_start + r*dst_stride take src's at
- * src_start + r*src_stride (all in elements of the tensors' dtype). 4-byte
- * dtypes move a word per invocation; 1- and 2-byte ones through the byte
- * path. Rows are split so every binding fits the device's range limit. */
+ * src_start + r*src_stride (all in elements of the tensors' dtype). Rows
+ * whose starts, lengths and strides are whole 32-bit words (every 4-byte
+ * dtype; most f16 activation copies) move a word per invocation; others
+ * through the byte path. Rows are split so every binding fits the
+ * device's range limit. */
+static bool word_aligned(const yolo_tensor *src, int64_t src_start, int64_t src_stride, const yolo_tensor *dst,
+                         int64_t dst_start, int64_t dst_stride, int64_t len) {
+    const int64_t es = (int64_t)yolo_dtype_size(dst->dtype);
+    const size_t src_at = (src->buffer ? src->buffer->offset : 0) + src->offset + (size_t)(src_start * es);
+    const size_t dst_at = (dst->buffer ? dst->buffer->offset : 0) + dst->offset + (size_t)(dst_start * es);
+    return (len * es) % 4 == 0 && (src_stride * es) % 4 == 0 && (dst_stride * es) % 4 == 0 && src_at % 4 == 0 &&
+           dst_at % 4 == 0;
+}
+
 static yolo_status copy_rows(yolo_vk_recorder *r, const yolo_tensor *src, int64_t src_start, int64_t src_stride,
                              const yolo_tensor *dst, int64_t dst_start, int64_t dst_stride, int64_t rows,
                              int64_t len) {
     const size_t es = yolo_dtype_size(dst->dtype);
-    const bool bytes = es != 4;
+    const bool bytes = !word_aligned(src, src_start, src_stride, dst, dst_start, dst_stride, len);
     const uint32_t unit = bytes ? 1 : 4;
     const int64_t cap = yolo_vk_max_elems(r, es);
     const int64_t widest = src_stride > dst_stride ? src_stride : dst_stride;
@@ -39,12 +50,12 @@ static yolo_status copy_rows(yolo_vk_recorder *r, const yolo_tensor *src, int64_
         yolo_status st = yolo_vk_bind_tensor(r, &d, 0, src, s_first, s_count, false, unit);
         if (st == YOLO_OK) st = yolo_vk_bind_tensor(r, &d, 1, dst, d_first, d_count, true, unit);
         if (st != YOLO_OK) return st;
-        const int64_t eb = bytes ? (int64_t)es : 1; /* units per element */
+        const int64_t eb = (int64_t)es, ub = unit; /* bytes per element, per unit */
         d.push[8] = (uint32_t)nr;
-        d.push[9] = (uint32_t)(len * eb);
-        d.push[10] = (uint32_t)((nr > 1 ? src_stride : len) * eb);
-        d.push[11] = (uint32_t)((nr > 1 ? dst_stride : len) * eb);
-        uint64_t invocations = (uint64_t)nr * (uint64_t)len;
+        d.push[9] = (uint32_t)(len * eb / ub);
+        d.push[10] = (uint32_t)((nr > 1 ? src_stride : len) * eb / ub);
+        d.push[11] = (uint32_t)((nr > 1 ? dst_stride : len) * eb / ub);
+        uint64_t invocations = (uint64_t)nr * (uint64_t)(len * eb / ub);
         if (bytes) {
             const uint32_t wpr = (uint32_t)((len * eb + 3) / 4 + 1);
             d.push[12] = wpr;
@@ -123,15 +134,17 @@ static yolo_status op_upsample(yolo_vk_recorder *r, const yolo_tensor *out) {
     const int64_t small_plane = h * w, big_plane = h * w * f * f;
     const int64_t step = planes_per_chunk(r, planes, small_plane, big_plane);
     const int64_t src_plane = backward ? big_plane : small_plane, out_plane = backward ? small_plane : big_plane;
+    const bool half = out->dtype == YOLO_F16; /* amp's f16 activations (forward only) */
+    const uint32_t unit = half ? 2 : 4;
     for (int64_t p0 = 0; p0 < planes; p0 += step) {
         const int64_t np = planes - p0 < step ? planes - p0 : step;
         yolo_vk_dispatch d;
-        yolo_vk_dispatch_init(&d, "upsample");
+        yolo_vk_dispatch_init(&d, half ? "upsample_f16" : "upsample");
         d.spec[0] = r->ctx->wg;
         d.spec[1] = backward;
         d.n_spec = 2;
-        yolo_status st = yolo_vk_bind_tensor(r, &d, 0, src, p0 * src_plane, np * src_plane, false, 4);
-        if (st == YOLO_OK) st = yolo_vk_bind_tensor(r, &d, 1, out, p0 * out_plane, np * out_plane, true, 4);
+        yolo_status st = yolo_vk_bind_tensor(r, &d, 0, src, p0 * src_plane, np * src_plane, false, unit);
+        if (st == YOLO_OK) st = yolo_vk_bind_tensor(r, &d, 1, out, p0 * out_plane, np * out_plane, true, unit);
         if (st != YOLO_OK) return st;
         const uint64_t n_out = (uint64_t)(np * out_plane);
         d.push[8] = (uint32_t)n_out;

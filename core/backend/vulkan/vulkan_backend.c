@@ -130,7 +130,8 @@ static yolo_status record_graph(yolo_vk_context *ctx, yolo_vk_recording *rec, yo
             break;
         }
         r.op_name = what;
-        st = fn(&r, t);
+        st = yolo_vk_check_dtypes(ctx, t);
+        if (st == YOLO_OK) st = fn(&r, t);
         if (st != YOLO_OK) yolo_error_context(st, "%s", what);
     }
     if (st == YOLO_OK) st = yolo_vk_recording_end(&r);
@@ -343,17 +344,27 @@ yolo_status yolo_vulkan_backend_create(int device_index, yolo_backend **out) {
     return YOLO_OK;
 }
 
+/* YOLO_F16_ACTIVATIONS=off keeps amp's activations f32 (the Vulkan twin of
+ * the CPU's YOLO_BF16_ACTIVATIONS=off), to measure what f16 storage saves;
+ * read when a graph is planned. */
+static bool f16_activations(const yolo_vk_context *ctx) {
+    const char *v = getenv("YOLO_F16_ACTIVATIONS");
+    return ctx->amp16 && !(v && strcmp(v, "off") == 0);
+}
+
 /* A graph is one recorded command buffer: nothing can call out to the host mid-graph. */
 static bool vk_supports(const yolo_backend *backend, yolo_backend_capability cap) {
     const yolo_vk_context *ctx = ctx_of(backend);
     if (cap == YOLO_BACKEND_CAP_LOSS_SCALING) return ctx->amp16;
+    if (cap == YOLO_BACKEND_CAP_F16_ACTIVATIONS) return f16_activations(ctx);
     return cap == YOLO_BACKEND_CAP_EMULATED_ON_CPU && emulated_on_cpu(&ctx->caps);
 }
 
 /* amp on Vulkan: the GEMM kernels (convolutions, matmul) read fp16 copies
  * of their inputs and accumulate in fp32 where the device has 16-bit
- * storage and fp16 arithmetic; everything else stays fp32. Recordings
- * notice the change through their signature. */
+ * storage and fp16 arithmetic, and graphs planned under amp store the
+ * activations between convolutions as f16 (core/graph/narrow.c); everything
+ * else stays fp32. Recordings notice the change through their signature. */
 static bool vk_set_amp(yolo_backend *backend, bool want, char *line, size_t size) {
     yolo_vk_context *ctx = ctx_of(backend);
     const yolo_vk_caps *c = &ctx->caps;
@@ -362,9 +373,14 @@ static bool vk_set_amp(yolo_backend *backend, bool want, char *line, size_t size
     pthread_mutex_unlock(&ctx->lock);
     if (!want)
         snprintf(line, size, "fp32 (amp=False)");
+    else if (ctx->amp16 && f16_activations(ctx))
+        snprintf(line, size, "fp16 convolution and matmul inputs and activations between convolutions, fp32 "
+                             "accumulation; fp32 weights, batch norm, reductions and loss; dynamic loss scaling "
+                             "(device: 16-bit storage, shaderFloat16)");
     else if (ctx->amp16)
         snprintf(line, size, "fp16 convolution and matmul inputs, fp32 accumulation; fp32 weights, activations, batch "
-                             "norm, reductions and loss; dynamic loss scaling (device: 16-bit storage, shaderFloat16)");
+                             "norm, reductions and loss; dynamic loss scaling (device: 16-bit storage, shaderFloat16; "
+                             "YOLO_F16_ACTIVATIONS=off)");
     else if (c->storage16 && c->float16)
         snprintf(line, size, "fp32 (amp=True, but YOLO_VK_DISABLE_F16 turns fp16 storage off)");
     else
