@@ -112,7 +112,6 @@ int yolo_graph_narrow_activations(yolo_graph *g, yolo_dtype dtype, bool conv_out
     for (int i = 0; i < n; i++) narrow[i] = candidate(g->nodes[i], conv_outputs);
     /* Storage seen under two names stays f32: a copy op's value with a view
      * (a reshape), a BN_SILU with a second view or read directly. */
-    for (int i = 0; i < n; i++) views[i] = 0;
     for (int i = 0; i < n; i++) {
         const yolo_tensor *of = g->nodes[i]->node->view_of;
         if (of && of->graph == g) views[of->node->index]++;
@@ -130,7 +129,7 @@ int yolo_graph_narrow_activations(yolo_graph *g, yolo_dtype dtype, bool conv_out
     }
     for (int i = 0; i < n; i++) {
         yolo_tensor *t = g->nodes[i];
-        if (!narrow[i] || t->node->op == YOLO_OP_BN_SILU) continue;
+        if (!narrow[i]) continue;
         t->dtype = dtype;
         if (t->node->op == YOLO_OP_VIEW) t->node->view_of->dtype = dtype;
         count++;

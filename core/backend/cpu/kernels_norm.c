@@ -158,6 +158,11 @@ static double input_at(bn_input x, int64_t i) {
     return x.bf16 ? yolo_bf16_to_f32(((const uint16_t *)x.data)[i]) : ((const float *)x.data)[i];
 }
 
+/* Elements in the next piece of a plane with `rest` elements left: all of
+ * them for f32 (the loops see the whole plane, as without bf16), at most a
+ * chunk for bf16. */
+static int64_t piece_len(bn_input x, int64_t rest) { return x.bf16 && rest > WIDE_CHUNK ? WIDE_CHUNK : rest; }
+
 /* Elements [at, at+n) of x as floats: in place for f32, else widened into buf. */
 static const float *input_floats(bn_input x, int64_t at, int64_t n, float *buf) {
     if (!x.bf16) return (const float *)x.data + at;
@@ -189,12 +194,8 @@ static void stats_range(void *arg, int64_t begin, int64_t end) {
         double sum = 0, sumsq = 0;
         for (int64_t n = 0; n < l.n; n++) {
             const int64_t at = (n * l.c + c) * l.s;
-            if (!j->x.bf16) {
-                plane_moments(input_floats(j->x, at, l.s, NULL), l.s, shift, &sum, &sumsq);
-                continue;
-            }
-            for (int64_t i = 0; i < l.s; i += WIDE_CHUNK) {
-                const int64_t len = l.s - i < WIDE_CHUNK ? l.s - i : WIDE_CHUNK;
+            for (int64_t i = 0, len; i < l.s; i += len) {
+                len = piece_len(j->x, l.s - i);
                 plane_moments(input_floats(j->x, at + i, len, buf), len, shift, &sum, &sumsq);
             }
         }
@@ -232,7 +233,7 @@ static yolo_status bn_stats_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
 
 typedef struct plane_job {
     bn_layout l;
-    bn_input xin; /* BN_BWD's x, which may be bf16; the others read x */
+    bn_input xin; /* x of BN_BWD and BN_APPLY_BWD_PARAMS (channel_param_grads), which may be bf16 */
     const float *x, *dy;
     const float *mean, *var, *gamma, *beta;
     const float *dmean, *dvar;
@@ -279,12 +280,8 @@ static void channel_param_grads(const plane_job *j, int64_t c, float *rows) {
     float buf[WIDE_CHUNK];
     for (int64_t n = 0; n < l.n; n++) {
         const int64_t at = (n * l.c + c) * l.s;
-        if (!j->xin.bf16) {
-            plane_dy_moments(j->x + at, j->dy + at, l.s, mean, &sdy, &sdyx);
-            continue;
-        }
-        for (int64_t i = 0; i < l.s; i += WIDE_CHUNK) {
-            const int64_t len = l.s - i < WIDE_CHUNK ? l.s - i : WIDE_CHUNK;
+        for (int64_t i = 0, len; i < l.s; i += len) {
+            len = piece_len(j->xin, l.s - i);
             plane_dy_moments(input_floats(j->xin, at + i, len, buf), j->dy + at + i, len, mean, &sdy, &sdyx);
         }
     }
@@ -304,7 +301,7 @@ static yolo_status bn_apply_bwd_params_kernel(yolo_cpu_context *ctx, yolo_tensor
     const yolo_tensor *x = out->node->src[0];
     plane_job j = {0};
     j.l = layout_of(x);
-    j.x = yolo_cpu_f32(x);
+    j.xin = bn_input_of(x);
     j.mean = yolo_cpu_f32(out->node->src[1]);
     j.var = yolo_cpu_f32(out->node->src[2]);
     j.gamma = yolo_cpu_f32(out->node->src[3]);
@@ -392,12 +389,8 @@ static void bwd_range(void *arg, int64_t begin, int64_t end) {
         float buf[WIDE_CHUNK];
         for (int64_t n = 0; n < l.n; n++) {
             const int64_t at = (n * l.c + c) * l.s;
-            if (!j->xin.bf16) {
-                plane_bwd(j->x + at, j->dy + at, j->out + at, l.s, mean, kd, a, k);
-                continue;
-            }
-            for (int64_t i = 0; i < l.s; i += WIDE_CHUNK) {
-                const int64_t len = l.s - i < WIDE_CHUNK ? l.s - i : WIDE_CHUNK;
+            for (int64_t i = 0, len; i < l.s; i += len) {
+                len = piece_len(j->xin, l.s - i);
                 plane_bwd(input_floats(j->xin, at + i, len, buf), j->dy + at + i, j->out + at + i, len, mean, kd, a, k);
             }
         }
@@ -409,7 +402,6 @@ static yolo_status bn_bwd_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     plane_job j = {0};
     j.l = layout_of(x);
     j.xin = bn_input_of(x);
-    j.x = j.xin.bf16 ? NULL : yolo_cpu_f32(x);
     j.mean = yolo_cpu_f32(out->node->src[1]);
     j.var = j.mean + j.l.c;
     j.gamma = yolo_cpu_f32(out->node->src[2]);
