@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "yolo/detection.h"
+#include "yolo/loss.h"
 #include "per_image.h"
 
 yolo_det_loss_params yolo_det_loss_default_params(int nc) {
@@ -219,17 +220,19 @@ static yolo_status loss_image(void *arg, int b) {
     const int32_t *gi = asg->gt_index + (size_t)b * A;
     const float *sc = asg->score + (size_t)b * A;
 
-    /* BCE-with-logits against one-hot * soft score (0 for background). */
+    /* BCE-with-logits against one-hot * soft score: every class row against
+     * 0 first, then each positive's own class corrected for its target t
+     * (the loss loses x * t, the gradient gain * t). */
+    const float gain = (float)(scale * p->cls_gain);
     for (int c = 0; c < p->nc; c++) {
-        const float *x = hb + (4 * R + c) * A;
-        float *gx = gb ? gb + (4 * R + c) * A : NULL;
-        double gain = scale * p->cls_gain;
-        for (size_t a = 0; a < A; a++) {
-            double t = (gi[a] >= 0 && gt->cls[gi[a]] == c) ? sc[a] : 0;
-            double xv = x[a], e = exp(-fabs(xv)); /* one exp serves both terms */
-            cls_sum += fmax(xv, 0) - xv * t + log1p(e);
-            if (gx) gx[a] = (float)(gain * ((xv >= 0 ? 1 : e) / (1 + e) - t));
-        }
+        const size_t row = (4 * R + (size_t)c) * A;
+        cls_sum += yolo_bce_with_logits(hb + row, NULL, A, gain, gb ? gb + row : NULL);
+    }
+    for (size_t a = 0; a < A; a++) {
+        if (gi[a] < 0) continue;
+        const size_t at = (4 * R + (size_t)gt->cls[gi[a]]) * A + a;
+        cls_sum -= (double)hb[at] * sc[a];
+        if (gb) gb[at] -= gain * sc[a];
     }
 
     if (gb) memset(gb, 0, 4 * R * A * sizeof(float));

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "yolo/loss.h"
+
 static int imin(int a, int b) { return a < b ? a : b; }
 static int imax(int a, int b) { return a > b ? a : b; }
 
@@ -139,15 +141,16 @@ double seg_mask_term(int nm, const float *coef, size_t coef_stride, const float 
     crop_logits(nm, coef, coef_stride, proto, mw, hw, x0, x1, y0, y1, z);
     double sum = 0, norm = 1.0 / ((double)hw * t->area);
     bool grads = grad_coef || grad_proto;
+    const float gain = (float)(g_scale * norm);
+    float target[256]; /* one row's targets, a piece at a time */
     for (int y = y0; y < y1; y++) {
         float *zr = z + (size_t)(y - y0) * cw;
-        const int32_t *mr = t->mask + (size_t)y * mw;
-        for (int x = x0; x < x1; x++) {
-            double zv = zr[x - x0], tv = mr[x] == t->value ? 1.0 : 0.0;
-            double e = exp(-fabs(zv));
-            sum += fmax(zv, 0) - zv * tv + log1p(e);
+        const int32_t *mr = t->mask + (size_t)y * mw + x0;
+        for (int x = 0; x < cw; x += 256) {
+            const int n = cw - x < 256 ? cw - x : 256;
+            for (int i = 0; i < n; i++) target[i] = mr[x + i] == t->value ? 1.0f : 0.0f;
             /* the gradient dz replaces z in the scratch */
-            if (grads) zr[x - x0] = (float)(g_scale * norm * ((zv >= 0 ? 1 : e) / (1 + e) - tv));
+            sum += yolo_bce_with_logits(zr + x, target, (size_t)n, gain, grads ? zr + x : NULL);
         }
     }
     if (!grads) return sum * norm;

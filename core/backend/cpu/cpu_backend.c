@@ -71,6 +71,7 @@ static yolo_status cpu_zero(yolo_backend *backend, yolo_buffer *buf, size_t offs
 /* Per-op time and call counts, on when YOLO_PROFILE is set (profile=True). */
 static double profile_seconds[YOLO_OP_COUNT];
 static int64_t profile_calls[YOLO_OP_COUNT];
+static double profile_bytes[YOLO_OP_COUNT]; /* sources + output: a floor on memory traffic */
 static int profiling = -1; /* -1: not decided yet (YOLO_PROFILE read at the first graph run) */
 
 void yolo_cpu_profile_enable(void) { profiling = 1; }
@@ -85,11 +86,12 @@ void yolo_cpu_profile_report(FILE *out) {
     double total = 0;
     for (int op = 0; op < YOLO_OP_COUNT; op++) total += profile_seconds[op];
     if (total <= 0) return;
-    fprintf(out, "%-24s %10s %10s %7s\n", "op", "calls", "seconds", "share");
+    fprintf(out, "%-24s %10s %10s %7s %9s\n", "op", "calls", "seconds", "share", "GB/s");
     for (int op = 0; op < YOLO_OP_COUNT; op++)
         if (profile_calls[op])
-            fprintf(out, "%-24s %10lld %10.3f %6.1f%%\n", yolo_op_name(op), (long long)profile_calls[op],
-                    profile_seconds[op], 100.0 * profile_seconds[op] / total);
+            fprintf(out, "%-24s %10lld %10.3f %6.1f%% %9.1f\n", yolo_op_name(op), (long long)profile_calls[op],
+                    profile_seconds[op], 100.0 * profile_seconds[op] / total,
+                    profile_seconds[op] > 0 ? profile_bytes[op] / profile_seconds[op] * 1e-9 : 0.0);
 }
 
 static yolo_status run_nodes(yolo_cpu_context *ctx, yolo_tensor *const *nodes, int n) {
@@ -105,6 +107,10 @@ static yolo_status run_nodes(yolo_cpu_context *ctx, yolo_tensor *const *nodes, i
         if (profiling) {
             profile_seconds[t->node->op] += now_seconds() - t0;
             profile_calls[t->node->op]++;
+            double bytes = (double)yolo_tensor_bytes(t);
+            for (int s = 0; s < t->node->n_src; s++)
+                if (t->node->src[s]) bytes += (double)yolo_tensor_bytes(t->node->src[s]);
+            profile_bytes[t->node->op] += bytes;
         }
         if (st != YOLO_OK) return yolo_error_context(st, "cpu: op %s (t '%s')", yolo_op_name(t->node->op), t->name);
     }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "backend/cpu/cpu_backend.h"
+#include "util/vec16.h"
 
 /* Below this many elements a kernel runs on the calling thread. */
 #define PARALLEL_MIN_ELEMENTS 32768
@@ -37,77 +38,9 @@ typedef struct map_job {
     float f;
 } map_job;
 
-/* Activations run on 16-float vectors (GCC/Clang vector extensions) with
- * their own exp: libm's expf does not vectorize, and SiLU follows every
- * convolution. On x86-64 the range functions are also built for AVX-512F
- * and AVX2 and picked at load time (target_clones); all versions do the same IEEE
- * operations (no FMA contraction in ISO C mode), so results are identical.
+/* Activations run on 16-float vectors with their own exp (util/vec16.h).
  * Tails go through the same vector code on a padded copy, so an element's
  * value never depends on where a range starts. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
-#define VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define VECTOR_CLONES
-#endif
-typedef float v16f __attribute__((vector_size(64)));
-typedef int32_t v16i __attribute__((vector_size(64)));
-typedef uint32_t v16u __attribute__((vector_size(64)));
-
-/* Helpers are macros or take pointers: 32-byte vectors passed by value draw
- * ABI notes from GCC when AVX is not the baseline. */
-#define V16(v) ((v16f){(v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v)})
-#define V16_SELECT(mask, a, b) ((v16f)(((mask) & (v16i)(a)) | (~(mask) & (v16i)(b))))
-
-/* e^x within 1.5 ulp on [-87, 88] (Cephes expf): x = n*ln2 + r, e^r by a
- * degree-6 polynomial, 2^n through the exponent bits. Inputs are clamped
- * to that range, NaN stays NaN. */
-static inline __attribute__((always_inline)) void v16_exp(const v16f *in, v16f *out) {
-    v16f x = V16_SELECT(*in < V16(-87.0f), V16(-87.0f), *in);
-    x = V16_SELECT(x > V16(88.0f), V16(88.0f), x);
-    const v16f magic = V16(12582912.0f); /* 1.5 * 2^23: adding it rounds to an integer */
-    const v16f t = x * V16(1.44269504088896341f) + magic;
-    const v16f n = t - magic;
-    const v16i ni = (v16i)t - 0x4b400000;
-    const v16f r = (x - n * V16(0.693359375f)) - n * V16(-2.12194440e-4f);
-    v16f p = V16(1.9875691500e-4f);
-    p = p * r + V16(1.3981999507e-3f);
-    p = p * r + V16(8.3334519073e-3f);
-    p = p * r + V16(4.1665795894e-2f);
-    p = p * r + V16(1.6666665459e-1f);
-    p = p * r + V16(5.0000001201e-1f);
-    p = p * r * r + r + V16(1.0f);
-    *out = p * (v16f)((v16u)(ni + 127) << 23); /* unsigned: NaN lanes must not overflow a signed shift */
-}
-
-/* 16 floats to bf16 as the CPU's VCVTNEPS2BF16 (and so oneDNN's reorders)
- * does it: round to nearest even, NaN to a quiet NaN, denormals to a signed
- * zero. yolo_f32_to_bf16 is the scalar twin. */
-typedef uint16_t v16h __attribute__((vector_size(32)));
-static inline __attribute__((always_inline)) void v16_to_bf16(const v16f *x, uint16_t *out) {
-    const v16u u = (v16u)*x;
-    const v16u mag = u & 0x7fffffffu;
-    v16u r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-    const v16u nan = (v16u)(mag > 0x7f800000u), denormal = (v16u)((u & 0x7f800000u) == 0);
-    r = (nan & ((u >> 16) | 0x40u)) | (~nan & r);
-    r = (denormal & ((u >> 16) & 0x8000u)) | (~denormal & r);
-    const v16h h = __builtin_convertvector(r, v16h);
-    memcpy(out, &h, sizeof h);
-}
-
-/* 16 bf16 widened to floats (exact). */
-static inline __attribute__((always_inline)) void v16_from_bf16(const uint16_t *p, v16f *out) {
-    v16h h;
-    memcpy(&h, p, sizeof h);
-    *out = (v16f)(__builtin_convertvector(h, v16u) << 16);
-}
-
-static inline __attribute__((always_inline)) void v16_sigmoid(const v16f *x, v16f *out) {
-    const v16f neg = -*x;
-    v16f e;
-    v16_exp(&neg, &e);
-    *out = V16(1.0f) / (V16(1.0f) + e);
-}
-
 static inline __attribute__((always_inline)) void v16_silu(const v16f *x, const v16f *dy, v16f *o) {
     (void)dy;
     v16f s;

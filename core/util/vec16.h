@@ -1,0 +1,114 @@
+/* 16-float vector math on GCC/Clang vector extensions, shared by the CPU
+ * kernels (activations, bf16 storage) and the loss primitives (loss_math.c).
+ *
+ * libm's expf and log1pf do not vectorize, and these run over every
+ * activation and every class logit. Callers mark their loops VECTOR_CLONES:
+ * on x86-64 they are also built for AVX-512F and AVX2 and picked at load
+ * time; all versions do the same IEEE operations (no FMA contraction in ISO
+ * C mode), so results are identical on any CPU.
+ *
+ * Helpers are macros or take pointers: 32-byte vectors passed by value draw
+ * ABI notes from GCC when AVX is not the baseline. */
+#ifndef YOLO_UTIL_VEC16_H
+#define YOLO_UTIL_VEC16_H
+
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+#define VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define VECTOR_CLONES
+#endif
+
+typedef float v16f __attribute__((vector_size(64)));
+typedef int32_t v16i __attribute__((vector_size(64)));
+typedef uint32_t v16u __attribute__((vector_size(64)));
+typedef uint16_t v16h __attribute__((vector_size(32)));
+typedef float v8f __attribute__((vector_size(32)));
+typedef double v8d __attribute__((vector_size(64)));
+
+#define V16(v) ((v16f){(v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v), (v)})
+#define V16_SELECT(mask, a, b) ((v16f)(((mask) & (v16i)(a)) | (~(mask) & (v16i)(b))))
+
+/* e^x within 1.5 ulp on [-87, 88] (Cephes expf): x = n*ln2 + r, e^r by a
+ * degree-6 polynomial, 2^n through the exponent bits. Inputs are clamped
+ * to that range, NaN stays NaN. */
+static inline __attribute__((always_inline)) void v16_exp(const v16f *in, v16f *out) {
+    v16f x = V16_SELECT(*in < V16(-87.0f), V16(-87.0f), *in);
+    x = V16_SELECT(x > V16(88.0f), V16(88.0f), x);
+    const v16f magic = V16(12582912.0f); /* 1.5 * 2^23: adding it rounds to an integer */
+    const v16f t = x * V16(1.44269504088896341f) + magic;
+    const v16f n = t - magic;
+    const v16i ni = (v16i)t - 0x4b400000;
+    const v16f r = (x - n * V16(0.693359375f)) - n * V16(-2.12194440e-4f);
+    v16f p = V16(1.9875691500e-4f);
+    p = p * r + V16(1.3981999507e-3f);
+    p = p * r + V16(8.3334519073e-3f);
+    p = p * r + V16(4.1665795894e-2f);
+    p = p * r + V16(1.6666665459e-1f);
+    p = p * r + V16(5.0000001201e-1f);
+    p = p * r * r + r + V16(1.0f);
+    *out = p * (v16f)((v16u)(ni + 127) << 23); /* unsigned: NaN lanes must not overflow a signed shift */
+}
+
+/* log(1 + e) for e in [0, 1], within 2 ulp (Cephes logf's polynomial). The
+ * reduced argument is e itself below sqrt(2) - 1, so tiny e keep their
+ * precision (log(1.0f + e) would round them away), and (1 + e) / 2 - 1
+ * (exact) above it. */
+static inline __attribute__((always_inline)) void v16_log1p_unit(const v16f *e, v16f *out) {
+    const v16i big = (v16i)(*e > V16(0.41421356f));
+    const v16f x = V16_SELECT(big, (V16(1.0f) + *e) * V16(0.5f) - V16(1.0f), *e);
+    const v16f k = V16_SELECT(big, V16(1.0f), V16(0.0f));
+    const v16f z = x * x;
+    v16f p = V16(7.0376836292e-2f);
+    p = p * x + V16(-1.1514610310e-1f);
+    p = p * x + V16(1.1676998740e-1f);
+    p = p * x + V16(-1.2420140846e-1f);
+    p = p * x + V16(1.4249322787e-1f);
+    p = p * x + V16(-1.6668057665e-1f);
+    p = p * x + V16(2.0000714765e-1f);
+    p = p * x + V16(-2.4999993993e-1f);
+    p = p * x + V16(3.3333331174e-1f);
+    v16f y = x * z * p + k * V16(-2.12194440e-4f) - V16(0.5f) * z;
+    *out = (x + y) + k * V16(0.693359375f);
+}
+
+static inline __attribute__((always_inline)) void v16_sigmoid(const v16f *x, v16f *out) {
+    const v16f neg = -*x;
+    v16f e;
+    v16_exp(&neg, &e);
+    *out = V16(1.0f) / (V16(1.0f) + e);
+}
+
+/* 16 floats to bf16 as the CPU's VCVTNEPS2BF16 (and so oneDNN's reorders)
+ * does it: round to nearest even, NaN to a quiet NaN, denormals to a signed
+ * zero. yolo_f32_to_bf16 is the scalar twin. */
+static inline __attribute__((always_inline)) void v16_to_bf16(const v16f *x, uint16_t *out) {
+    const v16u u = (v16u)*x;
+    const v16u mag = u & 0x7fffffffu;
+    v16u r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    const v16u nan = (v16u)(mag > 0x7f800000u), denormal = (v16u)((u & 0x7f800000u) == 0);
+    r = (nan & ((u >> 16) | 0x40u)) | (~nan & r);
+    r = (denormal & ((u >> 16) & 0x8000u)) | (~denormal & r);
+    const v16h h = __builtin_convertvector(r, v16h);
+    memcpy(out, &h, sizeof h);
+}
+
+/* 16 bf16 widened to floats (exact). */
+static inline __attribute__((always_inline)) void v16_from_bf16(const uint16_t *p, v16f *out) {
+    v16h h;
+    memcpy(&h, p, sizeof h);
+    *out = (v16f)(__builtin_convertvector(h, v16u) << 16);
+}
+
+/* Adds the 16 lanes of v, widened to double, to acc (two 8-lane halves). */
+static inline __attribute__((always_inline)) void v16_add_to_v8d(const v16f *v, v8d *acc_lo, v8d *acc_hi) {
+    v8f lo, hi;
+    memcpy(&lo, v, sizeof lo);
+    memcpy(&hi, (const float *)v + 8, sizeof hi);
+    *acc_lo += __builtin_convertvector(lo, v8d);
+    *acc_hi += __builtin_convertvector(hi, v8d);
+}
+
+#endif
