@@ -11,22 +11,23 @@
 #include <string.h>
 
 #include "backend/cpu/cpu_backend.h"
+#include "util/vec16.h"
 
 /* Elementwise plane loops run on 8-float vectors (GCC/Clang vector
- * extensions), built for AVX2 too and picked at load time, as in
- * kernels_elementwise.c. Vector lanes and the scalar tail do the same IEEE
- * operations in the same order (no FMA contraction in ISO C mode), so an
- * element's value does not depend on the path or on the thread split. */
+ * extensions), built for AVX2 too and picked at load time (PLANE_CLONES;
+ * 8-float loops gain nothing from AVX-512). Vector lanes and the scalar
+ * tail do the same IEEE operations in the same order (no FMA contraction in
+ * ISO C mode), so an element's value does not depend on the path or on the
+ * thread split. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
-#define VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#define PLANE_CLONES __attribute__((target_clones("avx2", "default")))
 #else
-#define VECTOR_CLONES
+#define PLANE_CLONES
 #endif
-typedef float v8f __attribute__((vector_size(32)));
 #define V8(v) ((v8f){(v), (v), (v), (v), (v), (v), (v), (v)})
 
 /* y = (x - mean) * k + b */
-VECTOR_CLONES static void plane_affine(const float *restrict x, float *restrict y, int64_t s, float mean, float k,
+PLANE_CLONES static void plane_affine(const float *restrict x, float *restrict y, int64_t s, float mean, float k,
                                        float b) {
     int64_t i = 0;
     for (; i + 8 <= s; i += 8) {
@@ -39,7 +40,7 @@ VECTOR_CLONES static void plane_affine(const float *restrict x, float *restrict 
 }
 
 /* dx = dy * kd + (a + k * (x - mean)) */
-VECTOR_CLONES static void plane_bwd(const float *restrict x, const float *restrict dy, float *restrict dx, int64_t s,
+PLANE_CLONES static void plane_bwd(const float *restrict x, const float *restrict dy, float *restrict dx, int64_t s,
                                     float mean, float kd, float a, float k) {
     int64_t i = 0;
     for (; i + 8 <= s; i += 8) {
@@ -89,7 +90,7 @@ static double v4d_total(const v4d *v) { return ((*v)[0] + (*v)[1]) + ((*v)[2] + 
 
 /* sum(p[i] - shift) and sum((p[i] - shift)^2) over one plane, in double
  * with independent accumulator lanes (a fixed order for a given s). */
-VECTOR_CLONES static void plane_moments(const float *p, int64_t s, double shift, double *sum, double *sumsq) {
+PLANE_CLONES static void plane_moments(const float *p, int64_t s, double shift, double *sum, double *sumsq) {
     const v4d sh = {shift, shift, shift, shift};
     v4d a0 = {0}, a1 = {0}, q0 = {0}, q1 = {0};
     int64_t i = 0;
@@ -116,7 +117,7 @@ VECTOR_CLONES static void plane_moments(const float *p, int64_t s, double shift,
 }
 
 /* sum(dy) and sum(dy * (x - mean)) over one plane, in double. */
-VECTOR_CLONES static void plane_dy_moments(const float *x, const float *dy, int64_t s, double mean, double *sdy,
+PLANE_CLONES static void plane_dy_moments(const float *x, const float *dy, int64_t s, double mean, double *sdy,
                                            double *sdyx) {
     const v4d m = {mean, mean, mean, mean};
     v4d a0 = {0}, a1 = {0}, b0 = {0}, b1 = {0};
@@ -163,14 +164,24 @@ static double input_at(bn_input x, int64_t i) {
  * chunk for bf16. */
 static int64_t piece_len(bn_input x, int64_t rest) { return x.bf16 && rest > WIDE_CHUNK ? WIDE_CHUNK : rest; }
 
+/* Widens n bf16 into floats, 16 at a time (n is at most a chunk). */
+VECTOR_CLONES static void widen_bf16(const uint16_t *h, int64_t n, float *out) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        v16f v;
+        v16_from_bf16(h + i, &v);
+        memcpy(out + i, &v, sizeof v);
+    }
+    for (; i < n; i++) {
+        const uint32_t u = (uint32_t)h[i] << 16;
+        memcpy(&out[i], &u, sizeof u);
+    }
+}
+
 /* Elements [at, at+n) of x as floats: in place for f32, else widened into buf. */
 static const float *input_floats(bn_input x, int64_t at, int64_t n, float *buf) {
     if (!x.bf16) return (const float *)x.data + at;
-    const uint16_t *h = (const uint16_t *)x.data + at;
-    for (int64_t i = 0; i < n; i++) {
-        const uint32_t u = (uint32_t)h[i] << 16;
-        memcpy(&buf[i], &u, sizeof u);
-    }
+    widen_bf16((const uint16_t *)x.data + at, n, buf);
     return buf;
 }
 
