@@ -122,7 +122,9 @@ static yolo_status cpu_graph_run(yolo_backend *backend, yolo_graph *graph, yolo_
     yolo_cpu_context *ctx = backend->impl;
     if (profiling < 0) profiling = getenv("YOLO_PROFILE") != NULL;
     yolo_conv_onednn_in_graph(true);
+    yolo_thread_pool_set_warm(ctx->pool, true);
     yolo_status st = run_nodes(ctx, nodes, n);
+    yolo_thread_pool_set_warm(ctx->pool, false);
     yolo_conv_onednn_in_graph(false);
     return st;
 }

@@ -74,7 +74,12 @@ yolo_status yolo_conv_run(yolo_cpu_context *ctx, yolo_conv_pass pass, const yolo
         if (bf16_io)
             return yolo_error(YOLO_ERR_BACKEND, "conv2d: x or y is stored as bf16 (amp), which only the oneDNN "
                                                 "convolutions read; YOLO_CONV_IMPL=im2col cannot run it");
-        return yolo_conv_im2col(ctx, pass, g, a, b, bias, out);
+        /* OpenBLAS's threads run its GEMMs: our workers must not spin on their cores */
+        const bool warm = ctx && yolo_thread_pool_warm(ctx->pool);
+        if (warm) yolo_thread_pool_set_warm(ctx->pool, false);
+        yolo_status st = yolo_conv_im2col(ctx, pass, g, a, b, bias, out);
+        if (warm) yolo_thread_pool_set_warm(ctx->pool, true);
+        return st;
     }
     return yolo_conv_onednn(ctx, pass, g, a, b, bias, out);
 }

@@ -81,7 +81,10 @@ static yolo_status matmul_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     }
     /* OpenBLAS runs its own threads: as many as the pool, never more (threads=). */
     if (ctx && ctx->threads > 0 && openblas_get_num_threads() != ctx->threads) openblas_set_num_threads(ctx->threads);
+    const bool warm = ctx && yolo_thread_pool_warm(ctx->pool);
+    if (warm) yolo_thread_pool_set_warm(ctx->pool, false); /* our workers must not spin on its cores */
     matmul_range(&j, 0, batches);
+    if (warm) yolo_thread_pool_set_warm(ctx->pool, true);
     return YOLO_OK;
 }
 

@@ -3,6 +3,7 @@
 #ifndef YOLO_THREAD_POOL_H
 #define YOLO_THREAD_POOL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "yolo/error.h"
@@ -18,5 +19,12 @@ int yolo_thread_pool_size(const yolo_thread_pool *pool);
  * from one thread at a time, never from inside fn. */
 typedef void (*yolo_range_fn)(void *arg, int64_t begin, int64_t end);
 void yolo_parallel_for(yolo_thread_pool *pool, int64_t n, yolo_range_fn fn, void *arg);
+
+/* While warm, idle workers (and a caller waiting for them) spin instead of
+ * sleeping after a short while: for the length of a graph run, whose
+ * kernels follow one another with gaps a futex wake-up would double. Not
+ * while something else needs the cores (OpenBLAS's own threads). */
+void yolo_thread_pool_set_warm(yolo_thread_pool *pool, bool warm);
+bool yolo_thread_pool_warm(const yolo_thread_pool *pool);
 
 #endif
