@@ -113,16 +113,38 @@ static void test_planning_and_runs(yolo_backend *be) {
     CHECK_MSG(memcmp(&loss1, &loss3, sizeof loss1) == 0, "poisoned run: loss %g vs %g", (double)loss3, (double)loss1);
     CHECK_MSG(memcmp(g1, g3, sizeof g1) == 0, "poisoned run changed the gradient");
 
-    /* The planner fused batch norm + SiLU (BN_SILU, BN_SILU_BWD) and autograd
-     * batch norm's backward (BN_BWD) and the chunk's gradient (no SLICE_BWD);
-     * with the planner's fusion off the loss and the gradient keep their bits. */
-    int fused[YOLO_OP_COUNT] = {0};
-    for (int i = 0; i < plain.g->n_nodes; i++) fused[plain.g->nodes[i]->node->op]++;
-    CHECK_MSG(fused[YOLO_OP_BN_SILU] == 1 && fused[YOLO_OP_BN_SILU_BWD] == 1 && fused[YOLO_OP_BN_BWD] == 1 &&
+    /* The planner fused batch norm + SiLU (BN_SILU, BN_SILU_BWD, the latter
+     * folded into BN_BWD on the CPU) and autograd batch norm's backward
+     * (BN_BWD) and the chunk's gradient (no SLICE_BWD); with the planner's
+     * fold or all its fusion off the loss and the gradient keep their bits. */
+    int fused[YOLO_OP_COUNT] = {0}, folded = 0;
+    for (int i = 0; i < plain.g->n_nodes; i++) {
+        fused[plain.g->nodes[i]->node->op]++;
+        folded += plain.g->nodes[i]->node->op == YOLO_OP_BN_BWD && plain.g->nodes[i]->node->n_src == 5;
+    }
+    CHECK_MSG(folded == 1, "BN_SILU_BWD folded into %d BN_BWD nodes", folded);
+    CHECK_MSG(fused[YOLO_OP_BN_SILU] == 1 && fused[YOLO_OP_BN_SILU_BWD] == 0 && fused[YOLO_OP_BN_BWD] == 1 &&
                   fused[YOLO_OP_BN_APPLY] == 0 && fused[YOLO_OP_SLICE_BWD] == 0 && fused[YOLO_OP_BN_STATS_BWD] == 0,
               "fused graph: BN_SILU %d, BN_SILU_BWD %d, BN_BWD %d, BN_APPLY %d, SLICE_BWD %d, BN_STATS_BWD %d",
               fused[YOLO_OP_BN_SILU], fused[YOLO_OP_BN_SILU_BWD], fused[YOLO_OP_BN_BWD], fused[YOLO_OP_BN_APPLY],
               fused[YOLO_OP_SLICE_BWD], fused[YOLO_OP_BN_STATS_BWD]);
+    yolo_tensor_zero(w1->grad);
+    setenv("YOLO_GRAPH_NO_FOLD", "1", 1);
+    net unfolded = build_net(be, w1, w2, gamma, beta, rm, rv, true);
+    CHECK(yolo_graph_plan(unfolded.g, NULL) == YOLO_OK);
+    unsetenv("YOLO_GRAPH_NO_FOLD");
+    int n_silu_bwd = 0;
+    for (int i = 0; i < unfolded.g->n_nodes; i++) n_silu_bwd += unfolded.g->nodes[i]->node->op == YOLO_OP_BN_SILU_BWD;
+    CHECK_MSG(n_silu_bwd == 1, "unfolded graph has %d BN_SILU_BWD nodes", n_silu_bwd);
+    yolo_tensor_upload_f32(unfolded.x, x, 2 * 4 * 9 * 7);
+    float loss5 = 0, g5[4 * 4 * 9];
+    CHECK(yolo_graph_run(unfolded.g) == YOLO_OK);
+    yolo_tensor_download_f32(unfolded.loss, &loss5, 1);
+    yolo_tensor_download_f32(w1->grad, g5, 4 * 4 * 9);
+    CHECK_MSG(memcmp(&loss1, &loss5, sizeof loss1) == 0, "unfolded run: loss %g vs %g", (double)loss5, (double)loss1);
+    CHECK_MSG(memcmp(g1, g5, sizeof g1) == 0, "unfolded run changed the gradient");
+    yolo_graph_free(unfolded.g);
+
     yolo_tensor_zero(w1->grad);
     setenv("YOLO_GRAPH_NO_FUSION", "1", 1);
     net unfused = build_net(be, w1, w2, gamma, beta, rm, rv, true);

@@ -33,6 +33,9 @@ typedef enum yolo_backend_capability {
     /* The same with IEEE f16 (Vulkan: amp's GEMM kernels read fp16; the
      * fused BN+SiLU, the copies and the residual add write f16). */
     YOLO_BACKEND_CAP_F16_ACTIVATIONS,
+    /* BN_BWD takes a fifth src (beta) and computes the BN_SILU_BWD before
+     * it itself (graph/ops.h), so the planner folds one into the other. */
+    YOLO_BACKEND_CAP_FOLD_SILU_BWD,
 } yolo_backend_capability;
 
 /* One region of a batched copy: `bytes` between the host at `host` and

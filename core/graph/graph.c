@@ -242,7 +242,7 @@ static bool needs_storage(const yolo_tensor *t) {
  * the same float operations); z's values are no longer stored, so forward
  * saves a pass over memory and the activation arena shrinks. Runs once,
  * when no node can be added any more. YOLO_GRAPH_NO_FUSION=1 turns it off
- * (for A/B measurements). */
+ * (for A/B measurements), with the fold below. */
 
 static bool reads(const yolo_tensor *t, const yolo_tensor *x) {
     for (int k = 0; k < t->node->n_src; k++)
@@ -289,6 +289,38 @@ static void fuse_bn_silu_at(yolo_graph *g, yolo_tensor *z) {
     silu->node->view_offset = 0;
 }
 
+/* dz = BN_SILU_BWD(x, mean, var, gamma, beta, dy) read only by
+ * f = BN_BWD(x, stats, gamma, dz) of the same x and gamma, dz not an output:
+ * f takes (x, stats, gamma, dy, beta) and computes dz itself, in dx's slot,
+ * and dz's node goes. Same bits (the same float ops); backward saves a
+ * write and a read of dz. Node index i is dz's. */
+static void fold_silu_bwd_at(yolo_graph *g, int i) {
+    yolo_tensor *dz = g->nodes[i], *f = NULL;
+    for (int k = i + 1; k < g->n_nodes; k++) {
+        yolo_tensor *t = g->nodes[k];
+        if (!reads(t, dz)) continue;
+        if (f || t->node->op != YOLO_OP_BN_BWD || t->node->n_src != 4 || t->node->src[3] != dz) return;
+        f = t;
+    }
+    if (!f || f->node->src[0] != dz->node->src[0] || f->node->src[2] != dz->node->src[3] ||
+        f->node->fparams[0] != dz->node->fparams[0])
+        return;
+    yolo_tensor **src = realloc(f->node->src, 5 * sizeof *src);
+    if (!src) return; /* out of memory: stay unfolded */
+    f->node->src = src;
+    src[3] = dz->node->src[5]; /* SiLU's output gradient */
+    src[4] = dz->node->src[4]; /* beta */
+    f->node->n_src = 5;
+    for (int k = 0; k < g->n_nodes; k++) /* autograd's record of z's gradient, done with */
+        if (g->nodes[k]->node->node_grad == dz) g->nodes[k]->node->node_grad = NULL;
+    free(dz->node->src);
+    free(dz);
+    memmove(&g->nodes[i], &g->nodes[i + 1], (size_t)(g->n_nodes - i - 1) * sizeof *g->nodes);
+    g->n_nodes--;
+    for (int k = i; k < g->n_nodes; k++) g->nodes[k]->node->index = k;
+    if (g->backward_start > i) g->backward_start--;
+}
+
 static void fuse_before_planning(yolo_graph *g) {
     const char *off = getenv("YOLO_GRAPH_NO_FUSION");
     if (off && *off && strcmp(off, "0") != 0) return;
@@ -296,6 +328,15 @@ static void fuse_before_planning(yolo_graph *g) {
         yolo_tensor *z = g->nodes[i];
         if (z->node->op == YOLO_OP_BN_APPLY && z->dtype == YOLO_F32 && !z->node->is_output && z->node->n_src == 5)
             fuse_bn_silu_at(g, z);
+    }
+    const char *no_fold = getenv("YOLO_GRAPH_NO_FOLD"); /* the fold alone off, for A/B measurements */
+    if ((no_fold && *no_fold && strcmp(no_fold, "0") != 0) ||
+        !yolo_backend_supports(g->backend, YOLO_BACKEND_CAP_FOLD_SILU_BWD))
+        return;
+    for (int i = g->n_nodes - 1; i >= 0; i--) {
+        yolo_tensor *dz = g->nodes[i];
+        if (dz->node->op == YOLO_OP_BN_SILU_BWD && !dz->node->is_output && dz->node->n_src == 6)
+            fold_silu_bwd_at(g, i);
     }
 }
 

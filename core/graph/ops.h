@@ -47,7 +47,10 @@
                                  with those dmean, dvar: dy*gamma/sqrt(var+eps) + (dmean/M + dvar*2/M*(x-mean)). \
                                  f0 = eps. Emitted by autograd for training batch norm, BN_STATS(x) -> BN_APPLY(x, \
                                  its rows, ...) with stats read by nothing else; one op, so each channel's x and dy \
-                                 are read from memory once for the sums and again (from cache) for dx */ \
+                                 are read from memory once for the sums and again (from cache) for dx. A fifth src \
+                                 beta[C]: the planner folded in the BN_SILU_BWD that made dy (yolo_graph_plan, \
+                                 YOLO_BACKEND_CAP_FOLD_SILU_BWD): dy is SiLU's output gradient, and the op's dy is \
+                                 BN_SILU_BWD(x, mean, var, gamma, beta, dy) (same float ops), kept in dx's slot */ \
     /* batch norm + SiLU, fused by the planner (yolo_graph_plan) where a BN_APPLY node's only readers are one SILU \
        and that SILU's SILU_BWD nodes; no gradient rule (the rewrite runs after backward) */ \
     X(BN_SILU, false)         /* src x, mean[C], var[C], gamma[C], beta[C] -> silu(z), z = BN_APPLY's value (same float \

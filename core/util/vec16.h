@@ -81,6 +81,20 @@ static inline __attribute__((always_inline)) void v16_sigmoid(const v16f *x, v16
     *out = V16(1.0f) / (V16(1.0f) + e);
 }
 
+/* SiLU and its backward; dy is unused by the forward (the kernels' map
+ * signature). */
+static inline __attribute__((always_inline)) void v16_silu(const v16f *x, const v16f *dy, v16f *o) {
+    (void)dy;
+    v16f s;
+    v16_sigmoid(x, &s);
+    *o = *x * s;
+}
+static inline __attribute__((always_inline)) void v16_silu_bwd(const v16f *x, const v16f *dy, v16f *o) {
+    v16f s;
+    v16_sigmoid(x, &s);
+    *o = *dy * s * (V16(1.0f) + *x * (V16(1.0f) - s));
+}
+
 /* 16 floats to bf16 as the CPU's VCVTNEPS2BF16 (and so oneDNN's reorders)
  * does it: round to nearest even, NaN to a quiet NaN, denormals to a signed
  * zero. yolo_f32_to_bf16 is the scalar twin. */

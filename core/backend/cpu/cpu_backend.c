@@ -141,6 +141,7 @@ static bool bf16_activations(const yolo_cpu_context *ctx) {
 /* Nodes run one by one on the host: a collective node may call out mid-graph. */
 static bool cpu_supports(const yolo_backend *backend, yolo_backend_capability cap) {
     if (cap == YOLO_BACKEND_CAP_BF16_ACTIVATIONS) return bf16_activations(backend->impl);
+    if (cap == YOLO_BACKEND_CAP_FOLD_SILU_BWD) return true;
     return cap == YOLO_BACKEND_CAP_COLLECTIVE_IN_GRAPH || cap == YOLO_BACKEND_CAP_OP_PROFILE;
 }
 

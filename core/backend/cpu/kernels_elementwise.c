@@ -41,17 +41,6 @@ typedef struct map_job {
 /* Activations run on 16-float vectors with their own exp (util/vec16.h).
  * Tails go through the same vector code on a padded copy, so an element's
  * value never depends on where a range starts. */
-static inline __attribute__((always_inline)) void v16_silu(const v16f *x, const v16f *dy, v16f *o) {
-    (void)dy;
-    v16f s;
-    v16_sigmoid(x, &s);
-    *o = *x * s;
-}
-static inline __attribute__((always_inline)) void v16_silu_bwd(const v16f *x, const v16f *dy, v16f *o) {
-    v16f s;
-    v16_sigmoid(x, &s);
-    *o = *dy * s * (V16(1.0f) + *x * (V16(1.0f) - s));
-}
 static inline __attribute__((always_inline)) void v16_sigmoid1(const v16f *x, const v16f *dy, v16f *o) {
     (void)dy;
     v16_sigmoid(x, o);

@@ -39,8 +39,8 @@ PLANE_CLONES static void plane_affine(const float *restrict x, float *restrict y
     for (; i < s; i++) y[i] = (x[i] - mean) * k + b;
 }
 
-/* dx = dy * kd + (a + k * (x - mean)) */
-PLANE_CLONES static void plane_bwd(const float *restrict x, const float *restrict dy, float *restrict dx, int64_t s,
+/* dx = dy * kd + (a + k * (x - mean)); dx may be dy (in place) */
+PLANE_CLONES static void plane_bwd(const float *restrict x, const float *dy, float *dx, int64_t s,
                                     float mean, float kd, float a, float k) {
     int64_t i = 0;
     for (; i + 8 <= s; i += 8) {
@@ -246,6 +246,7 @@ typedef struct plane_job {
     bn_layout l;
     bn_input xin; /* x of BN_BWD and BN_APPLY_BWD_PARAMS (channel_param_grads), which may be bf16 */
     const float *x, *dy;
+    const float *dy_silu; /* BN_BWD with SiLU folded in: SiLU's output gradient (dy is then its dz) */
     const float *mean, *var, *gamma, *beta;
     const float *dmean, *dvar;
     float *out;
@@ -385,6 +386,44 @@ static yolo_status bn_stats_bwd_kernel(yolo_cpu_context *ctx, yolo_tensor *out) 
  * BN_STATS_BWD's float operations; the channel's planes are still in cache
  * for the second pass. */
 
+/* BN_BWD with SiLU folded in (a beta src): dz = SILU_BWD(z, dy) over one
+ * plane, z = (x - mean) * k + b recomputed with BN_SILU_BWD's float
+ * operations (kernels_elementwise.c), so dz has its bits. The tail goes
+ * through the same lanes, zero-padded. */
+VECTOR_CLONES static void plane_silu_bwd(bn_input x, int64_t at, const float *dy, float *dz, int64_t s, float mean,
+                                         float k, float b) {
+    const v16f vm = V16(mean), vk = V16(k), vb = V16(b);
+    v16f vx, d, z, o;
+    int64_t i = 0;
+    for (; i + 16 <= s; i += 16) {
+        if (x.bf16)
+            v16_from_bf16((const uint16_t *)x.data + at + i, &vx);
+        else
+            memcpy(&vx, (const float *)x.data + at + i, sizeof vx);
+        memcpy(&d, dy + i, sizeof d);
+        z = (vx - vm) * vk + vb;
+        v16_silu_bwd(&z, &d, &o);
+        memcpy(dz + i, &o, sizeof o);
+    }
+    if (i < s) {
+        const size_t n = (size_t)(s - i);
+        float xs[16] = {0}, ds[16] = {0};
+        uint16_t h[16] = {0};
+        if (x.bf16) {
+            memcpy(h, (const uint16_t *)x.data + at + i, n * 2);
+            v16_from_bf16(h, &vx);
+        } else {
+            memcpy(xs, (const float *)x.data + at + i, n * sizeof(float));
+            memcpy(&vx, xs, sizeof vx);
+        }
+        memcpy(ds, dy + i, n * sizeof(float));
+        memcpy(&d, ds, sizeof d);
+        z = (vx - vm) * vk + vb;
+        v16_silu_bwd(&z, &d, &o);
+        memcpy(dz + i, &o, n * sizeof(float));
+    }
+}
+
 static void bwd_range(void *arg, int64_t begin, int64_t end) {
     const plane_job *j = arg;
     const bn_layout l = j->l;
@@ -392,6 +431,13 @@ static void bwd_range(void *arg, int64_t begin, int64_t end) {
     float *dgamma = j->out + numel, *dmean = dgamma + 2 * l.c, *dvar = dgamma + 3 * l.c; /* rows of [4,C] */
     const float inv_m = (float)(1.0 / (double)(l.n * l.s));
     for (int64_t c = begin; c < end; c++) {
+        if (j->beta) { /* SiLU folded in: its dy into dx's slot first, which is then j->dy */
+            const float k = j->gamma[c] / sqrtf(j->var[c] + j->eps);
+            for (int64_t n = 0; n < l.n; n++) {
+                const int64_t at = (n * l.c + c) * l.s;
+                plane_silu_bwd(j->xin, at, j->dy_silu + at, j->out + at, l.s, j->mean[c], k, j->beta[c]);
+            }
+        }
         channel_param_grads(j, c, dgamma);
         const float mean = j->mean[c];
         const float kd = j->gamma[c] / sqrtf(j->var[c] + j->eps);
@@ -419,6 +465,11 @@ static yolo_status bn_bwd_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     j.dy = yolo_cpu_f32(out->node->src[3]);
     j.out = yolo_cpu_f32(out);
     j.eps = out->node->fparams[0];
+    if (out->node->n_src == 5) { /* SiLU folded in: the sums and dx read the dz it writes into dx's slot */
+        j.beta = yolo_cpu_f32(out->node->src[4]);
+        j.dy_silu = j.dy;
+        j.dy = j.out;
+    }
     run_ranges(ctx, j.l.c, j.l.n * j.l.c * j.l.s, bwd_range, &j);
     return YOLO_OK;
 }
