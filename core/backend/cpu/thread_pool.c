@@ -4,14 +4,14 @@
  * counter and takes range 0 itself; worker i takes range i. Workers spin a
  * short while on the generation before sleeping on a condition variable, so
  * back-to-back kernels do not pay a futex wake-up each, while an idle pool
- * costs no CPU; while the pool is warm (a graph run) they do not sleep at
- * all. On bench_train (YOLOv8n, 2 threads) sleeping between a graph's
- * kernels cost 3% of the step. Ranges are a pure function
- * of (n, pool size), so a kernel that needs run-to-run identical results only
- * has to combine its per-range partials in range order. */
+ * costs no CPU; while the pool is warm (a graph run) they spin longer.
+ * Ranges are a pure function of (n, pool size), so a kernel that needs
+ * run-to-run identical results only has to combine its per-range partials
+ * in range order. */
 #include "backend/cpu/thread_pool.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -23,8 +23,14 @@
 #define CPU_RELAX() ((void)0)
 #endif
 
-/* Spin iterations before sleeping (~0.1 ms; longer would steal cores from OpenBLAS). */
+/* Spin iterations before sleeping: ~0.1 ms (longer would steal cores from
+ * OpenBLAS), and ~1-2 ms while warm (a graph's kernels follow one another
+ * closer than that; bounded, so that a machine running more threads than
+ * it has cores loses little to spinning). */
 #define SPIN_LIMIT 2000
+#define SPIN_LIMIT_WARM (SPIN_LIMIT + 2000) /* yields of ~1-2 us each */
+
+static int spin_limit(const yolo_thread_pool *pool);
 
 typedef struct worker {
     struct yolo_thread_pool *pool;
@@ -53,6 +59,20 @@ struct yolo_thread_pool {
     int parts;
 };
 
+static int spin_limit(const yolo_thread_pool *pool) {
+    return atomic_load_explicit(&pool->warm, memory_order_relaxed) ? SPIN_LIMIT_WARM : SPIN_LIMIT;
+}
+
+/* Past the short spin, a warm wait yields the core at every turn: on a
+ * machine with more runnable threads than cores the thread it waits for
+ * (or another process) runs instead of it. */
+static void relax(int spin) {
+    if (spin < SPIN_LIMIT)
+        CPU_RELAX();
+    else
+        sched_yield();
+}
+
 static void range_of(int64_t n, int parts, int i, int64_t *begin, int64_t *end) {
     *begin = n * i / parts;
     *end = n * (i + 1) / parts;
@@ -75,11 +95,10 @@ static void *worker_main(void *p) {
     for (;;) {
         /* Spin first: the next kernel usually follows within microseconds. */
         uint_fast64_t gen = seen;
-        for (int spin = 0;; spin += spin < SPIN_LIMIT) {
+        for (int spin = 0; spin < spin_limit(pool); spin++) {
             gen = atomic_load_explicit(&pool->generation, memory_order_acquire);
             if (gen != seen || atomic_load_explicit(&pool->stop, memory_order_acquire)) break;
-            if (spin == SPIN_LIMIT && !atomic_load_explicit(&pool->warm, memory_order_relaxed)) break;
-            CPU_RELAX();
+            relax(spin);
         }
         if (gen == seen && !atomic_load_explicit(&pool->stop, memory_order_acquire)) {
             pthread_mutex_lock(&pool->mutex);
@@ -186,10 +205,9 @@ void yolo_parallel_for(yolo_thread_pool *pool, int64_t n, yolo_range_fn fn, void
     fn(arg, begin, end);
 
     /* Spin (briefly unless warm), then sleep until the last worker signals. */
-    for (int spin = 0;; spin += spin < SPIN_LIMIT) {
+    for (int spin = 0; spin < spin_limit(pool); spin++) {
         if (atomic_load_explicit(&pool->pending, memory_order_acquire) == 0) return;
-        if (spin == SPIN_LIMIT && !atomic_load_explicit(&pool->warm, memory_order_relaxed)) break;
-        CPU_RELAX();
+        relax(spin);
     }
     pthread_mutex_lock(&pool->mutex);
     while (atomic_load_explicit(&pool->pending, memory_order_acquire) != 0) pthread_cond_wait(&pool->done, &pool->mutex);
