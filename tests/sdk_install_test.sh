@@ -163,10 +163,13 @@ for col in train/box_loss train/pose_loss train/kobj_loss train/cls_loss train/d
     case ",$hdr," in *",$col,"*) ;; *) fail "results.csv lacks $col";; esac
 done
 [ "$(wc -l < "$csv")" -eq 7 ] || fail "pose results.csv has $(($(wc -l < "$csv") - 1)) rows, expected 6"
-# the keypoint loss and the total of the training losses fall from the first epoch to the last
-awk -F, 'NR == 2 { p0 = $3; t0 = $2 + $3 + $4 + $5 + $6 } NR == 7 { p1 = $3; t1 = $2 + $3 + $4 + $5 + $6 }
-         END { printf "pose_loss %g -> %g, sum of losses %g -> %g\n", p0, p1, t0, t1; exit !(p1 < p0 && t1 < t0) }' "$csv" ||
-    fail "the pose training losses did not fall"
+# the keypoint loss and the total of the validation losses (one fixed set, EMA weights) fall from the first
+# epoch to the last; the total of the training losses over 6 tiny epochs of augmented batches is too noisy to test
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "train/pose_loss") p = i; if ($i ~ /^val\/.*_loss$/) v[i] = 1 } }
+         NR == 2 || NR == 7 { t = 0; for (i in v) t += $i; if (NR == 2) { p0 = $p; t0 = t } else { p1 = $p; t1 = t } }
+         END { printf "train/pose_loss %g -> %g, sum of val losses %g -> %g\n", p0, p1, t0, t1
+               exit !(p && length(v) == 5 && p1 < p0 && t1 < t0) }' "$csv" ||
+    fail "the pose losses did not fall"
 "$prefix/bin/yolo" pose predict model="$tmp/runs/pose/train/weights/last.ckpt" source="$tmp/shapes-pose/images/val" \
     imgsz=64 conf=0.001 save_txt > pose-predict.txt 2>&1 || { cat pose-predict.txt; fail "yolo pose predict"; }
 tail -n 2 pose-predict.txt
