@@ -3,22 +3,43 @@
 #include "data/fsutil.h"
 #include "data/image.h"
 
+#include <ftw.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 int test_failures = 0;
+
+/* The directories test_temp_dir made: removed when the test passes or
+ * skips (an end-to-end one holds a generated data set of ~400 MB), kept
+ * when it fails, for the log files its messages name. */
+enum { MAX_TEMP_DIRS = 64 };
+static char temp_dirs[MAX_TEMP_DIRS][1024];
+static int n_temp_dirs;
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+    (void)sb, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+static void remove_temp_dirs(void) {
+    for (int i = 0; i < n_temp_dirs; i++) nftw(temp_dirs[i], remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    n_temp_dirs = 0;
+}
 
 int test_result(const char *name) {
     if (test_failures) {
         fprintf(stderr, "%s: %d check(s) failed\n", name, test_failures);
         return 1;
     }
+    remove_temp_dirs();
     printf("%s: all checks passed\n", name);
     return 0;
 }
 
 int test_skip(const char *why) {
+    remove_temp_dirs();
     printf("SKIPPED: %s\n", why);
     return 77;
 }
@@ -101,7 +122,9 @@ int test_csv_column(const char *path, const char *name, double *values, int max)
 const char *test_temp_dir(char *buf, size_t size) {
     const char *base = getenv("TMPDIR");
     snprintf(buf, size, "%s/yolo-test-XXXXXX", base ? base : "/tmp");
-    return mkdtemp(buf);
+    if (!mkdtemp(buf)) return NULL;
+    if (n_temp_dirs < MAX_TEMP_DIRS) snprintf(temp_dirs[n_temp_dirs++], sizeof temp_dirs[0], "%s", buf);
+    return buf;
 }
 
 const char *test_e2e_dir(char *buf, size_t size) {

@@ -55,7 +55,8 @@ int test_run_yolo(const char *dir, const char *args);
 /* Reads column `name` of a CSV file (results.csv) into values; returns the
  * row count (-1 if the file or the column is missing). */
 int test_csv_column(const char *path, const char *name, double *values, int max);
-/* A fresh temporary directory (mkdtemp) under $TMPDIR or /tmp; path into buf. */
+/* A fresh temporary directory (mkdtemp) under $TMPDIR or /tmp; path into
+ * buf. test_result removes it if every check passed (test_skip too). */
 const char *test_temp_dir(char *buf, size_t size);
 /* test_temp_dir for an end-to-end run, with YOLO_CACHE_DIR set to its
  * cache/ (the built-in datasets are generated there); NULL on failure. */
