@@ -10,6 +10,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "yolo/loss.h"
+
 void pose_kpt_sigmas(int K, float *sigmas) {
     static const float coco[17] = {.26f, .25f, .25f, .35f, .35f, .79f, .79f, .72f, .72f,
                                    .62f, .62f, 1.07f, 1.07f, .87f, .87f, .89f, .89f};
@@ -54,13 +56,10 @@ yolo_status pose_kpt_loss(int B, int A, int K, int D, const float *raw, const in
                     grad[((size_t)b * nk + (size_t)(k * D)) * A + a] = (float)(c * 2.0 * (px - gx) * 2.0);
                     grad[((size_t)b * nk + (size_t)(k * D + 1)) * A + a] = (float)(c * 2.0 * (py - gy) * 2.0);
                 }
-                if (D == 3) {
-                    double v = r[(size_t)(k * D + 2) * A];
-                    /* BCEWithLogits: max(v, 0) - v * t + log(1 + exp(-|v|)) */
-                    kobj += (v > 0 ? v : 0) - v * mask + log1p(exp(-fabs(v)));
-                    if (grad)
-                        grad[((size_t)b * nk + (size_t)(k * D + 2)) * A + a] =
-                            (float)(B * kobj_gain * inv * (1.0 / (1.0 + exp(-v)) - mask));
+                if (D == 3) { /* BCEWithLogits of the visibility logit against the mask (yolo/loss.h) */
+                    const float t = (float)mask;
+                    float *g = grad ? &grad[((size_t)b * nk + (size_t)(k * D + 2)) * A + a] : NULL;
+                    kobj += yolo_bce_with_logits(&r[(size_t)(k * D + 2) * A], &t, 1, (float)(B * kobj_gain * inv), g);
                 }
             }
         }
