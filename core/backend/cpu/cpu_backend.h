@@ -40,6 +40,12 @@ yolo_cpu_kernel yolo_cpu_linalg_kernel(int op);
 yolo_cpu_kernel yolo_cpu_optim_kernel(int op);
 yolo_cpu_kernel yolo_cpu_collective_kernel(int op);
 
+/* BN_SILU_BWD over one plane of s elements (kernels_elementwise.c): dz =
+ * SILU_BWD(z, dy), z = (x[at + i] - mean) * k + b, x f32 or bf16. Also run
+ * by BN_BWD with SiLU folded in (kernels_norm.c), so both give dz's bits. */
+void yolo_cpu_bn_silu_bwd_plane(const void *x, bool x_bf16, int64_t at, const float *dy, float *dz, int64_t s,
+                                float mean, float k, float b);
+
 /* Prints per-op times collected while YOLO_PROFILE was set (or since
  * yolo_cpu_profile_enable: the profile key). */
 #include <stdio.h>

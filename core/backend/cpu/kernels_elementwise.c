@@ -84,7 +84,8 @@ DEFINE_VMAP(sigmoid, v16_sigmoid1)
 
 typedef struct bn_silu_job {
     int64_t c, s;
-    const void *x; /* f32, or bf16 for a narrowed conv output */
+    const void *x; /* f32, or bf16 for a narrowed conv output (x_bf16) */
+    bool x_bf16;
     const float *dy, *mean, *var, *gamma, *beta;
     void *out; /* f32, or bf16 for BN_SILU's narrowed value */
     float eps;
@@ -115,7 +116,8 @@ static int64_t planes_of(const yolo_tensor *x, int64_t *c, int64_t *s) {
         v16_from_bf16(h_, (v));                                        \
     } while (0)
 
-#define DEFINE_BN_VMAP(name, vfn, LOAD, STORE)                                                           \
+/* BN_SILU over planes [begin, end), x read by LOAD and the value written by STORE. */
+#define DEFINE_BN_SILU(name, LOAD, STORE)                                                                \
     VECTOR_CLONES static void name##_range(void *arg, int64_t begin, int64_t end) {                      \
         const bn_silu_job *j = arg;                                                                      \
         const int64_t s = j->s;                                                                          \
@@ -123,35 +125,74 @@ static int64_t planes_of(const yolo_tensor *x, int64_t *c, int64_t *s) {
             const int64_t c = p % j->c;                                                                  \
             const float kf = j->gamma[c] / sqrtf(j->var[c] + j->eps);                                    \
             const v16f mean = V16(j->mean[c]), k = V16(kf), b = V16(j->beta[c]);                         \
-            const float *dy = j->dy ? j->dy + p * s : NULL;                                              \
-            v16f vx, z, d = V16(0.0f), o;                                                                \
+            v16f vx, z, o;                                                                               \
             int64_t i = 0;                                                                               \
             for (; i + 16 <= s; i += 16) {                                                               \
                 LOAD(j->x, p * s + i, &vx, 16);                                                          \
-                if (dy) memcpy(&d, dy + i, sizeof d);                                                    \
                 z = (vx - mean) * k + b;                                                                 \
-                vfn(&z, &d, &o);                                                                         \
+                v16_silu(&z, NULL, &o);                                                                  \
                 STORE(j->out, p * s + i, &o, 16);                                                        \
             }                                                                                            \
             if (i < s) { /* the tail, zero-padded */                                                     \
-                const size_t bytes = (size_t)(s - i) * sizeof(float);                                    \
-                vx = d = V16(0.0f);                                                                      \
+                vx = V16(0.0f);                                                                          \
                 LOAD(j->x, p * s + i, &vx, s - i);                                                       \
-                if (dy) memcpy(&d, dy + i, bytes);                                                       \
                 z = (vx - mean) * k + b;                                                                 \
-                vfn(&z, &d, &o);                                                                         \
+                v16_silu(&z, NULL, &o);                                                                  \
                 STORE(j->out, p * s + i, &o, s - i);                                                     \
             }                                                                                            \
         }                                                                                                \
     }
 
 /* x (the conv output) and the value may each be amp's bf16 (graph/narrow.c) */
-DEFINE_BN_VMAP(bn_silu, v16_silu, LOAD_F32, STORE_F32)
-DEFINE_BN_VMAP(bn_silu_to_bf16, v16_silu, LOAD_F32, STORE_BF16)
-DEFINE_BN_VMAP(bn_silu_from_bf16, v16_silu, LOAD_BF16, STORE_F32)
-DEFINE_BN_VMAP(bn_silu_bf16, v16_silu, LOAD_BF16, STORE_BF16)
-DEFINE_BN_VMAP(bn_silu_bwd, v16_silu_bwd, LOAD_F32, STORE_F32)
-DEFINE_BN_VMAP(bn_silu_bwd_from_bf16, v16_silu_bwd, LOAD_BF16, STORE_F32)
+DEFINE_BN_SILU(bn_silu, LOAD_F32, STORE_F32)
+DEFINE_BN_SILU(bn_silu_to_bf16, LOAD_F32, STORE_BF16)
+DEFINE_BN_SILU(bn_silu_from_bf16, LOAD_BF16, STORE_F32)
+DEFINE_BN_SILU(bn_silu_bf16, LOAD_BF16, STORE_BF16)
+
+/* One plane of BN_SILU_BWD (the same loop with dy, x's dtype a flag); the
+ * wrapper keeps the clones' resolver out of the library's exports. */
+VECTOR_CLONES static void bn_silu_bwd_plane(const void *x, bool x_bf16, int64_t at, const float *dy, float *dz,
+                                            int64_t s, float mean, float k, float b) {
+    const v16f vm = V16(mean), vk = V16(k), vb = V16(b);
+    v16f vx, z, d, o;
+    int64_t i = 0;
+    for (; i + 16 <= s; i += 16) {
+        if (x_bf16)
+            LOAD_BF16(x, at + i, &vx, 16);
+        else
+            LOAD_F32(x, at + i, &vx, 16);
+        memcpy(&d, dy + i, sizeof d);
+        z = (vx - vm) * vk + vb;
+        v16_silu_bwd(&z, &d, &o);
+        memcpy(dz + i, &o, sizeof o);
+    }
+    if (i < s) { /* the tail, zero-padded */
+        vx = d = V16(0.0f);
+        if (x_bf16)
+            LOAD_BF16(x, at + i, &vx, s - i);
+        else
+            LOAD_F32(x, at + i, &vx, s - i);
+        memcpy(&d, dy + i, (size_t)(s - i) * sizeof(float));
+        z = (vx - vm) * vk + vb;
+        v16_silu_bwd(&z, &d, &o);
+        memcpy(dz + i, &o, (size_t)(s - i) * sizeof(float));
+    }
+}
+
+void yolo_cpu_bn_silu_bwd_plane(const void *x, bool x_bf16, int64_t at, const float *dy, float *dz, int64_t s,
+                                float mean, float k, float b) {
+    bn_silu_bwd_plane(x, x_bf16, at, dy, dz, s, mean, k, b);
+}
+
+static void bn_silu_bwd_range(void *arg, int64_t begin, int64_t end) {
+    const bn_silu_job *j = arg;
+    for (int64_t p = begin; p < end; p++) {
+        const int64_t c = p % j->c;
+        const float k = j->gamma[c] / sqrtf(j->var[c] + j->eps);
+        yolo_cpu_bn_silu_bwd_plane(j->x, j->x_bf16, p * j->s, j->dy + p * j->s, (float *)j->out + p * j->s, j->s,
+                                   j->mean[c], k, j->beta[c]);
+    }
+}
 
 static yolo_status bn_silu_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     const bool backward = out->node->op == YOLO_OP_BN_SILU_BWD;
@@ -168,7 +209,8 @@ static yolo_status bn_silu_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     const bool x16 = out->node->src[0]->dtype == YOLO_BF16, out16 = out->dtype == YOLO_BF16;
     if (backward && out16)
         return yolo_error(YOLO_ERR_SHAPE, "BN_SILU_BWD '%s': a gradient is f32, not bf16", out->name);
-    yolo_range_fn fn = backward ? (x16 ? bn_silu_bwd_from_bf16_range : bn_silu_bwd_range)
+    j.x_bf16 = x16;
+    yolo_range_fn fn = backward ? bn_silu_bwd_range
                        : x16    ? (out16 ? bn_silu_bf16_range : bn_silu_from_bf16_range)
                                 : (out16 ? bn_silu_to_bf16_range : bn_silu_range);
     if (!ctx || !ctx->pool || planes * j.s < PARALLEL_MIN_ELEMENTS)

@@ -386,44 +386,6 @@ static yolo_status bn_stats_bwd_kernel(yolo_cpu_context *ctx, yolo_tensor *out) 
  * BN_STATS_BWD's float operations; the channel's planes are still in cache
  * for the second pass. */
 
-/* BN_BWD with SiLU folded in (a beta src): dz = SILU_BWD(z, dy) over one
- * plane, z = (x - mean) * k + b recomputed with BN_SILU_BWD's float
- * operations (kernels_elementwise.c), so dz has its bits. The tail goes
- * through the same lanes, zero-padded. */
-VECTOR_CLONES static void plane_silu_bwd(bn_input x, int64_t at, const float *dy, float *dz, int64_t s, float mean,
-                                         float k, float b) {
-    const v16f vm = V16(mean), vk = V16(k), vb = V16(b);
-    v16f vx, d, z, o;
-    int64_t i = 0;
-    for (; i + 16 <= s; i += 16) {
-        if (x.bf16)
-            v16_from_bf16((const uint16_t *)x.data + at + i, &vx);
-        else
-            memcpy(&vx, (const float *)x.data + at + i, sizeof vx);
-        memcpy(&d, dy + i, sizeof d);
-        z = (vx - vm) * vk + vb;
-        v16_silu_bwd(&z, &d, &o);
-        memcpy(dz + i, &o, sizeof o);
-    }
-    if (i < s) {
-        const size_t n = (size_t)(s - i);
-        float xs[16] = {0}, ds[16] = {0};
-        uint16_t h[16] = {0};
-        if (x.bf16) {
-            memcpy(h, (const uint16_t *)x.data + at + i, n * 2);
-            v16_from_bf16(h, &vx);
-        } else {
-            memcpy(xs, (const float *)x.data + at + i, n * sizeof(float));
-            memcpy(&vx, xs, sizeof vx);
-        }
-        memcpy(ds, dy + i, n * sizeof(float));
-        memcpy(&d, ds, sizeof d);
-        z = (vx - vm) * vk + vb;
-        v16_silu_bwd(&z, &d, &o);
-        memcpy(dz + i, &o, n * sizeof(float));
-    }
-}
-
 static void bwd_range(void *arg, int64_t begin, int64_t end) {
     const plane_job *j = arg;
     const bn_layout l = j->l;
@@ -435,7 +397,8 @@ static void bwd_range(void *arg, int64_t begin, int64_t end) {
             const float k = j->gamma[c] / sqrtf(j->var[c] + j->eps);
             for (int64_t n = 0; n < l.n; n++) {
                 const int64_t at = (n * l.c + c) * l.s;
-                plane_silu_bwd(j->xin, at, j->dy_silu + at, j->out + at, l.s, j->mean[c], k, j->beta[c]);
+                yolo_cpu_bn_silu_bwd_plane(j->xin.data, j->xin.bf16, at, j->dy_silu + at, j->out + at, l.s,
+                                           j->mean[c], k, j->beta[c]);
             }
         }
         channel_param_grads(j, c, dgamma);
