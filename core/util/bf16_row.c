@@ -48,7 +48,8 @@ bool yolo_bf16_round_row_hardware(void) {
     int h = atomic_load_explicit(&have, memory_order_relaxed);
     if (h < 0) {
         __builtin_cpu_init();
-        h = __builtin_cpu_supports("avx512bf16") != 0;
+        h = __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw") &&
+            __builtin_cpu_supports("avx512vl");
         atomic_store_explicit(&have, h, memory_order_relaxed);
     }
     return h;
