@@ -104,7 +104,7 @@ struct yolo_backend {
  * convolutions; the default) or all (also the convolutions' outputs that
  * batch norm reads). On bench_train (YOLOv8n, 320, batch 8, AVX512-BF16)
  * silu cut activation memory 281 -> 215 MiB and ran 1.2% faster than off;
- * all cuts it to 165 MiB at silu's speed but ended the main job lower, so
+ * all cuts it to 165 MiB, runs 2% slower than silu and ended the main job lower, so
  * it is opt-in (graph/narrow.c). */
 typedef enum yolo_bf16_activations {
     YOLO_BF16_ACTIVATIONS_OFF,

@@ -19,8 +19,8 @@
  * output that only batch norm reads (its statistics, BN+SiLU and their
  * backward) is bf16 too, as under PyTorch's autocast: the convolution
  * writes bf16, and batch norm computes in f32 (sums in double) from the
- * rounded values. That cuts the same run to 165 MiB at the default's speed
- * (+1%, within noise, once batch norm widened bf16 16 at a time), but its
+ * rounded values. That cuts the same run to 165 MiB, but it runs 2% slower
+ * than the default (whose BN+SiLU rounds rows with VCVTNEPS2BF16) and its
  * main-job runs ended lower, so it is not the default.
  *
  * Numerics: a convolution that read a BN+SiLU output, or a copy of one,
