@@ -99,14 +99,17 @@ static int64_t planes_of(const yolo_tensor *x, int64_t *c, int64_t *s) {
     return x->shape[0] * *c;
 }
 
-/* LOAD(x, at, &v, n) reads n lanes of x from element `at` (zero-padded). */
-#define LOAD_F32(x, at, v, n) memcpy((v), (const float *)(x) + (at), (size_t)(n) * sizeof(float))
-#define LOAD_BF16(x, at, v, n)                                         \
-    do {                                                               \
-        uint16_t h_[16] = {0};                                         \
-        memcpy(h_, (const uint16_t *)(x) + (at), (size_t)(n) * 2);     \
-        v16_from_bf16(h_, (v));                                        \
-    } while (0)
+/* Reads n lanes of x (f32, or bf16 widened) from element `at` into v;
+ * lanes past n: zero for bf16, unchanged for f32 (tails zero v first). */
+static inline __attribute__((always_inline)) void load_x(const void *x, bool x_bf16, int64_t at, v16f *v, int64_t n) {
+    if (x_bf16) {
+        uint16_t h[16] = {0};
+        memcpy(h, (const uint16_t *)x + at, (size_t)n * 2);
+        v16_from_bf16(h, v);
+    } else {
+        memcpy(v, (const float *)x + at, (size_t)n * sizeof(float));
+    }
+}
 
 /* SiLU((x - mean) * k + b) of len elements of x from element `at`, into o. */
 static inline __attribute__((always_inline)) void bn_silu_span(const void *x, bool x_bf16, int64_t at, float *o,
@@ -115,20 +118,14 @@ static inline __attribute__((always_inline)) void bn_silu_span(const void *x, bo
     v16f vx, z, y;
     int64_t i = 0;
     for (; i + 16 <= len; i += 16) {
-        if (x_bf16)
-            LOAD_BF16(x, at + i, &vx, 16);
-        else
-            LOAD_F32(x, at + i, &vx, 16);
+        load_x(x, x_bf16, at + i, &vx, 16);
         z = (vx - *mean) * *k + *b;
         v16_silu(&z, NULL, &y);
         memcpy(o + i, &y, sizeof y);
     }
     if (i < len) { /* the tail, zero-padded */
         vx = V16(0.0f);
-        if (x_bf16)
-            LOAD_BF16(x, at + i, &vx, len - i);
-        else
-            LOAD_F32(x, at + i, &vx, len - i);
+        load_x(x, x_bf16, at + i, &vx, len - i);
         z = (vx - *mean) * *k + *b;
         v16_silu(&z, NULL, &y);
         memcpy(o + i, &y, (size_t)(len - i) * sizeof(float));
@@ -169,10 +166,7 @@ VECTOR_CLONES static void bn_silu_bwd_plane(const void *x, bool x_bf16, int64_t 
     v16f vx, z, d, o;
     int64_t i = 0;
     for (; i + 16 <= s; i += 16) {
-        if (x_bf16)
-            LOAD_BF16(x, at + i, &vx, 16);
-        else
-            LOAD_F32(x, at + i, &vx, 16);
+        load_x(x, x_bf16, at + i, &vx, 16);
         memcpy(&d, dy + i, sizeof d);
         z = (vx - vm) * vk + vb;
         v16_silu_bwd(&z, &d, &o);
@@ -180,10 +174,7 @@ VECTOR_CLONES static void bn_silu_bwd_plane(const void *x, bool x_bf16, int64_t 
     }
     if (i < s) { /* the tail, zero-padded */
         vx = d = V16(0.0f);
-        if (x_bf16)
-            LOAD_BF16(x, at + i, &vx, s - i);
-        else
-            LOAD_F32(x, at + i, &vx, s - i);
+        load_x(x, x_bf16, at + i, &vx, s - i);
         memcpy(&d, dy + i, (size_t)(s - i) * sizeof(float));
         z = (vx - vm) * vk + vb;
         v16_silu_bwd(&z, &d, &o);
