@@ -35,6 +35,12 @@ if [ "$mode" = pack ]; then
     cp -L build/lib/libyolo.so* build/lib/yolo/plugins/*.so "$scratch/stage/lib/"
     (cd "$scratch" && "$root/../shared/tools/device-bundle.sh" stage)
     cp build/bin/yolo "$scratch/.device/bin/"
+    # The bundler puts every library in lib/; the plugins go where the
+    # programs look next to themselves (bin/../lib/yolo/plugins), apart from
+    # libyolo-detection.so, which they link and which is not a plugin (found
+    # among them, `yolo checks` would report it as one that failed to load).
+    mkdir -p "$scratch/.device/lib/yolo/plugins"
+    for p in build/lib/yolo/plugins/*.so; do mv "$scratch/.device/lib/$(basename "$p")" "$scratch/.device/lib/yolo/plugins/"; done
     rm -rf .device && mv "$scratch/.device" . && rm -rf "$scratch"
     # the device tool carries at most 64 MiB: the libraries (oneDNN, OpenBLAS,
     # ICU through MPI's hwloc) are ~120 MiB raw, ~24 MiB as xz
@@ -47,7 +53,6 @@ fi
 [ -x .device/run.sh ] || [ ! -f .device.tar.xz ] || tar -xJf .device.tar.xz
 [ -x .device/run.sh ] || { echo "gpu.sh: no .device bundle (run 'bench/gpu.sh pack' here, carry .device.tar.xz)"; exit 2; }
 imgsz=${GPU_IMGSZ:-320} batch=${GPU_BATCH:-16} iters=${GPU_ITERS:-5} limit=${GPU_PART_TIMEOUT:-150}
-export YOLO_PLUGIN_PATH="$PWD/.device/lib"
 declare -a summary
 part() { # name, command...
     local name=$1; shift
