@@ -4,7 +4,8 @@
  * gradients without a residual add, the add's rounding the only change, the
  * bf16 kernels of the copy ops, the memory it saves), then =all (the conv
  * outputs that batch norm reads too: reproducible, close to f32 storage,
- * less memory), and the host conversions. Skips where oneDNN has no bf16
+ * less memory), that the image's convolution stays fp32 under amp, and the
+ * host conversions. Skips where oneDNN has no bf16
  * convolutions. */
 #include "narrowed_activations.h"
 
@@ -41,6 +42,56 @@ static void test_conv_outputs(yolo_backend *be) {
     na_check_close("all", &all, &f32, &p, bf16_kind.add_tol);
     na_check_close("all, with the add", &all_add, &f32_add, &p, bf16_kind.add_tol);
     na_free_params(&p);
+}
+
+/* The image's convolution (x a CAST of the u8 input) runs fp32 under amp:
+ * its output and weight gradient are bit for bit those of amp=False, while
+ * a convolution reading its output runs bf16 (differs). */
+enum { IM_N = 2, IM_H = 20, IM_W = 20, IM_O = 16 };
+#define IM_OUT_COUNT (IM_N * IM_O * IM_H * IM_W)
+
+static void image_conv_run(yolo_backend *be, bool amp, yolo_tensor *w1, yolo_tensor *w2, float *out1, float *out2,
+                           float *grad1) {
+    CHECK(yolo_backend_set_amp(be, amp) == amp);
+    yolo_graph *g = yolo_graph_new(be);
+    int64_t is[4] = {IM_N, 3, IM_H, IM_W};
+    yolo_tensor *images = yolo_graph_input(g, "images", YOLO_U8, 4, is);
+    yolo_conv2d_params cp = {.pad_h = 1, .pad_w = 1};
+    yolo_tensor *y1 = yolo_conv2d(g, yolo_cast(g, images, YOLO_F32, 1.0f / 255.0f), w1, NULL, &cp);
+    yolo_tensor *y2 = yolo_conv2d(g, y1, w2, NULL, &cp);
+    yolo_tensor *outs[2] = {y1, y2}, *dys[2] = {NULL, NULL};
+    CHECK(yolo_graph_mark_output(g, y1) == YOLO_OK && yolo_graph_mark_output(g, y2) == YOLO_OK);
+    /* y1's weight gradient from y1's own dy only: y2's is zero */
+    CHECK(yolo_graph_backward_from(g, 2, outs, dys) == YOLO_OK);
+    yolo_graph_plan_info info = {0};
+    CHECK_MSG(yolo_graph_plan(g, &info) == YOLO_OK, "plan: %s", yolo_last_error());
+    static uint8_t pixels[IM_N * 3 * IM_H * IM_W];
+    for (size_t i = 0; i < sizeof pixels; i++) pixels[i] = (uint8_t)(i * 37 + i / 7);
+    static float dy1[IM_OUT_COUNT], dy2[IM_OUT_COUNT];
+    test_fill_uniform(dy1, IM_OUT_COUNT, 21, -1.0f, 1.0f);
+    CHECK(yolo_tensor_upload(images, pixels, sizeof pixels) == YOLO_OK);
+    CHECK(yolo_tensor_upload_f32(dys[0], dy1, IM_OUT_COUNT) == YOLO_OK);
+    CHECK(yolo_tensor_upload_f32(dys[1], dy2, IM_OUT_COUNT) == YOLO_OK);
+    yolo_tensor_zero(w1->grad);
+    CHECK_MSG(yolo_graph_run(g) == YOLO_OK, "run: %s", yolo_last_error());
+    CHECK(yolo_tensor_download_f32(y1, out1, IM_OUT_COUNT) == YOLO_OK);
+    CHECK(yolo_tensor_download_f32(y2, out2, IM_OUT_COUNT) == YOLO_OK);
+    CHECK(yolo_tensor_download_f32(w1->grad, grad1, yolo_tensor_numel(w1)) == YOLO_OK);
+    yolo_graph_free(g);
+}
+
+static void test_image_conv_fp32(yolo_backend *be) {
+    int64_t s1[4] = {IM_O, 3, 3, 3}, s2[4] = {IM_O, IM_O, 3, 3};
+    yolo_tensor *w1 = test_tensor_random(be, "w1", 4, s1, 31, -0.5f, 0.5f, 1);
+    yolo_tensor *w2 = test_tensor_random(be, "w2", 4, s2, 32, -0.2f, 0.2f, 1);
+    static float out1[2][IM_OUT_COUNT], out2[2][IM_OUT_COUNT], grad1[2][IM_O * 27];
+    image_conv_run(be, false, w1, w2, out1[0], out2[0], grad1[0]);
+    image_conv_run(be, true, w1, w2, out1[1], out2[1], grad1[1]);
+    CHECK_MSG(na_differing(out1[0], out1[1], IM_OUT_COUNT) == 0, "the image's conv output changed under amp");
+    CHECK_MSG(na_differing(grad1[0], grad1[1], IM_O * 27) == 0, "the image's conv weight gradient changed under amp");
+    CHECK_MSG(na_differing(out2[0], out2[1], IM_OUT_COUNT) > 0, "the next conv did not run bf16 under amp");
+    yolo_tensor_free(w1);
+    yolo_tensor_free(w2);
 }
 
 static void test_host_conversions(void) {
@@ -81,6 +132,7 @@ int main(void) {
     printf("amp: %s\n", yolo_backend_precision(be));
     na_test_graph_numerics(be, &bf16_kind, NULL);
     test_conv_outputs(be);
+    test_image_conv_fp32(be);
     yolo_backend_free(be);
     return test_result("test_bf16_activations");
 }

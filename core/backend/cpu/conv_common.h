@@ -19,6 +19,7 @@ typedef struct yolo_conv_geom {
     int64_t sh, sw, ph, pw, dh, dw, groups;
     bool x_bf16; /* x (a of FWD and BWD_WEIGHT) is stored as bf16 (amp's activations; oneDNN only) */
     bool y_bf16; /* y (out of FWD) is stored as bf16 (amp's conv outputs; oneDNN only) */
+    bool x_image; /* x is the model's input image (a graph input, or a CAST of one): fp32 under amp */
 } yolo_conv_geom;
 
 typedef enum yolo_conv_pass {

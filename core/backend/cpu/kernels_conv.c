@@ -122,6 +122,13 @@ static int64_t conv_out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_
     return (in + 2 * p - d * (k - 1) - 1) / s + 1;
 }
 
+/* Whether x is the model's input image: a graph input, or a CAST of one
+ * (the u8 pixels scaled to [0,1]). */
+static bool reads_image(const yolo_tensor *x) {
+    if (x->kind == YOLO_TENSOR_NODE && x->node->op == YOLO_OP_CAST && x->node->n_src == 1) x = x->node->src[0];
+    return x->kind == YOLO_TENSOR_INPUT;
+}
+
 /* x: conv input [N,C,H,W]; y: conv output [N,O,Ho,Wo]; w: [O,C/g,kh,kw]. */
 static yolo_status geom_from(const yolo_tensor *out, const yolo_tensor *x, const yolo_tensor *w,
                              const yolo_tensor *y, yolo_conv_geom *g) {
@@ -135,6 +142,7 @@ static yolo_status geom_from(const yolo_tensor *out, const yolo_tensor *x, const
         if (out->node->src[i]->dtype != YOLO_F32 && !(i == 0 && g->x_bf16))
             return shape_error(out, "tensors must be f32 (x may be bf16)");
     g->y_bf16 = op == YOLO_OP_CONV2D && out->dtype == YOLO_BF16; /* amp's narrowed conv output */
+    g->x_image = (op == YOLO_OP_CONV2D || op == YOLO_OP_CONV2D_BWD_WEIGHT) && reads_image(x);
     if (out->dtype != YOLO_F32 && !g->y_bf16) return shape_error(out, "tensors must be f32 (y may be bf16)");
     if (g->sh < 1 || g->sw < 1 || g->ph < 0 || g->pw < 0 || g->dh < 1 || g->dw < 1 || g->groups < 1)
         return shape_error(out, "bad stride/pad/dilation/groups");
