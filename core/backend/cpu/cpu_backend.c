@@ -146,8 +146,9 @@ static bool cpu_supports(const yolo_backend *backend, yolo_backend_capability ca
 }
 
 /* amp on the CPU: bf16 oneDNN convolutions where the CPU has bf16
- * instructions, but for the image's (conv_onednn.c); everything else (batch norm, activations, reductions, the
- * optimizer, the loss) stays fp32, and so do the tensors between ops. */
+ * instructions, but for the image's (conv_onednn.c); batch norm, the
+ * reductions, the optimizer and the loss stay fp32, and the activations that
+ * only convolutions and copies read are stored bf16 (graph/narrow.c). */
 static bool cpu_set_amp(yolo_backend *backend, bool want, char *line, size_t size) {
     yolo_cpu_context *ctx = backend->impl;
     char isa[128];
@@ -162,7 +163,8 @@ static bool cpu_set_amp(yolo_backend *backend, bool want, char *line, size_t siz
     else if (!hw)
         snprintf(line, size, "fp32 (amp=True, but %s: this CPU has neither AVX512-BF16 nor AMX)", isa);
     else
-        snprintf(line, size, "bf16 convolutions (the image's in fp32)%s; fp32 weights, batch norm, reductions and loss (%s)",
+        snprintf(line, size,
+                 "bf16 convolutions (the image's in fp32)%s; fp32 weights, batch norm, reductions and loss (%s)",
                  bf16_activations(ctx) ? " and activations between them" : "", isa);
     return ctx->bf16;
 }
