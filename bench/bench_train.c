@@ -13,6 +13,9 @@
  * download, loss, gradient upload), the bytes moved, the transfers, the
  * graph runs (on Vulkan each is a queue submission) and, on Vulkan, the
  * graph waits: how often the host blocked until submitted runs finished.
+ * The RESULT line gives the best round of each mode and, with both modes,
+ * amp over fp32 round by round and its median: the pair within a round
+ * shares the machine's phase, the best rounds of the two modes may not.
  *
  * --model yolo11n.yaml runs the baseline through bench/torch_yolo11_baseline.py
  * (--baseline11), which adds YOLO11's modules to the shared script and builds
@@ -290,7 +293,12 @@ int main(int argc, char **argv) {
     bool want[2] = {strstr(o.modes, "fp32") != NULL, strstr(o.modes, "amp") != NULL};
     const char *mode_names[2] = {"fp32", "amp"};
     double ours_best[2] = {0, 0}, torch_best[2] = {0, 0}, ours_cpu[2] = {0, 0}; /* least CPU s per step */
+    /* amp over fp32 within each round: the best rounds of the two modes may
+     * come from different phases of a shared machine, the round's pair not */
+    double *round_ratio = calloc((size_t)o.rounds + 1, sizeof *round_ratio), round_rate[2];
+    int ratios = 0;
     for (int round = 0; round < o.rounds && !st; round++) {
+        round_rate[0] = round_rate[1] = 0;
         for (int m = 0; m < 2 && !st; m++) {
             if (!want[m]) continue;
             yolo_backend_set_amp(b.be, m == 1);
@@ -300,10 +308,12 @@ int main(int argc, char **argv) {
             step_figures f = {0};
             st = run_ours(&b, &f);
             if (st) break;
-            if (o.batch / f.seconds > ours_best[m]) ours_best[m] = o.batch / f.seconds;
+            round_rate[m] = o.batch / f.seconds;
+            if (round_rate[m] > ours_best[m]) ours_best[m] = round_rate[m];
             if (ours_cpu[m] == 0 || f.cpu_seconds < ours_cpu[m]) ours_cpu[m] = f.cpu_seconds;
             print_ours(&o, round, mode_names[m], &f);
         }
+        if (round_rate[0] > 0 && round_rate[1] > 0 && round_ratio) round_ratio[ratios++] = round_rate[1] / round_rate[0];
         for (int m = 0; m < 2 && !st && !o.no_baseline; m++) {
             double t = 0;
             if (run_baseline(&o, m == 1, &t) == 0) {
@@ -325,6 +335,14 @@ int main(int argc, char **argv) {
     if (ours_cpu[0] > 0 && ours_cpu[1] > 0)
         printf(", CPU time per step fp32 %.0f ms, amp %.0f ms (%.2fx)", ours_cpu[0] * 1e3, ours_cpu[1] * 1e3,
                ours_cpu[0] / ours_cpu[1]);
+    if (ratios > 0) {
+        printf(", amp / fp32 round by round");
+        for (int i = 0; i < ratios; i++) printf(" %.2f", round_ratio[i]);
+        median(round_ratio, ratios); /* sorts */
+        double mid = ratios % 2 ? round_ratio[ratios / 2] : (round_ratio[ratios / 2 - 1] + round_ratio[ratios / 2]) / 2;
+        printf(" (median %.2fx)", mid);
+    }
+    free(round_ratio);
     if (torch_best[0] > 0)
         printf(", pytorch fp32 %.2f img/s, pytorch autocast-bf16 %.2f img/s; yolo amp / pytorch autocast %.2fx, "
                "yolo fp32 / pytorch fp32 %.2fx",
