@@ -338,7 +338,7 @@ int main(int argc, char **argv) {
     if (ratios > 0) {
         printf(", amp / fp32 round by round");
         for (int i = 0; i < ratios; i++) printf(" %.2f", round_ratio[i]);
-        median(round_ratio, ratios); /* sorts */
+        qsort(round_ratio, (size_t)ratios, sizeof *round_ratio, compare_double);
         double mid = ratios % 2 ? round_ratio[ratios / 2] : (round_ratio[ratios / 2 - 1] + round_ratio[ratios / 2]) / 2;
         printf(" (median %.2fx)", mid);
     }
