@@ -73,79 +73,82 @@ static void run_ranges(yolo_cpu_context *ctx, int64_t n, int64_t work, yolo_rang
         yolo_parallel_for(ctx->pool, n, fn, arg);
 }
 
-typedef float v4f __attribute__((vector_size(16)));
-typedef double v4d __attribute__((vector_size(32)));
+/* Per-channel sums run in float over blocks of MOMENT_BLOCK elements (16
+ * lanes of 16 terms each), and the blocks' sums are added in double: the
+ * float adds run at four times the rate of the double ones (BN_STATS and
+ * BN_BWD were bound by them), and a lane's 16 terms cost at most a few ulp
+ * of their magnitude, as with float accumulation on a GPU. Blocks start at
+ * multiples of MOMENT_BLOCK from the plane's start, so a plane's sums have
+ * one order whichever pieces it is read in (WIDE_CHUNK is a multiple). */
+enum { MOMENT_BLOCK = 256 };
 
-/* The 8 floats at p as two 4-double vectors. */
-#define LOAD_V4D_PAIR(p, lo, hi)                    \
-    do {                                            \
-        v4f l_, h_;                                 \
-        memcpy(&l_, (p), sizeof l_);                \
-        memcpy(&h_, (p) + 4, sizeof h_);            \
-        (lo) = __builtin_convertvector(l_, v4d);    \
-        (hi) = __builtin_convertvector(h_, v4d);    \
-    } while (0)
-
-static double v4d_total(const v4d *v) { return ((*v)[0] + (*v)[1]) + ((*v)[2] + (*v)[3]); }
-
-/* sum(p[i] - shift) and sum((p[i] - shift)^2) over one plane, in double
- * with independent accumulator lanes (a fixed order for a given s). */
-PLANE_CLONES static void plane_moments(const float *p, int64_t s, double shift, double *sum, double *sumsq) {
-    const v4d sh = {shift, shift, shift, shift};
-    v4d a0 = {0}, a1 = {0}, q0 = {0}, q1 = {0};
-    int64_t i = 0;
-    for (; i + 8 <= s; i += 8) {
-        v4d lo, hi;
-        LOAD_V4D_PAIR(p + i, lo, hi);
-        lo -= sh;
-        hi -= sh;
-        a0 += lo;
-        a1 += hi;
-        q0 += lo * lo;
-        q1 += hi * hi;
-    }
-    double a = 0, q = 0;
-    for (; i < s; i++) {
-        const double d = (double)p[i] - shift;
-        a += d;
-        q += d * d;
-    }
-    a0 += a1;
-    q0 += q1;
-    *sum += v4d_total(&a0) + a;
-    *sumsq += v4d_total(&q0) + q;
+/* v's 16 lanes added in double, in a fixed order. */
+static inline __attribute__((always_inline)) double v16_total(const v16f *v) {
+    v8d lo = {0}, hi = {0};
+    v16_add_to_v8d(v, &lo, &hi);
+    lo += hi;
+    return ((lo[0] + lo[1]) + (lo[2] + lo[3])) + ((lo[4] + lo[5]) + (lo[6] + lo[7]));
 }
 
-/* sum(dy) and sum(dy * (x - mean)) over one plane, in double. */
-PLANE_CLONES static void plane_dy_moments(const float *x, const float *dy, int64_t s, double mean, double *sdy,
+static int64_t block_end(int64_t b, int64_t s) { return s - b > MOMENT_BLOCK ? b + MOMENT_BLOCK : s; }
+
+/* sum(p[i] - shift) and sum((p[i] - shift)^2) over one plane. */
+VECTOR_CLONES static void plane_moments(const float *p, int64_t s, float shift, double *sum, double *sumsq) {
+    const v16f sh = V16(shift);
+    for (int64_t b = 0; b < s; b += MOMENT_BLOCK) {
+        const int64_t end = block_end(b, s);
+        v16f a = V16(0.0f), q = V16(0.0f), d;
+        int64_t i = b;
+        for (; i + 16 <= end; i += 16) {
+            memcpy(&d, p + i, sizeof d);
+            d -= sh;
+            a += d;
+            q += d * d;
+        }
+        if (i < end) { /* the tail, padded with the shift: zeros after it */
+            d = sh;
+            memcpy(&d, p + i, (size_t)(end - i) * sizeof(float));
+            d -= sh;
+            a += d;
+            q += d * d;
+        }
+        *sum += v16_total(&a);
+        *sumsq += v16_total(&q);
+    }
+}
+
+/* sum(dy) and sum(dy * (x - mean)) over one plane. */
+VECTOR_CLONES static void plane_dy_moments(const float *x, const float *dy, int64_t s, float mean, double *sdy,
                                            double *sdyx) {
-    const v4d m = {mean, mean, mean, mean};
-    v4d a0 = {0}, a1 = {0}, b0 = {0}, b1 = {0};
-    int64_t i = 0;
-    for (; i + 8 <= s; i += 8) {
-        v4d xl, xh, dl, dh;
-        LOAD_V4D_PAIR(x + i, xl, xh);
-        LOAD_V4D_PAIR(dy + i, dl, dh);
-        a0 += dl;
-        a1 += dh;
-        b0 += dl * (xl - m);
-        b1 += dh * (xh - m);
+    const v16f m = V16(mean);
+    for (int64_t b = 0; b < s; b += MOMENT_BLOCK) {
+        const int64_t end = block_end(b, s);
+        v16f a = V16(0.0f), q = V16(0.0f), vx, vd;
+        int64_t i = b;
+        for (; i + 16 <= end; i += 16) {
+            memcpy(&vx, x + i, sizeof vx);
+            memcpy(&vd, dy + i, sizeof vd);
+            a += vd;
+            q += vd * (vx - m);
+        }
+        if (i < end) { /* the tail, zero-padded */
+            vx = vd = V16(0.0f);
+            memcpy(&vx, x + i, (size_t)(end - i) * sizeof(float));
+            memcpy(&vd, dy + i, (size_t)(end - i) * sizeof(float));
+            a += vd;
+            q += vd * (vx - m);
+        }
+        *sdy += v16_total(&a);
+        *sdyx += v16_total(&q);
     }
-    double a = 0, b = 0;
-    for (; i < s; i++) {
-        a += dy[i];
-        b += (double)dy[i] * ((double)x[i] - mean);
-    }
-    a0 += a1;
-    b0 += b1;
-    *sdy += v4d_total(&a0) + a;
-    *sdyx += v4d_total(&b0) + b;
 }
 
-/* ---- bf16 x: amp's narrowed conv outputs (graph/narrow.c) ----
- * BN_STATS and BN_BWD read such an x through their f32 loops, a chunk of
- * a plane at a time widened on the stack (exact: bf16 is an f32's top
- * half). The chunks are fixed, so sums keep a fixed order. */
+/* ---- Planes in pieces; bf16 x: amp's narrowed conv outputs (graph/narrow.c) ----
+ * The per-channel loops walk a plane a piece of WIDE_CHUNK elements at a
+ * time, small enough for the first-level cache: BN_BWD's fused SiLU writes
+ * a piece of dz that its sums read back at once. A bf16 x goes through the
+ * f32 loops a piece at a time, widened on the stack (exact: bf16 is an
+ * f32's top half). */
 #define WIDE_CHUNK 2048
 
 typedef struct bn_input {
@@ -155,14 +158,12 @@ typedef struct bn_input {
 
 static bn_input bn_input_of(const yolo_tensor *x) { return (bn_input){yolo_cpu_data(x), x->dtype == YOLO_BF16}; }
 
-static double input_at(bn_input x, int64_t i) {
+static float input_at(bn_input x, int64_t i) {
     return x.bf16 ? yolo_bf16_to_f32(((const uint16_t *)x.data)[i]) : ((const float *)x.data)[i];
 }
 
-/* Elements in the next piece of a plane with `rest` elements left: all of
- * them for f32 (the loops see the whole plane, as without bf16), at most a
- * chunk for bf16. */
-static int64_t piece_len(bn_input x, int64_t rest) { return x.bf16 && rest > WIDE_CHUNK ? WIDE_CHUNK : rest; }
+/* Elements in the next piece of a plane with `rest` elements left. */
+static int64_t piece_len(int64_t rest) { return rest > WIDE_CHUNK ? WIDE_CHUNK : rest; }
 
 /* Widens n bf16 into floats, 16 at a time (n is at most a chunk). */
 VECTOR_CLONES static void widen_bf16(const uint16_t *h, int64_t n, float *out) {
@@ -201,12 +202,12 @@ static void stats_range(void *arg, int64_t begin, int64_t end) {
     for (int64_t c = begin; c < end; c++) {
         /* Shifting by one sample of the channel keeps the one-pass variance
          * accurate when |mean| >> std. */
-        const double shift = input_at(j->x, c * l.s);
+        const float shift = input_at(j->x, c * l.s);
         double sum = 0, sumsq = 0;
         for (int64_t n = 0; n < l.n; n++) {
             const int64_t at = (n * l.c + c) * l.s;
             for (int64_t i = 0, len; i < l.s; i += len) {
-                len = piece_len(j->x, l.s - i);
+                len = piece_len(l.s - i);
                 plane_moments(input_floats(j->x, at + i, len, buf), len, shift, &sum, &sumsq);
             }
         }
@@ -284,16 +285,23 @@ static yolo_status bn_apply_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
  * With r = 1/sqrt(var+eps): dgamma = r*sum(dy*(x-mean)), dbeta = sum(dy),
  * dmean = -gamma*r*sum(dy), dvar = -gamma*r^3/2 * sum(dy*(x-mean)). */
 
-/* Channel c's dgamma, dbeta, dmean, dvar into rows[0..3 * l.c + c] (rows of [4,C]). */
+/* Channel c's dgamma, dbeta, dmean, dvar into rows[0..3 * l.c + c] (rows of
+ * [4,C]). BN_BWD with SiLU folded in (j->dy_silu) first writes each piece
+ * of dy, SiLU's dz, into j->dy, which is its output: the sums then read
+ * the piece from cache. */
 static void channel_param_grads(const plane_job *j, int64_t c, float *rows) {
     const bn_layout l = j->l;
     const float mean = j->mean[c];
+    const float k = j->gamma[c] / sqrtf(j->var[c] + j->eps); /* BN_SILU's scale */
     double sdy = 0, sdyx = 0;
     float buf[WIDE_CHUNK];
     for (int64_t n = 0; n < l.n; n++) {
         const int64_t at = (n * l.c + c) * l.s;
         for (int64_t i = 0, len; i < l.s; i += len) {
-            len = piece_len(j->xin, l.s - i);
+            len = piece_len(l.s - i);
+            if (j->dy_silu)
+                yolo_cpu_bn_silu_bwd_plane(j->xin.data, j->xin.bf16, at + i, j->dy_silu + at + i, j->out + at + i,
+                                           len, mean, k, j->beta[c]);
             plane_dy_moments(input_floats(j->xin, at + i, len, buf), j->dy + at + i, len, mean, &sdy, &sdyx);
         }
     }
@@ -381,10 +389,10 @@ static yolo_status bn_stats_bwd_kernel(yolo_cpu_context *ctx, yolo_tensor *out) 
 }
 
 /* ---- BN_BWD: src x, stats, gamma, dy -> [dx..., dgamma, dbeta, dmean, dvar] ----
- * Per channel: the sums of BN_APPLY_BWD_PARAMS, its four values (the same
+ * Per channel: the sums of BN_APPLY_BWD_PARAMS (with SiLU folded in, its
+ * dz computed piece by piece just before them), its four values (the same
  * float results), then dx plane by plane with BN_APPLY_BWD_DATA +
- * BN_STATS_BWD's float operations; the channel's planes are still in cache
- * for the second pass. */
+ * BN_STATS_BWD's float operations. */
 
 static void bwd_range(void *arg, int64_t begin, int64_t end) {
     const plane_job *j = arg;
@@ -393,14 +401,6 @@ static void bwd_range(void *arg, int64_t begin, int64_t end) {
     float *dgamma = j->out + numel, *dmean = dgamma + 2 * l.c, *dvar = dgamma + 3 * l.c; /* rows of [4,C] */
     const float inv_m = (float)(1.0 / (double)(l.n * l.s));
     for (int64_t c = begin; c < end; c++) {
-        if (j->beta) { /* SiLU folded in: its dy into dx's slot first, which is then j->dy */
-            const float k = j->gamma[c] / sqrtf(j->var[c] + j->eps);
-            for (int64_t n = 0; n < l.n; n++) {
-                const int64_t at = (n * l.c + c) * l.s;
-                yolo_cpu_bn_silu_bwd_plane(j->xin.data, j->xin.bf16, at, j->dy_silu + at, j->out + at, l.s,
-                                           j->mean[c], k, j->beta[c]);
-            }
-        }
         channel_param_grads(j, c, dgamma);
         const float mean = j->mean[c];
         const float kd = j->gamma[c] / sqrtf(j->var[c] + j->eps);
@@ -410,7 +410,7 @@ static void bwd_range(void *arg, int64_t begin, int64_t end) {
         for (int64_t n = 0; n < l.n; n++) {
             const int64_t at = (n * l.c + c) * l.s;
             for (int64_t i = 0, len; i < l.s; i += len) {
-                len = piece_len(j->xin, l.s - i);
+                len = piece_len(l.s - i);
                 plane_bwd(input_floats(j->xin, at + i, len, buf), j->dy + at + i, j->out + at + i, len, mean, kd, a, k);
             }
         }
