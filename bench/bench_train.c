@@ -11,8 +11,10 @@
  *
  * Per step it also reports the host time the device waits for (output
  * download, loss, gradient upload), the bytes moved, the transfers, the
- * graph runs (on Vulkan each is a queue submission) and, on Vulkan, the
- * graph waits: how often the host blocked until submitted runs finished.
+ * graph runs (on Vulkan each is a queue submission; how many of them
+ * recorded their command buffer anew instead of replaying it) and, on
+ * Vulkan, the graph waits: how often the host blocked until submitted runs
+ * finished.
  * The RESULT line gives the best round of each mode and, with both modes,
  * amp over fp32 round by round and its median: the pair within a round
  * shares the machine's phase, the best rounds of the two modes may not.
@@ -148,6 +150,7 @@ typedef struct step_figures {
     double seconds, cpu_seconds, wait_download, wait_loss, wait_upload;
     double bytes_moved, transfers, graph_runs;
     double graph_waits; /* Vulkan: the host blocked on a graph run's fence */
+    double graph_recordings; /* Vulkan: graph runs recorded anew (a replay records nothing) */
     double loss_sum; /* over every step, warmup included: equal bits run to run */
 } step_figures;
 
@@ -184,6 +187,12 @@ static uint64_t graph_waits(const yolo_backend *be) {
     return yolo_vulkan_get_stats(be, &vs) == YOLO_OK ? vs.graph_waits : 0;
 }
 
+/* Command buffers recorded for graph runs so far (Vulkan; 0 elsewhere). */
+static uint64_t graph_recordings(const yolo_backend *be) {
+    yolo_vulkan_stats vs;
+    return yolo_vulkan_get_stats(be, &vs) == YOLO_OK ? vs.graph_recordings : 0;
+}
+
 /* iters timed steps after `warmup` untimed ones, each as the trainer's
  * (train_loop.c): with loss scaling (amp with fp16 kernels) the last step's
  * inf check after the forward and scaled loss gradients; the optimizer
@@ -193,13 +202,13 @@ static yolo_status run_ours(bench *b, step_figures *fig) {
     const options *o = b->o;
     yolo_model_graph *mg = b->mg;
     yolo_optimizer *opt = b->opt;
-    enum { FIGURES = 9 };
+    enum { FIGURES = 10 };
     double *v[FIGURES];
     for (int k = 0; k < FIGURES; k++) v[k] = calloc((size_t)o->iters + 1, sizeof(double));
     yolo_status st = YOLO_OK;
     for (int it = -o->warmup; it < o->iters && !st; it++) {
         yolo_backend_traffic c0 = b->be->traffic;
-        uint64_t w0 = graph_waits(b->be);
+        uint64_t w0 = graph_waits(b->be), r0 = graph_recordings(b->be);
         double t0 = yolo_seconds_now(), cpu0 = process_cpu_seconds();
         double loss = 0;
         float items[YOLO_TASK_MAX_ITEMS];
@@ -214,6 +223,7 @@ static yolo_status run_ours(bench *b, step_figures *fig) {
         if (!st) yolo_amp_scale_loss_grads(opt, mg, it);
         double t2 = yolo_seconds_now();
         yolo_backend_traffic c2 = b->be->traffic;
+        if (!st) st = yolo_amp_prepare(opt, b->ema, 10.0f, &b->ema_pending); /* uploads while the device idles */
         if (!st) st = yolo_model_graph_backward(mg);
         yolo_backend_traffic c3 = b->be->traffic;
         if (!st) st = yolo_amp_step(opt, b->ema, 10.0f, &b->ema_pending);
@@ -229,12 +239,14 @@ static yolo_status run_ours(bench *b, step_figures *fig) {
         v[6][it] = (double)(c4.graph_runs - c0.graph_runs);
         v[7][it] = process_cpu_seconds() - cpu0;
         v[8][it] = (double)(graph_waits(b->be) - w0);
+        v[9][it] = (double)(graph_recordings(b->be) - r0);
     }
     if (!st) st = yolo_amp_settle(opt, b->ema, &b->ema_pending); /* the last step's EMA, before the next mode */
     if (!st) {
         *fig = (step_figures){median(v[0], o->iters), median(v[7], o->iters), median(v[1], o->iters),
                               median(v[2], o->iters), median(v[3], o->iters), median(v[4], o->iters),
-                              median(v[5], o->iters), median(v[6], o->iters), median(v[8], o->iters), fig->loss_sum};
+                              median(v[5], o->iters), median(v[6], o->iters), median(v[8], o->iters), median(v[9], o->iters),
+                              fig->loss_sum};
     }
     for (int k = 0; k < FIGURES; k++) free(v[k]);
     return st;
@@ -243,10 +255,10 @@ static yolo_status run_ours(bench *b, step_figures *fig) {
 static void print_ours(const options *o, int round, const char *mode, const step_figures *f) {
     double wait = f->wait_download + f->wait_loss + f->wait_upload;
     printf("round %d: yolo %-4s %7.2f img/s (median step %.1f ms, %.1f ms CPU; host wait %.1f ms = download %.2f + loss %.1f + "
-           "upload %.2f; %.2f MB moved in %.0f transfers, %.0f graph runs, %.0f graph waits; loss sum %.9g)\n",
+           "upload %.2f; %.2f MB moved in %.0f transfers, %.0f graph runs (%.0f recorded), %.0f graph waits; loss sum %.9g)\n",
            round + 1, mode, o->batch / f->seconds, f->seconds * 1e3, f->cpu_seconds * 1e3, wait * 1e3, f->wait_download * 1e3,
            f->wait_loss * 1e3, f->wait_upload * 1e3, f->bytes_moved / 1e6, f->transfers, f->graph_runs,
-           f->graph_waits, f->loss_sum);
+           f->graph_recordings, f->graph_waits, f->loss_sum);
 }
 
 int main(int argc, char **argv) {

@@ -4,13 +4,18 @@
 #include <math.h>
 #include <stdlib.h>
 
-yolo_status yolo_amp_step(yolo_optimizer *opt, yolo_ema *ema, float max_norm, bool *ema_pending) {
+yolo_status yolo_amp_prepare(yolo_optimizer *opt, yolo_ema *ema, float max_norm, bool *ema_pending) {
     /* the previous step's outcome first: the decay below follows the count */
     yolo_status st = yolo_amp_settle(opt, ema, ema_pending);
     if (!st && ema->gate != opt->step_scale) st = yolo_ema_gate(ema, opt->step_scale);
-    /* an upload waits for the backward, as the optimizer's own uploads do:
-     * made before the step, it leaves no wait between the two graphs */
     if (!st) st = yolo_ema_prepare(ema);
+    if (!st) st = yolo_optimizer_prepare(opt, max_norm);
+    return st;
+}
+
+yolo_status yolo_amp_step(yolo_optimizer *opt, yolo_ema *ema, float max_norm, bool *ema_pending) {
+    /* not prepared before the backward: the first upload waits for it */
+    yolo_status st = opt->prepared ? YOLO_OK : yolo_amp_prepare(opt, ema, max_norm, ema_pending);
     if (!st) st = yolo_optimizer_step(opt, max_norm, NULL);
     if (!st) st = yolo_ema_run(ema);
     if (!st) *ema_pending = true;

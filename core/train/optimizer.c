@@ -175,13 +175,20 @@ yolo_status yolo_optimizer_check(yolo_optimizer *opt, double *grad_norm) {
     return yolo_error(YOLO_ERR_NUMERIC, "optimizer: the gradient norm is %g; the step was skipped", norm);
 }
 
-yolo_status yolo_optimizer_step(yolo_optimizer *opt, float max_norm, double *grad_norm) {
+yolo_status yolo_optimizer_prepare(yolo_optimizer *opt, float max_norm) {
     yolo_status st = yolo_optimizer_check(opt, NULL); /* the previous step's, long finished */
     if (st) return st;
     if (opt->scaler.enabled) opt->unscale = 1.0f / opt->scaler.scale; /* a power of two: exact */
     const float clip[YOLO_CLIP_HYPER_COUNT] = {[YOLO_CLIP_MAX_NORM] = max_norm, [YOLO_CLIP_UNSCALE] = opt->unscale};
     st = yolo_tensor_upload(opt->clip_hyper, clip, sizeof clip);
     if (!st) st = upload_hypers(opt);
+    opt->prepared = !st;
+    return st;
+}
+
+yolo_status yolo_optimizer_step(yolo_optimizer *opt, float max_norm, double *grad_norm) {
+    yolo_status st = opt->prepared ? YOLO_OK : yolo_optimizer_prepare(opt, max_norm);
+    opt->prepared = false;
     if (!st) st = yolo_graph_run(opt->update_graph);
     if (st) return st;
     opt->steps++;

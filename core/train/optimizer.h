@@ -40,6 +40,7 @@ typedef struct yolo_optimizer {
     float unscale;            /* 1/loss_scale of the gradients (1 without loss scaling) */
     yolo_grad_scaler scaler;  /* amp with fp16 kernels: dynamic loss scaling (sets unscale) */
     bool last_skipped;        /* the last checked step had inf/NaN gradients and was skipped */
+    bool prepared;            /* yolo_optimizer_prepare uploaded the next step's hyper-parameters */
 } yolo_optimizer;
 
 /* Collects the trainable parameters of `model` into the groups and creates
@@ -56,6 +57,15 @@ void yolo_optimizer_free(yolo_optimizer *opt);
  * norm (grad_norm given, or the next step or yolo_optimizer_check) and
  * returns YOLO_ERR_NUMERIC then, the skipped step not counted. */
 yolo_status yolo_optimizer_step(yolo_optimizer *opt, float max_norm, double *grad_norm);
+
+/* The first half of yolo_optimizer_step: reads the last step's norm if
+ * unread (yolo_optimizer_check) and uploads the next step's hyper-
+ * parameters (lr[], momentum, max_norm, the loss scale). Called before the
+ * backward, while the device is idle, it leaves yolo_optimizer_step nothing
+ * to upload (it then takes prepare's max_norm), so that the step is queued
+ * right behind the backward without the host waiting for it;
+ * yolo_optimizer_step prepares itself otherwise. */
+yolo_status yolo_optimizer_prepare(yolo_optimizer *opt, float max_norm);
 
 /* Reads the last step's gradient norm if not read yet: YOLO_ERR_NUMERIC if
  * it was not finite (that step was skipped). *grad_norm may be NULL. With

@@ -96,12 +96,14 @@ static yolo_status train_epoch(yolo_trainer *t, int epoch, int64_t first, float 
             st = h->loss_compute(t->loss_state, batch, mg->out.n, mg->host_out, mg->host_grad, &loss, step_items);
         }
         if (!st) yolo_amp_scale_loss_grads(t->opt, mg, ni);
+        const bool optimizer_step = ni - t->last_opt_step >= accumulate;
+        if (!st && optimizer_step) st = yolo_amp_prepare(t->opt, t->ema, 10.0f, &t->ema_pending);
         if (!st) st = yolo_model_graph_backward(mg);
         if (!st) st = yolo_trainer_reduce_step(t, &loss, step_items);
         if (!st && !isfinite(loss))
             st = yolo_error(YOLO_ERR_NUMERIC, "the loss is %g at epoch %d, batch %lld (step %lld): training stopped",
                             loss, epoch + 1, (long long)i + 1, (long long)ni);
-        if (!st && ni - t->last_opt_step >= accumulate) {
+        if (!st && optimizer_step) {
             st = yolo_ddp_allreduce_grads(t->dist, t->opt, &t->buckets);
             t->allreduce_seconds += t->buckets.seconds;
             t->allreduce_copy_seconds += t->buckets.copy_seconds;
