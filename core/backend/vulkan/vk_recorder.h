@@ -11,6 +11,7 @@
 
 typedef struct yolo_vk_recording {
     const yolo_graph *graph;
+    yolo_tensor *const *first; /* the run's first node: a training graph's forward and backward are two runs */
     uint64_t signature; /* of the nodes, their storage and constants */
     int n_nodes;
     VkCommandBuffer cb;

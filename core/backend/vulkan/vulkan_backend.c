@@ -146,8 +146,10 @@ static yolo_status vk_graph_run(yolo_backend *backend, yolo_graph *graph, yolo_t
     pthread_mutex_lock(&ctx->lock);
     yolo_status st = YOLO_OK;
     const uint64_t sig = mix(signature(nodes, n), ctx->amp16); /* amp picks other kernels */
+    /* one recording per part of the graph that runs: the forward and the
+     * backward of a training step are replayed, not recorded anew each run */
     yolo_vk_recording *rec = ctx->recordings;
-    while (rec && rec->graph != graph) rec = rec->next;
+    while (rec && (rec->graph != graph || rec->first != nodes)) rec = rec->next;
     if (!rec) {
         rec = calloc(1, sizeof *rec);
         if (!rec) {
@@ -155,6 +157,7 @@ static yolo_status vk_graph_run(yolo_backend *backend, yolo_graph *graph, yolo_t
             return yolo_error(YOLO_ERR_NOMEM, "%s: out of host memory", ctx->label);
         }
         rec->graph = graph;
+        rec->first = nodes;
         rec->next = ctx->recordings;
         ctx->recordings = rec;
     }
@@ -197,14 +200,16 @@ static yolo_status vk_graph_run(yolo_backend *backend, yolo_graph *graph, yolo_t
 static void vk_graph_release(yolo_backend *backend, yolo_graph *graph) {
     yolo_vk_context *ctx = ctx_of(backend);
     pthread_mutex_lock(&ctx->lock);
-    for (yolo_vk_recording **p = &ctx->recordings; *p; p = &(*p)->next) {
+    for (yolo_vk_recording **p = &ctx->recordings; *p;) {
         yolo_vk_recording *rec = *p;
-        if (rec->graph != graph) continue;
+        if (rec->graph != graph) {
+            p = &rec->next;
+            continue;
+        }
         if (rec->in_flight) yolo_vk_wait_pending(ctx);
         *p = rec->next;
         yolo_vk_recording_release(ctx, rec);
         free(rec);
-        break;
     }
     pthread_mutex_unlock(&ctx->lock);
 }
