@@ -3,7 +3,8 @@
  * counter says so) with new input data and still gives the CPU backend's
  * results; graphs that alternate keep one recording each; a graph run in
  * pieces (the planner's poisoning debug mode) records what it runs; freeing
- * a graph releases its recording. */
+ * a graph releases its recording; a host transfer waits for a run in
+ * flight only when the run uses its bytes. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,6 +119,37 @@ int main(void) {
     same(pa, pr, ny, "graph a, whole again");
     free(pa);
     free(pr);
+
+    /* with a run in flight, uploading into a tensor it does not use and
+     * downloading one it only reads wait for nothing; uploading into its
+     * output waits for it (the output then holds the upload, not the run's) */
+    {
+        const int64_t nx = yolo_tensor_numel(a.x), nw = yolo_tensor_numel(a.w);
+        int64_t us[1] = {64};
+        yolo_tensor *unused = yolo_tensor_new(vk, "unused", YOLO_F32, 1, us, false);
+        float *x = malloc(sizeof(float) * (size_t)nx), *w = malloc(sizeof(float) * (size_t)nw),
+              *mine = malloc(sizeof(float) * (size_t)ny), *got = malloc(sizeof(float) * (size_t)ny);
+        float u[64];
+        test_fill_uniform(x, nx, 500, -2.0f, 2.0f);
+        test_fill_uniform(u, 64, 501, -1.0f, 1.0f);
+        test_fill_uniform(mine, ny, 502, 5.0f, 6.0f);
+        CHECK(yolo_tensor_upload_f32(a.x, x, nx) == YOLO_OK);
+        yolo_vulkan_stats w0 = stats(vk);
+        CHECK(yolo_graph_run(a.g) == YOLO_OK);
+        CHECK(yolo_tensor_upload_f32(unused, u, 64) == YOLO_OK);
+        CHECK(yolo_tensor_download_f32(a.w, w, nw) == YOLO_OK);
+        yolo_vulkan_stats w1 = stats(vk);
+        CHECK_MSG(w1.graph_waits == w0.graph_waits, "%llu waits for ranges the run does not write",
+                  (unsigned long long)(w1.graph_waits - w0.graph_waits));
+        CHECK(yolo_tensor_upload_f32(a.y, mine, ny) == YOLO_OK);
+        CHECK(yolo_tensor_download_f32(a.y, got, ny) == YOLO_OK);
+        CHECK_MSG(memcmp(mine, got, sizeof(float) * (size_t)ny) == 0, "the run overwrote an upload made after it");
+        free(x);
+        free(w);
+        free(mine);
+        free(got);
+        yolo_tensor_free(unused);
+    }
 
     /* freeing a graph releases its recording; a new graph records anew */
     free_model(&b);

@@ -55,5 +55,11 @@ typedef struct yolo_vk_context {
 
 /* Waits for the pending graph submission, if any. */
 yolo_status yolo_vk_wait_pending(yolo_vk_context *ctx);
+/* Before the host writes (host_writes) or reads bytes [lo, hi) of buffer
+ * b: waits for the pending submission only if a graph run still in flight
+ * uses that range (writes it, for a read). A batch's upload thus does not
+ * wait for the previous step's backward, update and EMA. */
+yolo_status yolo_vk_wait_for_range(yolo_vk_context *ctx, VkBuffer b, VkDeviceSize lo, VkDeviceSize hi,
+                                   bool host_writes);
 
 #endif

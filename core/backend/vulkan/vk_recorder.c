@@ -25,6 +25,55 @@ static void global_barrier(yolo_vk_context *ctx, VkCommandBuffer cb, VkPipelineS
     ctx->inst.fn.CmdPipelineBarrier(cb, src_stage, dst_stage, 0, 1, &mb, 0, NULL, 0, NULL);
 }
 
+static bool push_span(yolo_vk_span **list, int *n, int *cap, yolo_vk_span s) {
+    if (*n == *cap) {
+        int c = *cap ? *cap * 2 : 32;
+        yolo_vk_span *l = realloc(*list, (size_t)c * sizeof *l);
+        if (!l) return false;
+        *list = l;
+        *cap = c;
+    }
+    (*list)[(*n)++] = s;
+    return true;
+}
+
+static int span_order(const void *a, const void *b) {
+    const yolo_vk_span *x = a, *y = b;
+    const uintptr_t bx = (uintptr_t)x->buffer, by = (uintptr_t)y->buffer;
+    if (bx != by) return bx < by ? -1 : 1;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Sorts spans by buffer and start and merges the ones that overlap or touch. */
+static int merge_spans(yolo_vk_span *list, int n) {
+    if (n == 0) return 0;
+    qsort(list, (size_t)n, sizeof *list, span_order);
+    int m = 0;
+    for (int i = 1; i < n; i++) {
+        if (list[i].buffer == list[m].buffer && list[i].lo <= list[m].hi) {
+            if (list[i].hi > list[m].hi) list[m].hi = list[i].hi;
+        } else {
+            list[++m] = list[i];
+        }
+    }
+    return m + 1;
+}
+
+bool yolo_vk_recording_uses(const yolo_vk_recording *rec, VkBuffer b, VkDeviceSize lo, VkDeviceSize hi,
+                            bool writes_only) {
+    const yolo_vk_span *list = writes_only ? rec->written : rec->used;
+    const int n = writes_only ? rec->n_written : rec->n_used;
+    /* the last span that starts before hi: the only one that can reach past lo (they are disjoint) */
+    int a = 0, z = n;
+    const yolo_vk_span key = {b, hi, hi};
+    while (a < z) {
+        const int mid = a + (z - a) / 2;
+        if (span_order(&list[mid], &key) < 0) a = mid + 1;
+        else z = mid;
+    }
+    return a > 0 && list[a - 1].buffer == b && list[a - 1].hi > lo && lo < hi;
+}
+
 yolo_status yolo_vk_recording_begin(yolo_vk_context *ctx, yolo_vk_recording *rec, yolo_vk_recorder *r) {
     const yolo_vk_fns *vk = &ctx->inst.fn;
     memset(r, 0, sizeof *r);
@@ -58,6 +107,9 @@ yolo_status yolo_vk_recording_end(yolo_vk_recorder *r) {
     free(r->reads);
     free(r->writes);
     r->reads = r->writes = NULL;
+    yolo_vk_recording *rec = r->rec;
+    rec->n_used = merge_spans(rec->used, rec->n_used);
+    rec->n_written = merge_spans(rec->written, rec->n_written);
     VkResult res = ctx->inst.fn.EndCommandBuffer(r->rec->cb);
     if (res != VK_SUCCESS) return vk_fail(r, res, "vkEndCommandBuffer");
     return YOLO_OK;
@@ -74,6 +126,10 @@ void yolo_vk_recording_release(yolo_vk_context *ctx, yolo_vk_recording *rec) {
     free(rec->pools);
     for (int i = 0; i < rec->n_scratch; i++) yolo_vk_memory_free(&ctx->mem, rec->scratch[i]);
     free(rec->scratch);
+    free(rec->used);
+    free(rec->written);
+    rec->used = rec->written = NULL;
+    rec->n_used = rec->cap_used = rec->n_written = rec->cap_written = 0;
     rec->cb = VK_NULL_HANDLE;
     rec->fence = VK_NULL_HANDLE;
     rec->pools = NULL;
@@ -134,18 +190,6 @@ static bool overlaps(const yolo_vk_span *list, int n, const yolo_vk_span *s) {
     for (int i = 0; i < n; i++)
         if (list[i].buffer == s->buffer && list[i].lo < s->hi && s->lo < list[i].hi) return true;
     return false;
-}
-
-static bool push_span(yolo_vk_span **list, int *n, int *cap, yolo_vk_span s) {
-    if (*n == *cap) {
-        int c = *cap ? *cap * 2 : 32;
-        yolo_vk_span *l = realloc(*list, (size_t)c * sizeof *l);
-        if (!l) return false;
-        *list = l;
-        *cap = c;
-    }
-    (*list)[(*n)++] = s;
-    return true;
 }
 
 static yolo_status new_pool(yolo_vk_recorder *r) {
@@ -223,8 +267,11 @@ yolo_status yolo_vk_record(yolo_vk_recorder *r, const yolo_vk_dispatch *d) {
         if (!(d->used & (1u << i))) continue;
         const yolo_vk_binding *b = &d->bind[i];
         yolo_vk_span s = {b->buffer, b->offset, b->offset + b->range};
+        yolo_vk_recording *rec = r->rec;
         bool ok = b->write ? push_span(&r->writes, &r->n_writes, &r->cap_writes, s)
                            : push_span(&r->reads, &r->n_reads, &r->cap_reads, s);
+        ok = ok && push_span(&rec->used, &rec->n_used, &rec->cap_used, s);
+        if (b->write) ok = ok && push_span(&rec->written, &rec->n_written, &rec->cap_written, s);
         if (!ok) return yolo_error(YOLO_ERR_NOMEM, "%s: out of host memory", ctx->label);
     }
     if (pipeline != r->bound) {

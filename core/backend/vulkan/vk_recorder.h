@@ -22,6 +22,11 @@ typedef struct yolo_vk_recording {
     yolo_buffer **scratch;
     int n_scratch, cap_scratch;
     yolo_buffer *reused[YOLO_VK_REUSED_SCRATCH]; /* yolo_vk_scratch_reused, owned through scratch[] */
+    /* The byte ranges its dispatches use and those they write, sorted and
+     * merged when the recording ends: a host transfer waits for the run
+     * only if it touches them (yolo_vk_wait_for_range). */
+    struct yolo_vk_span *used, *written;
+    int n_used, cap_used, n_written, cap_written;
     struct yolo_vk_recording *next;
 } yolo_vk_recording;
 
@@ -32,7 +37,7 @@ typedef struct yolo_vk_binding {
     bool write;
 } yolo_vk_binding;
 
-/* A byte range of a buffer accessed since the last barrier. */
+/* A byte range of a buffer (accessed since the last barrier, or by a recording). */
 typedef struct yolo_vk_span {
     VkBuffer buffer;
     VkDeviceSize lo, hi;
@@ -64,6 +69,10 @@ yolo_status yolo_vk_recording_begin(yolo_vk_context *ctx, yolo_vk_recording *rec
 yolo_status yolo_vk_recording_end(yolo_vk_recorder *r);
 /* Frees everything a recording owns (the caller has waited for it). */
 void yolo_vk_recording_release(yolo_vk_context *ctx, yolo_vk_recording *rec);
+/* Whether a dispatch of the ended recording rec uses (writes_only: writes)
+ * a byte of [lo, hi) of buffer b. */
+bool yolo_vk_recording_uses(const yolo_vk_recording *rec, VkBuffer b, VkDeviceSize lo, VkDeviceSize hi,
+                            bool writes_only);
 
 void yolo_vk_dispatch_init(yolo_vk_dispatch *d, const char *shader);
 /* Binds bytes [byte_offset, byte_offset+bytes) of buf at `slot`. The

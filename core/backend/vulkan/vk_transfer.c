@@ -98,16 +98,22 @@ static yolo_status ensure_staging(yolo_vk_context *ctx) {
     return yolo_vk_host_buffer_create(&ctx->mem, STAGING_BYTES, &ctx->staging);
 }
 
+static yolo_status wait_for(yolo_vk_context *ctx, const yolo_buffer *buf, size_t offset, size_t bytes,
+                            bool host_writes) {
+    const VkDeviceSize lo = buf->offset + offset;
+    return yolo_vk_wait_for_range(ctx, buf->block->buffer, lo, lo + bytes, host_writes);
+}
+
 static yolo_status prepare(yolo_vk_context *ctx, const yolo_buffer *buf, size_t offset, size_t bytes,
-                           const char *what) {
+                           const char *what, bool host_writes) {
     yolo_status st = check_range(ctx, buf, offset, bytes, what);
-    if (st == YOLO_OK) st = yolo_vk_wait_pending(ctx);
+    if (st == YOLO_OK) st = wait_for(ctx, buf, offset, bytes, host_writes);
     if (st == YOLO_OK && !buf->block->mapped) st = ensure_staging(ctx);
     return st;
 }
 
 yolo_status yolo_vk_upload(yolo_vk_context *ctx, yolo_buffer *buf, size_t offset, const void *data, size_t bytes) {
-    yolo_status st = prepare(ctx, buf, offset, bytes, "upload");
+    yolo_status st = prepare(ctx, buf, offset, bytes, "upload", true);
     if (st != YOLO_OK || bytes == 0) return st;
     if (buf->block->mapped) {
         memcpy((char *)buf->block->mapped + buf->offset + offset, data, bytes);
@@ -122,7 +128,7 @@ yolo_status yolo_vk_upload(yolo_vk_context *ctx, yolo_buffer *buf, size_t offset
 }
 
 yolo_status yolo_vk_download(yolo_vk_context *ctx, yolo_buffer *buf, size_t offset, void *data, size_t bytes) {
-    yolo_status st = prepare(ctx, buf, offset, bytes, "download");
+    yolo_status st = prepare(ctx, buf, offset, bytes, "download", false);
     if (st != YOLO_OK || bytes == 0) return st;
     if (buf->block->mapped) {
         memcpy(data, (const char *)buf->block->mapped + buf->offset + offset, bytes);
@@ -137,7 +143,7 @@ yolo_status yolo_vk_download(yolo_vk_context *ctx, yolo_buffer *buf, size_t offs
 }
 
 yolo_status yolo_vk_zero(yolo_vk_context *ctx, yolo_buffer *buf, size_t offset, size_t bytes) {
-    yolo_status st = prepare(ctx, buf, offset, bytes, "zero");
+    yolo_status st = prepare(ctx, buf, offset, bytes, "zero", true);
     if (st != YOLO_OK || bytes == 0) return st;
     if (buf->block->mapped) {
         memset((char *)buf->block->mapped + buf->offset + offset, 0, bytes);
@@ -167,7 +173,8 @@ yolo_status yolo_vk_copy_many(yolo_vk_context *ctx, bool upload, const yolo_back
                           MAX_BATCH);
     for (int i = 0; i < n && st == YOLO_OK; i++)
         st = check_range(ctx, copies[i].buffer, copies[i].offset, copies[i].bytes, what);
-    if (st == YOLO_OK) st = yolo_vk_wait_pending(ctx);
+    for (int i = 0; i < n && st == YOLO_OK; i++)
+        st = wait_for(ctx, copies[i].buffer, copies[i].offset, copies[i].bytes, upload);
     VkBuffer dev[MAX_BATCH];
     VkDeviceSize dev_off[MAX_BATCH], stage_off[MAX_BATCH], bytes[MAX_BATCH], packed = 0;
     int staged[MAX_BATCH], m = 0;

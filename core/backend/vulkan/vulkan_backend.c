@@ -28,6 +28,22 @@ yolo_status yolo_vk_wait_pending(yolo_vk_context *ctx) {
     return YOLO_OK;
 }
 
+yolo_status yolo_vk_wait_for_range(yolo_vk_context *ctx, VkBuffer b, VkDeviceSize lo, VkDeviceSize hi,
+                                   bool host_writes) {
+    if (!ctx->pending_fence) return YOLO_OK;
+    const yolo_vk_fns *vk = &ctx->inst.fn;
+    for (yolo_vk_recording *rec = ctx->recordings; rec; rec = rec->next) {
+        if (!rec->in_flight) continue;
+        if (vk->GetFenceStatus(ctx->dev.device, rec->fence) == VK_SUCCESS) { /* done: nothing to wait for */
+            rec->in_flight = false;
+            if (rec->fence == ctx->pending_fence) ctx->pending_fence = VK_NULL_HANDLE;
+            continue;
+        }
+        if (yolo_vk_recording_uses(rec, b, lo, hi, !host_writes)) return yolo_vk_wait_pending(ctx);
+    }
+    return YOLO_OK;
+}
+
 /* ---- buffers and copies ---- */
 
 static yolo_status vk_buffer_alloc(yolo_backend *backend, size_t bytes, yolo_buffer **out) {
