@@ -2,6 +2,7 @@
 #include "backend/vulkan/vk_loader.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -70,6 +71,51 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(VkDebugUtilsMessageS
     return VK_FALSE;
 }
 
+/* The shared objects mapped at one moment, by name. */
+typedef struct {
+    char **names;
+    size_t n, cap;
+} object_list;
+
+static int list_object(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    object_list *list = data;
+    if (!info->dlpi_name || !*info->dlpi_name) return 0;
+    if (list->n == list->cap) {
+        size_t cap = list->cap ? 2 * list->cap : 64;
+        char **grown = realloc(list->names, cap * sizeof *grown);
+        if (!grown) return 1;
+        list->names = grown;
+        list->cap = cap;
+    }
+    char *copy = strdup(info->dlpi_name);
+    if (!copy) return 1;
+    list->names[list->n++] = copy;
+    return 0;
+}
+
+static void object_list_free(object_list *list) {
+    for (size_t i = 0; i < list->n; i++) free(list->names[i]);
+    free(list->names);
+    memset(list, 0, sizeof *list);
+}
+
+/* Keeps every library that instance creation loaded (drivers, layers and what
+ * they link) for the life of the process. The loader unloads them with the
+ * instance; their process-lifetime caches then point nowhere (leak checkers
+ * report them as leaks of an unknown module: lavapipe's of Mesa 22.3.6 does)
+ * and the next instance would load and initialise the whole driver again. */
+static void pin_loaded_since(const object_list *before) {
+    object_list now = {0};
+    dl_iterate_phdr(list_object, &now);
+    for (size_t i = 0; i < now.n; i++) {
+        bool known = false;
+        for (size_t j = 0; j < before->n && !known; j++) known = strcmp(now.names[i], before->names[j]) == 0;
+        if (!known) dlopen(now.names[i], RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
+    }
+    object_list_free(&now);
+}
+
 static bool has_extension(const VkExtensionProperties *ext, uint32_t n, const char *name) {
     for (uint32_t i = 0; i < n; i++)
         if (strcmp(ext[i].extensionName, name) == 0) return true;
@@ -109,7 +155,18 @@ static VkExtensionProperties *list_extensions(const char *layer, uint32_t *n) {
     return ext;
 }
 
+static yolo_status create_instance_from(bool allow_validation, const object_list *before, yolo_vk_instance *out);
+
 yolo_status yolo_vk_instance_create(bool allow_validation, yolo_vk_instance *out) {
+    /* The loader opens drivers already when it is asked for its extensions */
+    object_list before = {0};
+    dl_iterate_phdr(list_object, &before);
+    yolo_status st = create_instance_from(allow_validation, &before, out);
+    object_list_free(&before);
+    return st;
+}
+
+static yolo_status create_instance_from(bool allow_validation, const object_list *before, yolo_vk_instance *out) {
     memset(out, 0, sizeof *out);
     yolo_status st = yolo_vk_load();
     if (st != YOLO_OK) return st;
@@ -182,6 +239,7 @@ yolo_status yolo_vk_instance_create(bool allow_validation, yolo_vk_instance *out
                                  .enabledExtensionCount = n_exts,
                                  .ppEnabledExtensionNames = exts};
     VkResult r = create_instance(&info, NULL, &out->instance);
+    pin_loaded_since(before); /* a failed creation may have opened drivers too */
     if (r == VK_ERROR_INCOMPATIBLE_DRIVER)
         return yolo_error(YOLO_ERR_BACKEND, "vulkan unavailable: no Vulkan driver found (vkCreateInstance: %s); install "
                           "a GPU driver, or the Debian package mesa-vulkan-drivers for the lavapipe CPU device",
@@ -190,11 +248,6 @@ yolo_status yolo_vk_instance_create(bool allow_validation, yolo_vk_instance *out
         return yolo_error(YOLO_ERR_BACKEND, "vulkan unavailable: vkCreateInstance failed (%s)", yolo_vk_result_name(r));
     out->api_version = api;
     out->validation = n_layers > 0;
-    /* Pin the layer in memory: the loader unloads it with the instance, and
-     * leak checkers then cannot name the library its own leaks come from
-     * (tests/vulkan_lsan.supp suppresses them by that name). VK_INSTANCE_LAYERS
-     * loads it even where validation was not asked for. */
-    dlopen("libVkLayer_khronos_validation.so", RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
 
 #define YOLO_VK_LOAD_FN(name) out->fn.name = (PFN_vk##name)get_instance_proc(out->instance, "vk" #name);
     YOLO_VK_INSTANCE_FNS(YOLO_VK_LOAD_FN)
