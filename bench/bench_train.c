@@ -7,7 +7,7 @@
  *
  *   bench_train [--task detect] [--model yolov8n.yaml] [--imgsz 320] [--batch 8]
  *               [--threads 2] [--iters 10] [--warmup 2] [--rounds 2] [--device cpu|vulkan]
- *               [--modes fp32,amp] [--no-baseline] [--baseline PATH]
+ *               [--modes fp32,amp] [--no-baseline] [--baseline PATH]   (--help: usage)
  *
  * Per step it also reports the host time the device waits for (output
  * download, loss, gradient upload), the bytes moved, the transfers, the
@@ -52,29 +52,84 @@ typedef struct options {
     bool no_baseline;
 } options;
 
-static void parse(int argc, char **argv, options *o) {
+static const char usage[] =
+    "usage: bench_train [--task detect|segment|classify] [--model YAML] [--imgsz N] [--batch N] [--threads N]\n"
+    "                   [--iters N] [--warmup N] [--rounds N] [--nc N] [--device cpu|vulkan[:K]]\n"
+    "                   [--modes fp32,amp] [--baseline SCRIPT] [--baseline11 SCRIPT] [--no-baseline]\n"
+    "Times training steps of ours (each mode) and of the PyTorch baseline, round by round, in one run.\n";
+
+/* An integer option's value (at least min), or -1 (with a message) if it is not one. */
+static int integer(const char *name, const char *v, int min) {
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (!*v || *end || n < min || n > 1 << 20) {
+        fprintf(stderr, "bench_train: %s wants an integer of at least %d, got '%s'\n", name, min, v);
+        return -1;
+    }
+    return (int)n;
+}
+
+/* 0: run; 1: --help printed; 2: bad arguments (message printed). */
+static int parse(int argc, char **argv, options *o) {
     *o = (options){.task = "detect", .model = NULL, .imgsz = 320, .batch = 8, .threads = 2, .iters = 10, .warmup = 2,
                    .rounds = 2, .nc = 80, .baseline = "../shared/bench/torch_yolo_baseline.py",
                    .baseline11 = "bench/torch_yolo11_baseline.py", .device = "cpu", .modes = "fp32,amp"};
+    struct { const char *name; int *value; } ints[] = {{"--imgsz", &o->imgsz},   {"--batch", &o->batch},
+                                                       {"--threads", &o->threads}, {"--iters", &o->iters},
+                                                       {"--rounds", &o->rounds}, {"--warmup", &o->warmup},
+                                                       {"--nc", &o->nc}};
+    struct { const char *name; const char **value; } strs[] = {
+        {"--task", &o->task},         {"--model", &o->model},   {"--baseline", &o->baseline},
+        {"--baseline11", &o->baseline11}, {"--device", &o->device}, {"--modes", &o->modes}};
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
-        if (!strcmp(a, "--task")) o->task = v, i++;
-        else if (!strcmp(a, "--model")) o->model = v, i++;
-        else if (!strcmp(a, "--imgsz")) o->imgsz = atoi(v), i++;
-        else if (!strcmp(a, "--batch")) o->batch = atoi(v), i++;
-        else if (!strcmp(a, "--threads")) o->threads = atoi(v), i++;
-        else if (!strcmp(a, "--iters")) o->iters = atoi(v), i++;
-        else if (!strcmp(a, "--rounds")) o->rounds = atoi(v), i++;
-        else if (!strcmp(a, "--warmup")) o->warmup = atoi(v), i++;
-        else if (!strcmp(a, "--nc")) o->nc = atoi(v), i++;
-        else if (!strcmp(a, "--baseline")) o->baseline = v, i++;
-        else if (!strcmp(a, "--baseline11")) o->baseline11 = v, i++;
-        else if (!strcmp(a, "--device")) o->device = v, i++;
-        else if (!strcmp(a, "--modes")) o->modes = v, i++;
-        else if (!strcmp(a, "--no-baseline")) o->no_baseline = true;
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(usage, stdout);
+            return 1;
+        }
+        if (!strcmp(a, "--no-baseline")) {
+            o->no_baseline = true;
+            continue;
+        }
+        bool known = false;
+        for (size_t k = 0; k < sizeof ints / sizeof *ints && !known; k++)
+            if (!strcmp(a, ints[k].name)) {
+                known = true;
+                if (i + 1 >= argc) {
+                    fprintf(stderr, "bench_train: %s wants a value\n", a);
+                    return 2;
+                }
+                if ((*ints[k].value = integer(a, argv[++i], ints[k].value == &o->warmup ? 0 : 1)) < 0) return 2;
+            }
+        for (size_t k = 0; k < sizeof strs / sizeof *strs && !known; k++)
+            if (!strcmp(a, strs[k].name)) {
+                known = true;
+                if (i + 1 >= argc) {
+                    fprintf(stderr, "bench_train: %s wants a value\n", a);
+                    return 2;
+                }
+                *strs[k].value = argv[++i];
+            }
+        if (!known) {
+            fprintf(stderr, "bench_train: unknown option '%s'\n%s", a, usage);
+            return 2;
+        }
+    }
+    for (const char *m = o->modes; *m;) { /* a comma-separated list of fp32 and amp */
+        size_t len = strcspn(m, ",");
+        if (!((len == 4 && !strncmp(m, "fp32", 4)) || (len == 3 && !strncmp(m, "amp", 3)))) {
+            fprintf(stderr, "bench_train: --modes '%s': '%.*s' is neither fp32 nor amp\n", o->modes, (int)len, m);
+            return 2;
+        }
+        m += len + (m[len] == ',');
+    }
+    if (!*o->modes) {
+        fprintf(stderr, "bench_train: --modes is empty (fp32, amp or fp32,amp)\n");
+        return 2;
     }
     if (!o->model) o->model = !strcmp(o->task, "segment") ? "yolov8n-seg.yaml"
                               : !strcmp(o->task, "classify") ? "yolov8n-cls.yaml" : "yolov8n.yaml";
+    return 0;
 }
 
 static int compare_double(const void *a, const void *b) {
@@ -263,7 +318,8 @@ static void print_ours(const options *o, int round, const char *mode, const step
 
 int main(int argc, char **argv) {
     options o;
-    parse(argc, argv, &o);
+    int parsed = parse(argc, argv, &o);
+    if (parsed) return parsed == 1 ? 0 : 2;
     bench b = {.o = &o};
     yolo_model *model = NULL, *ema_model = NULL;
     if (yolo_plugin_load_task(o.task, &b.task) || yolo_backend_create(o.device, o.threads, &b.be)) {
@@ -342,8 +398,10 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench_train: %s\n", yolo_last_error());
         return 1;
     }
-    printf("RESULT (best round of each) yolo fp32 %.2f img/s, yolo amp %.2f img/s (%.2fx fp32)", ours_best[0],
-           ours_best[1], ours_best[0] > 0 ? ours_best[1] / ours_best[0] : 0.0);
+    printf("RESULT (best round of each)");
+    if (want[0]) printf(" yolo fp32 %.2f img/s%s", ours_best[0], want[1] ? "," : "");
+    if (want[1]) printf(" yolo amp %.2f img/s", ours_best[1]);
+    if (want[0] && want[1]) printf(" (%.2fx fp32)", ours_best[1] / ours_best[0]);
     if (ours_cpu[0] > 0 && ours_cpu[1] > 0)
         printf(", CPU time per step fp32 %.0f ms, amp %.0f ms (%.2fx)", ours_cpu[0] * 1e3, ours_cpu[1] * 1e3,
                ours_cpu[0] / ours_cpu[1]);
@@ -356,10 +414,10 @@ int main(int argc, char **argv) {
     }
     free(round_ratio);
     if (torch_best[0] > 0)
-        printf(", pytorch fp32 %.2f img/s, pytorch autocast-bf16 %.2f img/s; yolo amp / pytorch autocast %.2fx, "
-               "yolo fp32 / pytorch fp32 %.2fx",
-               torch_best[0], torch_best[1], torch_best[1] > 0 ? ours_best[1] / torch_best[1] : 0.0,
-               ours_best[0] / torch_best[0]);
+        printf(", pytorch fp32 %.2f img/s, pytorch autocast-bf16 %.2f img/s", torch_best[0], torch_best[1]);
+    if (torch_best[0] > 0 && want[1] && torch_best[1] > 0)
+        printf("; yolo amp / pytorch autocast %.2fx", ours_best[1] / torch_best[1]);
+    if (torch_best[0] > 0 && want[0]) printf("%s yolo fp32 / pytorch fp32 %.2fx", want[1] ? "," : ";", ours_best[0] / torch_best[0]);
     printf("; peak RSS %.0f MiB\n", peak_rss_mib());
     if (getenv("YOLO_PROFILE")) yolo_cpu_profile_report(stdout);
     b.task->hooks->loss_destroy(b.loss_state);

@@ -31,6 +31,8 @@ static yolo_tensor *persistent(const char *name, int ndim, const int64_t *shape,
 static void test_batch_norm_kernels(void) {
     static const struct { int nd; int64_t s[4]; float offset; } cases[] = {
         {4, {2, 3, 5, 7}, 0}, {2, {6, 4}, 0}, {4, {3, 5, 1, 1}, 0}, {4, {2, 3, 5, 7}, 100}, {4, {4, 16, 33, 35}, 1},
+        /* planes longer than the kernels' pieces (2048) with a ragged last block */
+        {4, {2, 3, 61, 67}, 0}, {4, {3, 2, 80, 80}, 20},
     };
     const float eps = 1e-3f, momentum = 0.1f;
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
