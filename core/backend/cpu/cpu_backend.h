@@ -23,6 +23,25 @@ static inline void *yolo_cpu_data(const yolo_tensor *t) {
 }
 static inline float *yolo_cpu_f32(const yolo_tensor *t) { return (float *)yolo_cpu_data(t); }
 
+/* Below this many elements of work a kernel runs on the calling thread:
+ * waking the pool would cost more than the work. */
+#define YOLO_CPU_PARALLEL_MIN_ELEMENTS 32768
+
+/* fn over [0, n), split over the pool when `work` (elements touched) is
+ * large enough; each index runs exactly once, in one thread. */
+static inline void yolo_cpu_run_ranges(yolo_cpu_context *ctx, int64_t n, int64_t work, yolo_range_fn fn, void *arg) {
+    if (n <= 0) return;
+    if (!ctx || !ctx->pool || work < YOLO_CPU_PARALLEL_MIN_ELEMENTS)
+        fn(arg, 0, n);
+    else
+        yolo_parallel_for(ctx->pool, n, fn, arg);
+}
+
+/* The same for element-wise kernels, whose n elements are their work. */
+static inline void yolo_cpu_run_elements(yolo_cpu_context *ctx, int64_t n, yolo_range_fn fn, void *arg) {
+    yolo_cpu_run_ranges(ctx, n, n, fn, arg);
+}
+
 /* A kernel computes `out` (a node) from out->node->src[...] (graph/node.h); see graph/ops.h. */
 typedef yolo_status (*yolo_cpu_kernel)(yolo_cpu_context *ctx, yolo_tensor *out);
 

@@ -13,23 +13,6 @@
 #include "util/bf16_row.h"
 #include "util/vec16.h"
 
-/* Below this many elements a kernel runs on the calling thread. */
-#define PARALLEL_MIN_ELEMENTS 32768
-
-static int64_t numel_of(const yolo_tensor *t) {
-    int64_t n = 1;
-    for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
-    return n;
-}
-
-static void run_ranges(yolo_cpu_context *ctx, int64_t n, yolo_range_fn fn, void *arg) {
-    if (n <= 0) return;
-    if (!ctx || !ctx->pool || n < PARALLEL_MIN_ELEMENTS)
-        fn(arg, 0, n);
-    else
-        yolo_parallel_for(ctx->pool, n, fn, arg);
-}
-
 /* ---- unary and binary-same-shape f32 maps ---- */
 
 typedef struct map_job {
@@ -70,7 +53,7 @@ static inline __attribute__((always_inline)) void v16_sigmoid1(const v16f *x, co
     static yolo_status name##_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {          \
         map_job j = {yolo_cpu_f32(out->node->src[0]), out->node->n_src > 1 ? yolo_cpu_f32(out->node->src[1]) : NULL, \
                      yolo_cpu_f32(out), 0.0f};                                           \
-        run_ranges(ctx, numel_of(out), name##_range, &j);                                \
+        yolo_cpu_run_elements(ctx, yolo_tensor_numel(out), name##_range, &j);            \
         return YOLO_OK;                                                                  \
     }
 
@@ -214,7 +197,7 @@ static yolo_status bn_silu_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
         return yolo_error(YOLO_ERR_SHAPE, "BN_SILU_BWD '%s': a gradient is f32, not bf16", out->name);
     j.x_bf16 = x16, j.out_bf16 = out16;
     yolo_range_fn fn = backward ? bn_silu_bwd_range : bn_silu_range;
-    if (!ctx || !ctx->pool || planes * j.s < PARALLEL_MIN_ELEMENTS)
+    if (!ctx || !ctx->pool || planes * j.s < YOLO_CPU_PARALLEL_MIN_ELEMENTS)
         fn(&j, 0, planes);
     else
         yolo_parallel_for(ctx->pool, planes, fn, &j);
@@ -237,7 +220,7 @@ static yolo_status bn_silu_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
         map_job j = {yolo_cpu_f32(out->node->src[0]),                             \
                      out->node->n_src > 1 ? yolo_cpu_f32(out->node->src[1]) : NULL,     \
                      yolo_cpu_f32(out), out->node->fparams[0]};                   \
-        run_ranges(ctx, numel_of(out), name##_range, &j);                   \
+        yolo_cpu_run_elements(ctx, yolo_tensor_numel(out), name##_range, &j);     \
         return YOLO_OK;                                                     \
     }
 
@@ -389,7 +372,7 @@ static yolo_status binary_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
             return yolo_error(YOLO_ERR_SHAPE, "%s '%s': bf16 runs only as an ADD of two same-shape bf16 tensors",
                               yolo_op_name(out->node->op), out->name);
         add_bf16_job k = {yolo_cpu_data(a), yolo_cpu_data(b), yolo_cpu_data(out)};
-        run_ranges(ctx, numel_of(out), add_bf16_range, &k);
+        yolo_cpu_run_elements(ctx, yolo_tensor_numel(out), add_bf16_range, &k);
         return YOLO_OK;
     }
     binary_job j;
@@ -398,7 +381,7 @@ static yolo_status binary_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     j.a = yolo_cpu_f32(a);
     j.b = yolo_cpu_f32(b);
     j.out = yolo_cpu_f32(out);
-    run_ranges(ctx, numel_of(out), binary_range, &j);
+    yolo_cpu_run_elements(ctx, yolo_tensor_numel(out), binary_range, &j);
     return YOLO_OK;
 }
 
@@ -526,7 +509,7 @@ static yolo_status cast_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     if (x->dtype >= YOLO_DTYPE_COUNT || out->dtype >= YOLO_DTYPE_COUNT)
         return yolo_error(YOLO_ERR_ARG, "CAST: unknown dtype (%d -> %d)", (int)x->dtype, (int)out->dtype);
     cast_job j = {yolo_cpu_data(x), yolo_cpu_data(out), x->dtype, out->dtype, (double)out->node->fparams[0]};
-    run_ranges(ctx, numel_of(out), cast_range, &j);
+    yolo_cpu_run_elements(ctx, yolo_tensor_numel(out), cast_range, &j);
     return YOLO_OK;
 }
 
@@ -574,7 +557,7 @@ static void fill_range(void *arg, int64_t begin, int64_t end) {
 
 static yolo_status fill_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     fill_job j = {yolo_cpu_data(out), out->dtype, out->node->fparams[0]};
-    run_ranges(ctx, numel_of(out), fill_range, &j);
+    yolo_cpu_run_elements(ctx, yolo_tensor_numel(out), fill_range, &j);
     return YOLO_OK;
 }
 

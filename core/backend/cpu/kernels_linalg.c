@@ -15,22 +15,6 @@
 
 #include "backend/cpu/cpu_backend.h"
 
-#define PARALLEL_MIN_ELEMENTS 32768
-
-static int64_t numel_of(const yolo_tensor *t) {
-    int64_t n = 1;
-    for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
-    return n;
-}
-
-static void run_ranges(yolo_cpu_context *ctx, int64_t n, int64_t work, yolo_range_fn fn, void *arg) {
-    if (n <= 0) return;
-    if (!ctx || !ctx->pool || work < PARALLEL_MIN_ELEMENTS)
-        fn(arg, 0, n);
-    else
-        yolo_parallel_for(ctx->pool, n, fn, arg);
-}
-
 /* ---- MATMUL: op(a) [M,K] x op(b) [K,N] -> [M,N], or one per batch index of 3-D operands ---- */
 
 typedef struct matmul_job {
@@ -168,7 +152,7 @@ static yolo_status softmax_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     if (out->node->op == YOLO_OP_SOFTMAX_BWD || out->node->op == YOLO_OP_LOG_SOFTMAX_BWD) j.dy = yolo_cpu_f32(out->node->src[1]);
     j.blocks = (j.inner + SOFTMAX_BLOCK - 1) / SOFTMAX_BLOCK;
     if (j.len == 0) return YOLO_OK;
-    run_ranges(ctx, j.outer * j.blocks, numel_of(out) * 4, softmax_range, &j);
+    yolo_cpu_run_ranges(ctx, j.outer * j.blocks, yolo_tensor_numel(out) * 4, softmax_range, &j);
     return YOLO_OK;
 }
 
@@ -206,7 +190,7 @@ static void reduce_range(void *arg, int64_t begin, int64_t end) {
 
 static yolo_status reduce_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     const yolo_tensor *x = out->node->src[0];
-    reduce_job j = {yolo_cpu_f32(x), numel_of(x), out->node->op == YOLO_OP_SUM_SQUARES, NULL};
+    reduce_job j = {yolo_cpu_f32(x), yolo_tensor_numel(x), out->node->op == YOLO_OP_SUM_SQUARES, NULL};
     const int64_t blocks = (j.n + REDUCE_BLOCK - 1) / REDUCE_BLOCK;
     double stack_partial[256];
     j.partial = stack_partial;
@@ -216,7 +200,7 @@ static yolo_status reduce_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
             return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory for %lld partial sums of %lld elements",
                               yolo_op_name(out->node->op), (long long)blocks, (long long)j.n);
     }
-    run_ranges(ctx, blocks, j.n, reduce_range, &j);
+    yolo_cpu_run_ranges(ctx, blocks, j.n, reduce_range, &j);
     double total = 0;
     for (int64_t b = 0; b < blocks; b++) total += j.partial[b];
     yolo_cpu_f32(out)[0] = (float)total;

@@ -53,8 +53,6 @@ PLANE_CLONES static void plane_bwd(const float *restrict x, const float *dy, flo
     for (; i < s; i++) dx[i] = dy[i] * kd + (a + k * (x[i] - mean));
 }
 
-#define PARALLEL_MIN_ELEMENTS 32768
-
 typedef struct bn_layout {
     int64_t n, c, s; /* batch, channels, elements per (n, c) plane */
 } bn_layout;
@@ -63,14 +61,6 @@ static bn_layout layout_of(const yolo_tensor *x) {
     bn_layout l = {x->shape[0], x->ndim > 1 ? x->shape[1] : 1, 1};
     for (int i = 2; i < x->ndim; i++) l.s *= x->shape[i];
     return l;
-}
-
-static void run_ranges(yolo_cpu_context *ctx, int64_t n, int64_t work, yolo_range_fn fn, void *arg) {
-    if (n <= 0) return;
-    if (!ctx || !ctx->pool || work < PARALLEL_MIN_ELEMENTS)
-        fn(arg, 0, n);
-    else
-        yolo_parallel_for(ctx->pool, n, fn, arg);
 }
 
 /* Per-channel sums run in float over blocks of MOMENT_BLOCK elements (16
@@ -227,7 +217,7 @@ static yolo_status bn_stats_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     if (j.l.n * j.l.s == 0)
         return yolo_error(YOLO_ERR_SHAPE, "BN_STATS: no elements per channel in x of shape [%lld,%lld,...]",
                           (long long)x->shape[0], (long long)j.l.c);
-    run_ranges(ctx, j.l.c, j.l.n * j.l.c * j.l.s, stats_range, &j);
+    yolo_cpu_run_ranges(ctx, j.l.c, j.l.n * j.l.c * j.l.s, stats_range, &j);
     if (out->node->iparams[0] && out->node->n_src >= 3) {
         float *rm = yolo_cpu_f32(out->node->src[1]), *rv = yolo_cpu_f32(out->node->src[2]);
         const double m = out->node->fparams[0];
@@ -277,7 +267,7 @@ static yolo_status bn_apply_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     j.beta = yolo_cpu_f32(out->node->src[4]);
     j.out = yolo_cpu_f32(out);
     j.eps = out->node->fparams[0];
-    run_ranges(ctx, j.l.n * j.l.c, j.l.n * j.l.c * j.l.s, apply_range, &j);
+    yolo_cpu_run_ranges(ctx, j.l.n * j.l.c, j.l.n * j.l.c * j.l.s, apply_range, &j);
     return YOLO_OK;
 }
 
@@ -328,7 +318,7 @@ static yolo_status bn_apply_bwd_params_kernel(yolo_cpu_context *ctx, yolo_tensor
     j.dy = yolo_cpu_f32(out->node->src[4]);
     j.out = yolo_cpu_f32(out);
     j.eps = out->node->fparams[0];
-    run_ranges(ctx, j.l.c, j.l.n * j.l.c * j.l.s, apply_bwd_params_range, &j);
+    yolo_cpu_run_ranges(ctx, j.l.c, j.l.n * j.l.c * j.l.s, apply_bwd_params_range, &j);
     return YOLO_OK;
 }
 
@@ -354,7 +344,7 @@ static yolo_status bn_apply_bwd_data_kernel(yolo_cpu_context *ctx, yolo_tensor *
     j.dy = yolo_cpu_f32(out->node->src[2]);
     j.out = yolo_cpu_f32(out);
     j.eps = out->node->fparams[0];
-    run_ranges(ctx, j.l.n * j.l.c, j.l.n * j.l.c * j.l.s, apply_bwd_data_range, &j);
+    yolo_cpu_run_ranges(ctx, j.l.n * j.l.c, j.l.n * j.l.c * j.l.s, apply_bwd_data_range, &j);
     return YOLO_OK;
 }
 
@@ -384,7 +374,7 @@ static yolo_status bn_stats_bwd_kernel(yolo_cpu_context *ctx, yolo_tensor *out) 
     j.dmean = yolo_cpu_f32(out->node->src[2]);
     j.dvar = j.dmean + j.l.c;
     j.out = yolo_cpu_f32(out);
-    run_ranges(ctx, j.l.n * j.l.c, j.l.n * j.l.c * j.l.s, stats_bwd_range, &j);
+    yolo_cpu_run_ranges(ctx, j.l.n * j.l.c, j.l.n * j.l.c * j.l.s, stats_bwd_range, &j);
     return YOLO_OK;
 }
 
@@ -433,7 +423,7 @@ static yolo_status bn_bwd_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
         j.dy_silu = j.dy;
         j.dy = j.out;
     }
-    run_ranges(ctx, j.l.c, j.l.n * j.l.c * j.l.s, bwd_range, &j);
+    yolo_cpu_run_ranges(ctx, j.l.c, j.l.n * j.l.c * j.l.s, bwd_range, &j);
     return YOLO_OK;
 }
 

@@ -10,22 +10,6 @@
 
 #include "backend/cpu/cpu_backend.h"
 
-#define PARALLEL_MIN_ELEMENTS 32768
-
-static int64_t numel_of(const yolo_tensor *t) {
-    int64_t n = 1;
-    for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
-    return n;
-}
-
-static void run_ranges(yolo_cpu_context *ctx, int64_t n, yolo_range_fn fn, void *arg) {
-    if (n <= 0) return;
-    if (!ctx || !ctx->pool || n < PARALLEL_MIN_ELEMENTS)
-        fn(arg, 0, n);
-    else
-        yolo_parallel_for(ctx->pool, n, fn, arg);
-}
-
 /* The optional grad_scale source at position `index` (1 when absent). */
 static float grad_scale_of(const yolo_tensor *out, int index) {
     if (out->node->n_src > index && out->node->src[index]) return yolo_cpu_f32(out->node->src[index])[0];
@@ -59,7 +43,7 @@ static yolo_status sgd_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     sgd_job j = {yolo_cpu_f32(out->node->src[0]), yolo_cpu_f32(out->node->src[2]), yolo_cpu_f32(out->node->src[1]),
                  h[YOLO_SGD_LR], h[YOLO_SGD_MOMENTUM], h[YOLO_SGD_WEIGHT_DECAY], grad_scale_of(out, 4),
                  h[YOLO_SGD_NESTEROV] != 0.0f};
-    run_ranges(ctx, numel_of(out->node->src[0]), sgd_range, &j);
+    yolo_cpu_run_elements(ctx, yolo_tensor_numel(out->node->src[0]), sgd_range, &j);
     return YOLO_OK;
 }
 
@@ -99,7 +83,7 @@ static yolo_status adamw_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     adamw_job j = {yolo_cpu_f32(out->node->src[0]), yolo_cpu_f32(out->node->src[2]), yolo_cpu_f32(out->node->src[3]),
                    yolo_cpu_f32(out->node->src[1]), (float)(1.0 - lr * h[YOLO_ADAMW_WEIGHT_DECAY]), (float)b1, (float)b2,
                    h[YOLO_ADAMW_EPS], (float)(lr / bc1), (float)sqrt(bc2), grad_scale_of(out, 5)};
-    run_ranges(ctx, numel_of(out->node->src[0]), adamw_range, &j);
+    yolo_cpu_run_elements(ctx, yolo_tensor_numel(out->node->src[0]), adamw_range, &j);
     return YOLO_OK;
 }
 
@@ -129,13 +113,13 @@ static yolo_status ema_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     if (grad_scale_of(out, 3) == 0.0f) return YOLO_OK; /* its optimizer step was skipped */
     const float decay = yolo_cpu_f32(out->node->src[2])[0];
     axpy_job j = {yolo_cpu_f32(out->node->src[0]), yolo_cpu_f32(out->node->src[1]), decay, 1.0f - decay};
-    run_ranges(ctx, numel_of(out->node->src[0]), ema_range, &j);
+    yolo_cpu_run_elements(ctx, yolo_tensor_numel(out->node->src[0]), ema_range, &j);
     return YOLO_OK;
 }
 
 static yolo_status accumulate_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     axpy_job j = {yolo_cpu_f32(out->node->src[0]), yolo_cpu_f32(out->node->src[1]), 1.0f, 1.0f};
-    run_ranges(ctx, numel_of(out->node->src[0]), accumulate_range, &j);
+    yolo_cpu_run_elements(ctx, yolo_tensor_numel(out->node->src[0]), accumulate_range, &j);
     return YOLO_OK;
 }
 
@@ -161,7 +145,7 @@ static yolo_status zero_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     (void)ctx;
     const yolo_tensor *t = out->node->src[0];
     size_t size = t->dtype == YOLO_F16 ? 2 : t->dtype == YOLO_U8 ? 1 : 4;
-    memset(yolo_cpu_data(t), 0, (size_t)numel_of(t) * size);
+    memset(yolo_cpu_data(t), 0, (size_t)yolo_tensor_numel(t) * size);
     return YOLO_OK;
 }
 

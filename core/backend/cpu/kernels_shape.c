@@ -9,8 +9,6 @@
 
 #include "backend/cpu/cpu_backend.h"
 
-#define PARALLEL_MIN_ELEMENTS 32768
-
 static size_t elem_size(yolo_dtype dt) {
     switch (dt) {
     case YOLO_F16:
@@ -20,25 +18,11 @@ static size_t elem_size(yolo_dtype dt) {
     }
 }
 
-static int64_t numel_of(const yolo_tensor *t) {
-    int64_t n = 1;
-    for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
-    return n;
-}
-
 /* Product of shape[from..to). */
 static int64_t dims_product(const yolo_tensor *t, int from, int to) {
     int64_t n = 1;
     for (int i = from; i < to; i++) n *= t->shape[i];
     return n;
-}
-
-static void run_ranges(yolo_cpu_context *ctx, int64_t n, int64_t work, yolo_range_fn fn, void *arg) {
-    if (n <= 0) return;
-    if (!ctx || !ctx->pool || work < PARALLEL_MIN_ELEMENTS)
-        fn(arg, 0, n);
-    else
-        yolo_parallel_for(ctx->pool, n, fn, arg);
 }
 
 static int axis_of(const yolo_tensor *out) {
@@ -86,7 +70,7 @@ static yolo_status concat_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     j.inner_bytes = dims_product(out, axis + 1, out->ndim) * (int64_t)elem_size(out->dtype);
     j.out_row = out->shape[axis] * j.inner_bytes;
     const int64_t outer = dims_product(out, 0, axis);
-    run_ranges(ctx, outer * out->node->n_src, numel_of(out), concat_range, &j);
+    yolo_cpu_run_ranges(ctx, outer * out->node->n_src, yolo_tensor_numel(out), concat_range, &j);
     return YOLO_OK;
 }
 
@@ -132,7 +116,7 @@ static yolo_status slice_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     const int64_t inner = dims_product(out, axis + 1, out->ndim) * (int64_t)elem_size(out->dtype);
     slice_job j = {yolo_cpu_data(src), yolo_cpu_data(out), small->shape[axis] * inner, big->shape[axis] * inner,
                    start * inner, backward};
-    run_ranges(ctx, dims_product(out, 0, axis), numel_of(big), slice_range, &j);
+    yolo_cpu_run_ranges(ctx, dims_product(out, 0, axis), yolo_tensor_numel(big), slice_range, &j);
     return YOLO_OK;
 }
 
@@ -223,7 +207,7 @@ static yolo_status broadcast_to_kernel(yolo_cpu_context *ctx, yolo_tensor *out) 
     bcast_plan_make(&j.p, out, out->node->src[0]);
     j.src = yolo_cpu_f32(out->node->src[0]);
     j.dst = yolo_cpu_f32(out);
-    run_ranges(ctx, numel_of(out), numel_of(out), broadcast_range, &j);
+    yolo_cpu_run_ranges(ctx, yolo_tensor_numel(out), yolo_tensor_numel(out), broadcast_range, &j);
     return YOLO_OK;
 }
 
@@ -293,12 +277,12 @@ static yolo_status sum_to_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     j.src = yolo_cpu_f32(x);
     j.dst = yolo_cpu_f32(out);
     if (j.nr == 0) { /* nothing to reduce: same elements */
-        memcpy(j.dst, j.src, (size_t)numel_of(out) * sizeof(float));
+        memcpy(j.dst, j.src, (size_t)yolo_tensor_numel(out) * sizeof(float));
         return YOLO_OK;
     }
     j.outer_r = 1;
     for (int d = 0; d < j.nr - 1; d++) j.outer_r *= j.rdim[d];
-    run_ranges(ctx, numel_of(out), numel_of(x), sum_to_range, &j);
+    yolo_cpu_run_ranges(ctx, yolo_tensor_numel(out), yolo_tensor_numel(x), sum_to_range, &j);
     return YOLO_OK;
 }
 
