@@ -91,25 +91,19 @@ static int parse(int argc, char **argv, options *o) {
             o->no_baseline = true;
             continue;
         }
-        bool known = false;
-        for (size_t k = 0; k < sizeof ints / sizeof *ints && !known; k++)
-            if (!strcmp(a, ints[k].name)) {
-                known = true;
-                if (i + 1 >= argc) {
-                    fprintf(stderr, "bench_train: %s wants a value\n", a);
-                    return 2;
-                }
-                if ((*ints[k].value = integer(a, argv[++i], ints[k].value == &o->warmup ? 0 : 1)) < 0) return 2;
-            }
-        for (size_t k = 0; k < sizeof strs / sizeof *strs && !known; k++)
-            if (!strcmp(a, strs[k].name)) {
-                known = true;
-                if (i + 1 >= argc) {
-                    fprintf(stderr, "bench_train: %s wants a value\n", a);
-                    return 2;
-                }
-                *strs[k].value = argv[++i];
-            }
+        int int_k = -1, str_k = -1;
+        for (int k = 0; k < (int)(sizeof ints / sizeof *ints); k++)
+            if (!strcmp(a, ints[k].name)) int_k = k;
+        for (int k = 0; k < (int)(sizeof strs / sizeof *strs); k++)
+            if (!strcmp(a, strs[k].name)) str_k = k;
+        const bool known = int_k >= 0 || str_k >= 0;
+        if (known && i + 1 >= argc) {
+            fprintf(stderr, "bench_train: %s wants a value\n", a);
+            return 2;
+        }
+        if (int_k >= 0 && (*ints[int_k].value = integer(a, argv[++i], ints[int_k].value == &o->warmup ? 0 : 1)) < 0)
+            return 2;
+        if (str_k >= 0) *strs[str_k].value = argv[++i];
         if (!known) {
             fprintf(stderr, "bench_train: unknown option '%s'\n%s", a, usage);
             return 2;

@@ -197,10 +197,7 @@ static yolo_status bn_silu_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
         return yolo_error(YOLO_ERR_SHAPE, "BN_SILU_BWD '%s': a gradient is f32, not bf16", out->name);
     j.x_bf16 = x16, j.out_bf16 = out16;
     yolo_range_fn fn = backward ? bn_silu_bwd_range : bn_silu_range;
-    if (!ctx || !ctx->pool || planes * j.s < YOLO_CPU_PARALLEL_MIN_ELEMENTS)
-        fn(&j, 0, planes);
-    else
-        yolo_parallel_for(ctx->pool, planes, fn, &j);
+    yolo_cpu_run_ranges(ctx, planes, planes * j.s, fn, &j);
     return YOLO_OK;
 }
 
