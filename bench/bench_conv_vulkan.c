@@ -5,7 +5,11 @@
  * device it ran on, and the Vulkan/CPU ratio.
  *
  *     bench_conv_vulkan [--device vulkan|vulkan:N] [--batch N] [--imgsz N]
- *                       [--threads N] [--min-time S] [--only SUBSTRING] [--no-cpu]
+ *                       [--threads N] [--min-time S] [--only SUBSTRING] [--no-cpu] [--amp]
+ *
+ * --amp runs both backends with amp=True (Vulkan: fp16 GEMM inputs, on
+ * cooperative matrices with YOLO_VK_COOPMAT=on where the device has them;
+ * CPU: bf16 where it has bf16 hardware); the precision lines say which.
  *
  * Each figure is the best of repeated runs of a recorded graph (replayed,
  * as in training); a run is timed to its completion (a 4-byte download
@@ -116,7 +120,7 @@ static int bench_layer(yolo_backend *be, const layer *L, int batch, int hw, doub
 
 int main(int argc, char **argv) {
     const char *device = "vulkan", *only = NULL;
-    int batch = 1, imgsz = 160, threads = 2, with_cpu = 1;
+    int batch = 1, imgsz = 160, threads = 2, with_cpu = 1, amp = 0;
     double min_time = 0.2;
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -127,9 +131,10 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--min-time") == 0 && v) min_time = atof(v), i++;
         else if (strcmp(argv[i], "--only") == 0 && v) only = v, i++;
         else if (strcmp(argv[i], "--no-cpu") == 0) with_cpu = 0;
+        else if (strcmp(argv[i], "--amp") == 0) amp = 1;
         else {
             fprintf(stderr, "usage: %s [--device vulkan|vulkan:N] [--batch N] [--imgsz N] [--threads N] "
-                            "[--min-time S] [--only SUBSTRING] [--no-cpu]\n", argv[0]);
+                            "[--min-time S] [--only SUBSTRING] [--no-cpu] [--amp]\n", argv[0]);
             return 2;
         }
     }
@@ -141,6 +146,14 @@ int main(int argc, char **argv) {
     if (with_cpu && yolo_backend_create("cpu", threads, &cpu) != YOLO_OK) {
         fprintf(stderr, "%s\n", yolo_last_error());
         return 1;
+    }
+    if (amp) {
+        yolo_backend_set_amp(vk, true);
+        printf("amp on %s: %s\n", yolo_backend_name(vk), yolo_backend_precision(vk));
+        if (cpu) {
+            yolo_backend_set_amp(cpu, true);
+            printf("amp on %s: %s\n", yolo_backend_name(cpu), yolo_backend_precision(cpu));
+        }
     }
     printf("conv2d on %s vs cpu (%d threads), batch %d, imgsz %d; GFLOP/s (forward | forward+backward)\n",
            yolo_backend_name(vk), threads, batch, imgsz);

@@ -7,10 +7,12 @@
 #                         .device.tar.xz (git-ignored: the device tool must
 #                         carry ".device.tar.xz")
 #   bench/gpu.sh [run]    on the GPU machine, from the repository root, in one
-#                         call: device report, the Vulkan op parity tests,
-#                         bench_conv_vulkan and a short bench_train on
-#                         device=vulkan in fp32 and amp (img/s and the per-step
-#                         host wait). Each part has its own time limit, so a
+#                         call: device report, the Vulkan op parity tests
+#                         (the cooperative-matrix kernels' included),
+#                         bench_conv_vulkan in fp32, amp and amp on cooperative
+#                         matrices (YOLO_VK_COOPMAT=on), and a short bench_train
+#                         on device=vulkan in fp32 and amp, then amp with
+#                         YOLO_VK_COOPMAT=on (img/s and the per-step host wait). Each part has its own time limit, so a
 #                         hang in one does not eat the rest; a summary ends it.
 #
 # Settings (environment): GPU_IMGSZ (320), GPU_BATCH (16), GPU_ITERS (5),
@@ -31,7 +33,9 @@ if [ "$mode" = pack ]; then
     # is a file) fails: it runs in a scratch folder with a .git/info of its own.
     root=$PWD scratch=$(mktemp -d)
     mkdir -p "$scratch/.git/info" "$scratch/stage/bin" "$scratch/stage/lib"
-    for p in bench_train bench_conv_vulkan test_vulkan_ops test_vulkan_amp_ops test_vulkan_train; do cp "build/bin/$p" "$scratch/stage/bin/"; done
+    for p in bench_train bench_conv_vulkan test_vulkan_ops test_vulkan_amp_ops test_vulkan_coop test_vulkan_train; do
+        cp "build/bin/$p" "$scratch/stage/bin/"
+    done
     cp -L build/lib/libyolo.so* build/lib/yolo/plugins/*.so "$scratch/stage/lib/"
     (cd "$scratch" && "$root/../shared/tools/device-bundle.sh" stage)
     cp build/bin/yolo "$scratch/.device/bin/"
@@ -66,9 +70,15 @@ part "device report (yolo checks)" .device/run.sh yolo checks
 command -v nvidia-smi >/dev/null && part "nvidia-smi" nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
 part "Vulkan op parity (test_vulkan_ops)" .device/run.sh test_vulkan_ops
 part "Vulkan fp16 kernel parity (amp)" .device/run.sh test_vulkan_amp_ops
+part "Vulkan cooperative-matrix parity" .device/run.sh test_vulkan_coop
 part "Vulkan training parity" .device/run.sh test_vulkan_train
 part "bench_conv_vulkan" .device/run.sh bench_conv_vulkan --batch 8 --imgsz "$imgsz"
+part "bench_conv_vulkan amp" .device/run.sh bench_conv_vulkan --batch 8 --imgsz "$imgsz" --amp --no-cpu
+part "bench_conv_vulkan amp coopmat" env YOLO_VK_COOPMAT=on .device/run.sh bench_conv_vulkan --batch 8 \
+    --imgsz "$imgsz" --amp --no-cpu
 part "bench_train vulkan fp32+amp" .device/run.sh bench_train --device vulkan --modes fp32,amp --no-baseline \
     --imgsz "$imgsz" --batch "$batch" --iters "$iters" --rounds 1
+part "bench_train vulkan amp coopmat" env YOLO_VK_COOPMAT=on .device/run.sh bench_train --device vulkan \
+    --modes amp --no-baseline --imgsz "$imgsz" --batch "$batch" --iters "$iters" --rounds 1
 echo "=== summary"
 printf '%s\n' "${summary[@]}"

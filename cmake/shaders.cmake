@@ -31,6 +31,10 @@ function(yolo_embed_shaders target)
     list(APPEND builds "${name}|${src}|")
     if(name IN_LIST f16_variants)
       list(APPEND builds "${name}_f16|${src}|-DGEMM_F16=1")
+      # and on cooperative matrices (shaders/gemm_coop.glsl): the device's
+      # (VK_NV_cooperative_matrix) and the emulated test mode
+      list(APPEND builds "${name}_coop|${src}|-DGEMM_F16=1,-DGEMM_COOP=1")
+      list(APPEND builds "${name}_coopemu|${src}|-DGEMM_F16=1,-DGEMM_COOP=1,-DGEMM_COOP_EMULATED=1")
     elseif(name IN_LIST half_io_variants)
       list(APPEND builds "${name}_f16|${src}|-DHALF_IO=1")
     endif()
@@ -43,6 +47,7 @@ function(yolo_embed_shaders target)
     set(defines "")
     if(n_parts GREATER 2)
       list(GET parts 2 defines)
+      string(REPLACE "," ";" defines "${defines}") # several -D, comma-separated in the entry
     endif()
     set(spv ${gen_dir}/${name}.spv)
     set(hdr ${gen_dir}/${name}.spv.h)

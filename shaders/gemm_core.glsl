@@ -11,6 +11,11 @@
 // slice writes its partial sum to C[slice][b][m][n] (a reduce pass adds
 // them); otherwise C[b][m][n] is written, or added to when flags bit 0.
 // Bias (flags bit 1) is added by slice 0: bias[(b % groups) * M + m].
+//
+// GEMM_COOP builds the cooperative-matrix core instead (gemm_coop.glsl).
+#ifdef GEMM_COOP
+#include "gemm_coop.glsl"
+#else
 
 layout(local_size_x_id = 0, local_size_y_id = 1) in;
 layout(constant_id = 2) const uint TM = 4;
@@ -82,3 +87,4 @@ void main() {
         }
     }
 }
+#endif

@@ -8,3 +8,12 @@
 #else
 #define GEMM_IN float
 #endif
+// GEMM_COOP: the cooperative-matrix core (gemm_coop.glsl), on fp16 tiles.
+#ifdef GEMM_COOP
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#ifndef GEMM_COOP_EMULATED
+#extension GL_NV_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_shader_subgroup_basic : require
+#endif
+#endif

@@ -16,6 +16,17 @@ typedef struct yolo_vk_gemm_tiles {
     uint32_t wgx, wgy, tm, tn, bk;
 } yolo_vk_gemm_tiles;
 
+/* The GEMM kernels amp runs (YOLO_VK_COOPMAT, read at creation): the
+ * shared-memory tiles of gemm_core.glsl, or the cooperative-matrix core of
+ * gemm_coop.glsl on the device's matrix units (VK_NV_cooperative_matrix),
+ * or that core with its matrix operations emulated (any device with fp16
+ * arithmetic: tests its tiling where no device has the extension). */
+typedef enum yolo_vk_coop {
+    YOLO_VK_COOP_OFF,
+    YOLO_VK_COOP_NV,
+    YOLO_VK_COOP_EMULATED,
+} yolo_vk_coop;
+
 struct yolo_vk_recording; /* vk_recorder.h */
 
 typedef struct yolo_vk_context {
@@ -43,6 +54,9 @@ typedef struct yolo_vk_context {
     uint32_t loop_budget;       /* loop iterations one invocation may run (lavapipe stops at 65,535) */
     VkDeviceSize scratch_cap;   /* bytes of split-K partial sums one op may use */
     yolo_vk_gemm_tiles gemm_large, gemm_small, gemm_thin; /* 64x64, 32x32, 8x64 outputs per workgroup */
+    yolo_vk_gemm_tiles gemm_coop; /* gemm_coop.glsl's fixed 64x64 block (for the grid and the loop budget) */
+    yolo_vk_coop coop;            /* amp's GEMMs on cooperative matrices */
+    yolo_vk_coop coop_wanted;     /* what YOLO_VK_COOPMAT asked for */
     uint32_t wg;                /* workgroup size of 1-D kernels */
     bool f16_storage;
     bool amp16;                 /* amp=True: GEMM inputs as fp16 copies (the *_f16 kernels) */

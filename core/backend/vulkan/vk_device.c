@@ -47,6 +47,48 @@ static bool has_device_extension(const VkExtensionProperties *ext, uint32_t n, c
     return false;
 }
 
+/* Whether the *_coop GEMM kernels (shaders/gemm_coop.glsl) can run: a
+ * subgroup-scope 16x16x16 fp16 x fp16 + fp32 cooperative matrix, subgroups
+ * of 32 (4 per 128-invocation workgroup), fp16 arithmetic and storage, the
+ * Vulkan memory model the extension's GLSL needs, and 24 KiB of shared
+ * memory. c->coop_missing says what is lacking. */
+static void probe_coop_matrix(const yolo_vk_instance *inst, yolo_vk_caps *c, bool ext, bool feature,
+                              bool memory_model, bool subgroup_basic) {
+    const char *missing = NULL;
+    const PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV shapes =
+        inst->fn.GetPhysicalDeviceCooperativeMatrixPropertiesNV;
+    if (!ext || !shapes)
+        missing = "no VK_NV_cooperative_matrix";
+    else if (!feature)
+        missing = "cooperativeMatrix feature off";
+    else if (!memory_model)
+        missing = "no vulkanMemoryModel";
+    else if (!c->float16 || !c->storage16)
+        missing = "no fp16 arithmetic and storage";
+    else if (c->subgroup_size != 32 || !subgroup_basic)
+        missing = "subgroups are not 32 wide";
+    else if (c->limits.maxComputeSharedMemorySize < 24576 || c->limits.maxComputeWorkGroupInvocations < 128)
+        missing = "less than 24 KiB of shared memory";
+    if (!missing) {
+        uint32_t n = 0;
+        VkCooperativeMatrixPropertiesNV *p = NULL;
+        if (shapes(c->phys, &n, NULL) == VK_SUCCESS && n && (p = calloc(n, sizeof *p))) {
+            for (uint32_t i = 0; i < n; i++) p[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
+            if (shapes(c->phys, &n, p) != VK_SUCCESS) n = 0;
+        }
+        bool found = false;
+        for (uint32_t i = 0; p && i < n && !found; i++)
+            found = p[i].MSize == 16 && p[i].NSize == 16 && p[i].KSize == 16 &&
+                    p[i].AType == VK_COMPONENT_TYPE_FLOAT16_NV && p[i].BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+                    p[i].CType == VK_COMPONENT_TYPE_FLOAT32_NV && p[i].DType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+                    p[i].scope == VK_SCOPE_SUBGROUP_NV;
+        free(p);
+        if (!found) missing = "no 16x16x16 fp16 x fp16 + fp32 subgroup shape";
+    }
+    c->coop_matrix = missing == NULL;
+    snprintf(c->coop_missing, sizeof c->coop_missing, "%s", missing ? missing : "");
+}
+
 static void probe(const yolo_vk_instance *inst, VkPhysicalDevice phys, int index, yolo_vk_caps *c) {
     const yolo_vk_fns *vk = &inst->fn;
     memset(c, 0, sizeof *c);
@@ -78,6 +120,7 @@ static void probe(const yolo_vk_instance *inst, VkPhysicalDevice phys, int index
     const bool driver_props = v12 || has_device_extension(ext, n_ext, VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME);
     const bool float16_ext = v12 || has_device_extension(ext, n_ext, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
     c->portability_subset = has_device_extension(ext, n_ext, "VK_KHR_portability_subset");
+    const bool coop_ext = v12 && has_device_extension(ext, n_ext, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
     free(ext);
 
     VkPhysicalDeviceDriverProperties drv = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
@@ -98,14 +141,23 @@ static void probe(const yolo_vk_instance *inst, VkPhysicalDevice phys, int index
         snprintf(c->driver, sizeof c->driver, "version 0x%x", props.driverVersion);
     }
 
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV coop = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+    VkPhysicalDeviceVulkanMemoryModelFeatures memory_model = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES, .pNext = &coop};
     VkPhysicalDeviceShaderFloat16Int8Features f16 = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES,
+        .pNext = coop_ext ? &memory_model : NULL};
     VkPhysicalDevice16BitStorageFeatures s16 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
                                                 .pNext = float16_ext ? &f16 : NULL};
     VkPhysicalDeviceFeatures2 feats = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &s16};
     vk->GetPhysicalDeviceFeatures2(phys, &feats);
     c->storage16 = s16.storageBuffer16BitAccess;
     c->float16 = f16.shaderFloat16;
+    c->float16_core = v12;
+    probe_coop_matrix(inst, c, coop_ext, coop.cooperativeMatrix, memory_model.vulkanMemoryModel,
+                      (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                          (sub.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT));
 
     vk->GetPhysicalDeviceMemoryProperties(phys, &c->memory);
     for (uint32_t h = 0; h < c->memory.memoryHeapCount; h++)
@@ -186,13 +238,27 @@ yolo_status yolo_vk_device_open(const yolo_vk_instance *inst, const yolo_vk_caps
                                      .queueFamilyIndex = (uint32_t)caps->queue_family,
                                      .queueCount = 1,
                                      .pQueuePriorities = &priority};
-    out->f16_storage = caps->storage16 && !yolo_vk_env_flag("YOLO_VK_DISABLE_F16");
+    const bool f16 = !yolo_vk_env_flag("YOLO_VK_DISABLE_F16");
+    out->f16_storage = caps->storage16 && f16;
+    out->float16 = caps->float16 && caps->float16_core && f16;
+    out->coop_matrix = caps->coop_matrix && out->f16_storage && out->float16 &&
+                       !yolo_vk_env_flag("YOLO_VK_DISABLE_COOPMAT");
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV coop = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV, .cooperativeMatrix = VK_TRUE};
+    VkPhysicalDeviceVulkanMemoryModelFeatures memory_model = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES, .pNext = &coop,
+        .vulkanMemoryModel = VK_TRUE};
+    VkPhysicalDeviceShaderFloat16Int8Features f16_arith = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES,
+        .pNext = out->coop_matrix ? &memory_model : NULL, .shaderFloat16 = VK_TRUE};
     VkPhysicalDevice16BitStorageFeatures s16 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
+                                                .pNext = out->float16 ? &f16_arith : NULL,
                                                 .storageBuffer16BitAccess = out->f16_storage};
     VkPhysicalDeviceFeatures2 feats = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &s16};
-    const char *exts[1];
+    const char *exts[2];
     uint32_t n_exts = 0;
     if (caps->portability_subset) exts[n_exts++] = "VK_KHR_portability_subset";
+    if (out->coop_matrix) exts[n_exts++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
     VkDeviceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                                .pNext = &feats,
                                .queueCreateInfoCount = 1,
@@ -262,10 +328,12 @@ void yolo_vulkan_report(char *buf, size_t size) {
             used = append(buf, size, used, ": unusable (%s)\n", c->unusable);
             continue;
         }
-        used = append(buf, size, used, ", memory %llu MiB, fp16 %s, subgroup %u%s\n",
+        used = append(buf, size, used, ", memory %llu MiB, fp16 %s, subgroup %u%s, cooperative matrix ",
                       (unsigned long long)(c->device_local_bytes >> 20),
                       c->storage16 ? (c->float16 ? "storage+arithmetic" : "storage") : (c->float16 ? "arithmetic" : "no"),
                       c->subgroup_size, c->subgroup_arithmetic ? " (arithmetic)" : "");
+        used = c->coop_matrix ? append(buf, size, used, "NV 16x16x16 fp16\n")
+                              : append(buf, size, used, "no (%s)\n", c->coop_missing);
     }
     free(caps);
     yolo_vk_instance_destroy(&inst);

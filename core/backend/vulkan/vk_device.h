@@ -23,6 +23,9 @@ typedef struct yolo_vk_caps {
     bool subgroup_arithmetic; /* in compute shaders */
     bool storage16;           /* storageBuffer16BitAccess */
     bool float16;             /* shaderFloat16 */
+    bool float16_core;        /* shaderFloat16 can be enabled without an extension (Vulkan 1.2) */
+    bool coop_matrix;         /* what the *_coop GEMM kernels need (VK_NV_cooperative_matrix, below) */
+    char coop_missing[96];    /* what it lacks, when !coop_matrix */
     bool portability_subset;
     int queue_family;         /* a compute family, -1 when none */
     bool usable;
@@ -46,10 +49,13 @@ typedef struct yolo_vk_device {
     VkQueue queue;
     uint32_t queue_family;
     bool f16_storage; /* 16-bit storage enabled (and not switched off) */
+    bool float16;     /* shaderFloat16 enabled: fp16 arithmetic and fp16 shared memory */
+    bool coop_matrix; /* VK_NV_cooperative_matrix and the Vulkan memory model enabled */
 } yolo_vk_device;
 
-/* Creates the device; 16-bit storage is enabled when offered and
- * YOLO_VK_DISABLE_F16 is unset (or 0). */
+/* Creates the device; 16-bit storage and fp16 arithmetic are enabled when
+ * offered and YOLO_VK_DISABLE_F16 is unset (or 0), cooperative matrices
+ * (caps->coop_matrix) when YOLO_VK_DISABLE_COOPMAT is unset too. */
 yolo_status yolo_vk_device_open(const yolo_vk_instance *inst, const yolo_vk_caps *caps, yolo_vk_device *out);
 void yolo_vk_device_close(const yolo_vk_instance *inst, yolo_vk_device *dev);
 

@@ -67,8 +67,10 @@
     X(ResetFences)                                                                                             \
     X(GetFenceStatus)
 
-/* Optional (debug utils, present only with the extension). */
-#define YOLO_VK_OPTIONAL_FNS(X) X(CreateDebugUtilsMessengerEXT) X(DestroyDebugUtilsMessengerEXT)
+/* Optional (NULL without their extension): debug utils; the cooperative
+ * matrix shapes a device offers (VK_NV_cooperative_matrix). */
+#define YOLO_VK_OPTIONAL_FNS(X)                                                                                  \
+    X(CreateDebugUtilsMessengerEXT) X(DestroyDebugUtilsMessengerEXT) X(GetPhysicalDeviceCooperativeMatrixPropertiesNV)
 
 typedef struct yolo_vk_fns {
 #define YOLO_VK_FN_FIELD(name) PFN_vk##name name;

@@ -13,7 +13,12 @@
  * the output fp32. Weights are converted where they are used (each conv
  * call), activations per call too, except amp's f16 activations
  * (core/graph/narrow.c): an f16 x of CONV2D or CONV2D_BWD_WEIGHT is bound
- * as it is, the same bits its cast16 copy would hold. */
+ * as it is, the same bits its cast16 copy would hold.
+ *
+ * With cooperative matrices (ctx->coop, YOLO_VK_COOPMAT) amp's GEMMs with
+ * at least 32 rows and 64 columns run <shader>_coop (or _coopemu, the
+ * emulated test mode) instead: gemm_coop.glsl's fixed 64 x 64 blocks, BK 32,
+ * the same push constants, split K and epilogue. */
 #include <stdio.h>
 #include <string.h>
 
@@ -31,6 +36,7 @@ typedef struct gemm_job {
      * copy in scratch, or an f16 tensor itself); a16 NULL: the fp32 kernel */
     const yolo_buffer *a16, *b16;
     VkDeviceSize a16_off, b16_off;
+    const char *variant; /* the kernel's suffix: "" (fp32), "_f16", "_coop", "_coopemu" */
 } gemm_job;
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -47,11 +53,13 @@ static yolo_status dispatch_gemm(yolo_vk_recorder *r, const gemm_job *j, const y
                                  int64_t k_len, int64_t slices, bool accumulate, bool bias) {
     yolo_vk_dispatch d;
     char shader[48];
-    snprintf(shader, sizeof shader, "%s%s", j->shader, j->a16 ? "_f16" : "");
+    snprintf(shader, sizeof shader, "%s%s", j->shader, j->variant);
     yolo_vk_dispatch_init(&d, shader);
-    const uint32_t spec[5] = {t->wgx, t->wgy, t->tm, t->tn, t->bk};
-    memcpy(d.spec, spec, sizeof spec);
-    d.n_spec = 5;
+    if (t != &r->ctx->gemm_coop) { /* gemm_coop.glsl's sizes are fixed */
+        const uint32_t spec[5] = {t->wgx, t->wgy, t->tm, t->tn, t->bk};
+        memcpy(d.spec, spec, sizeof spec);
+        d.n_spec = 5;
+    }
     yolo_status st;
     if (j->a16) {
         st = yolo_vk_bind(r, &d, 0, j->a16, j->a16_off, (VkDeviceSize)j->a_count * 2, false, 2);
@@ -64,6 +72,7 @@ static yolo_status dispatch_gemm(yolo_vk_recorder *r, const gemm_job *j, const y
     if (st == YOLO_OK && j->bias) st = yolo_vk_bind_tensor(r, &d, 3, j->bias, 0, yolo_vk_numel(j->bias), false, 4);
     if (st != YOLO_OK) return st;
     if (!j->bias) yolo_vk_alias(&d, 3, 0);
+    if (t == &r->ctx->gemm_coop) r->ctx->stats.coop_dispatches++;
     const uint32_t common[9] = {(uint32_t)j->m, (uint32_t)j->n, (uint32_t)j->k, (uint32_t)k_begin,
                                 (uint32_t)k_len, (uint32_t)slices, (accumulate ? 1u : 0u) | (bias ? 2u : 0u),
                                 (uint32_t)j->batches, (uint32_t)j->groups};
@@ -100,10 +109,16 @@ static yolo_status run_gemm(yolo_vk_recorder *r, gemm_job *j) {
         if (st == YOLO_OK) st = half_input(r, j->b, j->b_first, j->b_count, 1, &j->b16, &j->b16_off);
         if (st != YOLO_OK) return st;
     }
-    /* the tile shape that wastes least: few rows, a small product, or large */
+    /* the tile shape that wastes least: few rows, a small product, or large;
+     * under amp, cooperative matrices unless a 64 x 64 block would be mostly empty */
     const yolo_vk_gemm_tiles *t = j->m <= 8 && j->n >= 256 ? &ctx->gemm_thin
                                   : j->m * j->n < 64 * 64 * 16 || j->m <= 32 ? &ctx->gemm_small
                                                                           : &ctx->gemm_large;
+    j->variant = j->a16 ? "_f16" : "";
+    if (j->a16 && ctx->coop != YOLO_VK_COOP_OFF && j->m >= 32 && j->n >= 64) {
+        t = &ctx->gemm_coop;
+        j->variant = ctx->coop == YOLO_VK_COOP_NV ? "_coop" : "_coopemu";
+    }
     const int64_t bm = t->wgy * t->tm, bn = t->wgx * t->tn;
     const VkDeviceSize out_bytes = (VkDeviceSize)(j->batches * j->m * j->n) * 4;
     const VkDeviceSize c_off = j->c->offset + (VkDeviceSize)j->c_first * 4;

@@ -289,6 +289,9 @@ static void choose_tunables(yolo_vk_context *ctx) {
     ctx->gemm_large = (yolo_vk_gemm_tiles){16, 16, 4, 4, 16};
     ctx->gemm_thin = (yolo_vk_gemm_tiles){32, 8, 1, 2, 16}; /* few rows (an image's 3 channels) */
     if (inv < 256 || shared < 16u * (64 + 64) * 4) ctx->gemm_large = ctx->gemm_thin = ctx->gemm_small;
+    /* 128 invocations, 64 x 64 outputs, BK 32; the loop count per BK step
+     * covers the emulated matrix operations (8 x 16 per fragment, 4 fragments, 2 per step) */
+    ctx->gemm_coop = (yolo_vk_gemm_tiles){16, 8, 8, 4, 32};
     ctx->f16_storage = ctx->dev.f16_storage;
     ctx->subgroup = c->subgroup_arithmetic && !yolo_vk_env_flag("YOLO_VK_DISABLE_SUBGROUP");
 #ifdef YOLO_TEST_HOOKS
@@ -296,9 +299,24 @@ static void choose_tunables(yolo_vk_context *ctx) {
 #endif
 }
 
+/* YOLO_VK_COOPMAT: off (unset), on, or emulate. The cooperative-matrix
+ * kernels are opt-in until they have run on a device with the extension
+ * (none has been available to this project's tests so far; the emulated
+ * mode tests everything but the three matrix operations, on any device). */
+static yolo_status coop_request(yolo_vk_coop *want) {
+    const char *v = getenv("YOLO_VK_COOPMAT");
+    *want = YOLO_VK_COOP_OFF;
+    if (!v || !*v || strcmp(v, "off") == 0 || strcmp(v, "0") == 0) return YOLO_OK;
+    if (strcmp(v, "on") == 0 || strcmp(v, "1") == 0) return *want = YOLO_VK_COOP_NV, YOLO_OK;
+    if (strcmp(v, "emulate") == 0) return *want = YOLO_VK_COOP_EMULATED, YOLO_OK;
+    return yolo_error(YOLO_ERR_ARG, "YOLO_VK_COOPMAT=%.40s: expected on, off or emulate", v);
+}
+
 yolo_status yolo_vulkan_backend_create(int device_index, yolo_backend **out) {
     if (!out) return yolo_error(YOLO_ERR_ARG, "yolo_vulkan_backend_create: out is NULL");
     *out = NULL;
+    yolo_vk_coop want_coop;
+    if (coop_request(&want_coop) != YOLO_OK) return YOLO_ERR_ARG;
     yolo_vk_context *ctx = calloc(1, sizeof *ctx);
     yolo_backend *backend = calloc(1, sizeof *backend);
     if (!ctx || !backend) {
@@ -361,6 +379,11 @@ yolo_status yolo_vulkan_backend_create(int device_index, yolo_backend **out) {
         return yolo_error(st, "%s", msg);
     }
     choose_tunables(ctx);
+    ctx->coop_wanted = want_coop;
+    /* what the device enabled decides (the precision line says why not) */
+    if ((want_coop == YOLO_VK_COOP_NV && ctx->dev.coop_matrix) ||
+        (want_coop == YOLO_VK_COOP_EMULATED && ctx->dev.float16 && ctx->dev.f16_storage))
+        ctx->coop = want_coop;
     *out = backend;
     return YOLO_OK;
 }
@@ -381,6 +404,25 @@ static bool vk_supports(const yolo_backend *backend, yolo_backend_capability cap
     return cap == YOLO_BACKEND_CAP_EMULATED_ON_CPU && emulated_on_cpu(&ctx->caps);
 }
 
+/* How amp's GEMMs run, for the precision line. */
+static void coop_words(const yolo_vk_context *ctx, char *out, size_t size) {
+    const yolo_vk_caps *c = &ctx->caps;
+    if (ctx->coop == YOLO_VK_COOP_NV)
+        snprintf(out, size, "on cooperative matrices (VK_NV_cooperative_matrix; YOLO_VK_COOPMAT=on)");
+    else if (ctx->coop == YOLO_VK_COOP_EMULATED)
+        snprintf(out, size, "in the cooperative-matrix tiling, emulated (YOLO_VK_COOPMAT=emulate, a test mode)");
+    else if (ctx->coop_wanted == YOLO_VK_COOP_NV)
+        snprintf(out, size, "in shared-memory tiles (YOLO_VK_COOPMAT=on, but cooperative matrices: %s)",
+                 c->coop_matrix ? "YOLO_VK_DISABLE_COOPMAT or YOLO_VK_DISABLE_F16 is set" : c->coop_missing);
+    else if (ctx->coop_wanted == YOLO_VK_COOP_EMULATED)
+        snprintf(out, size, "in shared-memory tiles (YOLO_VK_COOPMAT=emulate, but fp16 arithmetic is off)");
+    else if (ctx->dev.coop_matrix)
+        snprintf(out, size, "in shared-memory tiles (cooperative matrices available but not yet verified on this "
+                            "project's hardware: YOLO_VK_COOPMAT=on uses them)");
+    else
+        snprintf(out, size, "in shared-memory tiles");
+}
+
 /* amp on Vulkan: the GEMM kernels (convolutions, matmul) read fp16 copies
  * of their inputs and accumulate in fp32 where the device has 16-bit
  * storage and fp16 arithmetic, and graphs planned under amp store the
@@ -389,19 +431,18 @@ static bool vk_supports(const yolo_backend *backend, yolo_backend_capability cap
 static bool vk_set_amp(yolo_backend *backend, bool want, char *line, size_t size) {
     yolo_vk_context *ctx = ctx_of(backend);
     const yolo_vk_caps *c = &ctx->caps;
+    char how[256];
+    coop_words(ctx, how, sizeof how);
     pthread_mutex_lock(&ctx->lock);
     ctx->amp16 = want && ctx->f16_storage && c->float16;
     pthread_mutex_unlock(&ctx->lock);
     if (!want)
         snprintf(line, size, "fp32 (amp=False)");
-    else if (ctx->amp16 && f16_activations(ctx))
-        snprintf(line, size, "fp16 convolution and matmul inputs and activations between convolutions, fp32 "
-                             "accumulation; fp32 weights, batch norm, reductions and loss; dynamic loss scaling "
-                             "(device: 16-bit storage, shaderFloat16)");
     else if (ctx->amp16)
-        snprintf(line, size, "fp16 convolution and matmul inputs, fp32 accumulation; fp32 weights, activations, batch "
-                             "norm, reductions and loss; dynamic loss scaling (device: 16-bit storage, shaderFloat16; "
-                             "YOLO_F16_ACTIVATIONS=off)");
+        snprintf(line, size, "fp16 convolution and matmul inputs%s, fp32 accumulation %s; fp32 weights,%s batch norm, "
+                             "reductions and loss; dynamic loss scaling (device: 16-bit storage, shaderFloat16%s)",
+                 f16_activations(ctx) ? " and activations between convolutions" : "", how,
+                 f16_activations(ctx) ? "" : " activations,", f16_activations(ctx) ? "" : "; YOLO_F16_ACTIVATIONS=off");
     else if (c->storage16 && c->float16)
         snprintf(line, size, "fp32 (amp=True, but YOLO_VK_DISABLE_F16 turns fp16 storage off)");
     else

@@ -16,6 +16,7 @@ typedef struct yolo_vulkan_stats {
     uint64_t barriers;            /* compute-to-compute barriers recorded */
     uint64_t pipelines;           /* pipelines created (cache misses) */
     uint64_t graph_waits;         /* times the host blocked until submitted graph runs finished (their fence) */
+    uint64_t coop_dispatches;     /* of those dispatches, GEMMs on the cooperative-matrix kernels (YOLO_VK_COOPMAT) */
 } yolo_vulkan_stats;
 
 /* Copies the counters of a Vulkan backend; YOLO_ERR_ARG for another kind. */
@@ -39,6 +40,12 @@ yolo_status yolo_vulkan_loop_canary(yolo_backend *backend, uint32_t iterations, 
  *                              split-binding paths that huge ones need;
  *   YOLO_VK_LOOP_BUDGET        loop iterations an invocation may run;
  *   YOLO_VK_DISABLE_F16        no 16-bit storage paths;
+ *   YOLO_VK_COOPMAT            amp's GEMMs on cooperative matrices: on (the
+ *                              device's VK_NV_cooperative_matrix, when it has
+ *                              it), emulate (gemm_coop.glsl's tiling with plain
+ *                              arithmetic, on any device with fp16 arithmetic),
+ *                              off (unset: the default until verified on a GPU);
+ *   YOLO_VK_DISABLE_COOPMAT    never enable the extension on the device;
  *   YOLO_VK_DISABLE_SUBGROUP   no subgroup operations (the reductions' trees
  *                              stay in shared memory);
  *   YOLO_VK_FORCE_STAGING      uploads/downloads through staging buffers even on
