@@ -146,9 +146,10 @@ static bool cpu_supports(const yolo_backend *backend, yolo_backend_capability ca
 }
 
 /* amp on the CPU: bf16 oneDNN convolutions where the CPU has bf16
- * instructions, but for the image's (conv_onednn.c); batch norm, the
- * reductions, the optimizer and the loss stay fp32, and the activations that
- * only convolutions and copies read are stored bf16 (graph/narrow.c). */
+ * instructions, but for the image's (conv_onednn.c), and matmuls
+ * (matmul_onednn.c); batch norm, the reductions, the optimizer and the
+ * loss stay fp32, and the activations that only convolutions and copies
+ * read are stored bf16 (graph/narrow.c). */
 static bool cpu_set_amp(yolo_backend *backend, bool want, char *line, size_t size) {
     yolo_cpu_context *ctx = backend->impl;
     char isa[128];
@@ -164,8 +165,9 @@ static bool cpu_set_amp(yolo_backend *backend, bool want, char *line, size_t siz
         snprintf(line, size, "fp32 (amp=True, but %s: this CPU has neither AVX512-BF16 nor AMX)", isa);
     else
         snprintf(line, size,
-                 "bf16 convolutions (the image's in fp32)%s; fp32 weights, batch norm, reductions and loss (%s)",
-                 bf16_activations(ctx) ? " and activations between them" : "", isa);
+                 "bf16 convolutions (the image's in fp32), matmuls%s; fp32 weights, batch norm, reductions and loss "
+                 "(%s)",
+                 bf16_activations(ctx) ? " and activations between convolutions" : "", isa);
     return ctx->bf16;
 }
 

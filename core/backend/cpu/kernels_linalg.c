@@ -1,5 +1,6 @@
-/* CPU kernels of matmul (OpenBLAS sgemm), softmax / log-softmax with their
- * backward, and the full reductions sum / sum_squares (graph/ops.h).
+/* CPU kernels of matmul (OpenBLAS sgemm; under amp, bf16 through oneDNN:
+ * matmul_onednn.c), softmax / log-softmax with their backward, and the
+ * full reductions sum / sum_squares (graph/ops.h).
  *
  * Softmax works on (outer, axis, inner) views: a task owns one outer row and
  * a block of inner positions, reducing along the axis for the whole block at
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/matmul_onednn.h"
 
 /* ---- MATMUL: op(a) [M,K] x op(b) [K,N] -> [M,N], or one per batch index of 3-D operands ---- */
 
@@ -53,6 +55,11 @@ static yolo_status matmul_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     if (k == 0) { /* empty sum */
         memset(c, 0, (size_t)(batches * m * n) * sizeof(float));
         return YOLO_OK;
+    }
+    if (ctx && ctx->bf16) { /* amp on a CPU with bf16 hardware */
+        const yolo_cpu_matmul mm = {yolo_cpu_f32(a), yolo_cpu_f32(b), c, ta, tb, batches, m, n, k, a_rows * a_cols,
+                                    b_rows * b_cols};
+        return yolo_matmul_onednn_bf16(ctx, &mm);
     }
     matmul_job j = {yolo_cpu_f32(a), yolo_cpu_f32(b), c, ta, tb, m, n, k, a_rows * a_cols, b_rows * b_cols, a_cols,
                     b_cols};
