@@ -1,7 +1,7 @@
 // The GEMM core of gemm_core.glsl on cooperative matrices (tensor cores):
 // the same C[b][m][n] (+)= sum_k A(b, m, k) * B(b, k, n), the same push
-// constants, split K, bias and accumulate flags, and the same load_a /
-// load_b of the including shader. Built with GEMM_F16 (amp: fp16 inputs,
+// constants, load_a / load_b of the including shader, and gemm_place /
+// gemm_store (split K, bias and accumulate flags) of gemm_core.glsl. Built with GEMM_F16 (amp: fp16 inputs,
 // fp32 sums) as <name>_coop (VK_NV_cooperative_matrix: 16x16x16 fp16 x fp16
 // + fp32, subgroup scope, subgroups of 32) and, for devices without it, as
 // <name>_coopemu with GEMM_COOP_EMULATED: every step the same but the three
@@ -19,9 +19,6 @@
 layout(local_size_x = 128, local_size_y = 1) in;
 const uint CM_BM = 64u, CM_BN = 64u, CM_BK = 32u, CM_FRAG = 16u, CM_SUBGROUP = 32u;
 const uint CM_THREADS = 128u;
-
-layout(binding = 2) buffer Cbuf { float c_data[]; };
-layout(binding = 3) readonly buffer Bias { float bias_data[]; };
 
 shared float16_t tile_a[CM_BM * CM_BK]; // [m][k], row stride CM_BK
 shared float16_t tile_b[CM_BK * CM_BN]; // [k][n], row stride CM_BN
@@ -65,13 +62,10 @@ void cm_store(ACC_T acc, uint c_at) { coopMatStoreNV(acc, tile_c, c_at, CM_BN, f
 #endif
 
 void main() {
-    const uint M = PU(0), N = PU(1), K = PU(2);
-    const uint slices = PU(5), flags = PU(6), batches = PU(7);
-    const uint z = gl_WorkGroupID.z;
-    const uint b = z % batches, slice = z / batches;
+    const uint M = PU(0), N = PU(1);
+    const GemmPlace place = gemm_place();
+    const uint b = place.b;
     const uint m0 = gl_WorkGroupID.y * CM_BM, n0 = gl_WorkGroupID.x * CM_BN;
-    const uint k_lo = min(PU(3) + slice * PU(4), K);
-    const uint k_hi = min(k_lo + PU(4), K);
     const uint tid = gl_LocalInvocationIndex;
     // this subgroup's 32 x 32 quarter of the block
     const uint sm = (cm_subgroup() / 2u) * 32u, sn = (cm_subgroup() % 2u) * 32u;
@@ -79,16 +73,14 @@ void main() {
     ACC_T acc[4];
     for (uint f = 0u; f < 4u; f++) cm_zero(acc[f]);
 
-    for (uint k0 = k_lo; k0 < k_hi; k0 += CM_BK) {
+    for (uint k0 = place.k_lo; k0 < place.k_hi; k0 += CM_BK) {
         for (uint i = tid; i < CM_BM * CM_BK; i += CM_THREADS) {
-            uint mm = i / CM_BK, kk = i % CM_BK;
-            uint m = m0 + mm, k = k0 + kk;
-            tile_a[i] = float16_t((m < M && k < k_hi) ? load_a(b, m, k) : 0.0);
+            uint m = m0 + i / CM_BK, k = k0 + i % CM_BK;
+            tile_a[i] = float16_t((m < M && k < place.k_hi) ? load_a(b, m, k) : 0.0);
         }
         for (uint i = tid; i < CM_BK * CM_BN; i += CM_THREADS) {
-            uint kk = i / CM_BN, nn = i % CM_BN;
-            uint n = n0 + nn, k = k0 + kk;
-            tile_b[i] = float16_t((n < N && k < k_hi) ? load_b(b, k, n) : 0.0);
+            uint n = n0 + i % CM_BN, k = k0 + i / CM_BN;
+            tile_b[i] = float16_t((n < N && k < place.k_hi) ? load_b(b, k, n) : 0.0);
         }
         barrier();
         for (uint kk = 0u; kk < CM_BK; kk += CM_FRAG)
@@ -99,14 +91,8 @@ void main() {
     for (uint f = 0u; f < 4u; f++) cm_store(acc[f], (sm + (f / 2u) * CM_FRAG) * CM_BN + sn + (f % 2u) * CM_FRAG);
     barrier();
 
-    const bool partial = slices > 1u;
-    const uint out_base = OFF(2) + (partial ? slice * batches * M * N : 0u) + b * M * N;
-    const bool add_bias = (flags & 2u) != 0u && slice == 0u;
     for (uint i = tid; i < CM_BM * CM_BN; i += CM_THREADS) {
         uint m = m0 + i / CM_BN, n = n0 + i % CM_BN;
-        if (m >= M || n >= N) continue;
-        float v = tile_c[i] + (add_bias ? bias_data[OFF(3) + (b % PU(8)) * M + m] : 0.0);
-        uint idx = out_base + m * N + n;
-        c_data[idx] = (!partial && (flags & 1u) != 0u) ? c_data[idx] + v : v;
+        if (m < M && n < N) gemm_store(place, m, n, tile_c[i]);
     }
 }

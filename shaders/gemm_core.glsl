@@ -12,7 +12,40 @@
 // them); otherwise C[b][m][n] is written, or added to when flags bit 0.
 // Bias (flags bit 1) is added by slice 0: bias[(b % groups) * M + m].
 //
-// GEMM_COOP builds the cooperative-matrix core instead (gemm_coop.glsl).
+// GEMM_COOP builds the cooperative-matrix core instead (gemm_coop.glsl);
+// both place the workgroup and write C with the functions below.
+
+layout(binding = 2) buffer Cbuf { float c_data[]; };
+layout(binding = 3) readonly buffer Bias { float bias_data[]; };
+
+// push (shared part): PU(0) = M, PU(1) = N, PU(2) = K, PU(3) = k begin,
+// PU(4) = k per slice, PU(5) = slices, PU(6) = flags, PU(7) = batches,
+// PU(8) = groups (for the bias index); the shaders' own from PU(9).
+
+// This workgroup's batch b and K slice, and the slice's range [k_lo, k_hi).
+struct GemmPlace {
+    uint b, slice, k_lo, k_hi;
+};
+GemmPlace gemm_place() {
+    GemmPlace p;
+    p.b = gl_WorkGroupID.z % PU(7);
+    p.slice = gl_WorkGroupID.z / PU(7);
+    p.k_lo = min(PU(3) + p.slice * PU(4), PU(2));
+    p.k_hi = min(p.k_lo + PU(4), PU(2));
+    return p;
+}
+
+// The slice's sum `acc` of C[m][n] (m < M, n < N), plus the bias on slice
+// 0, written to the slice's partial sums or to C (added to with flags bit 0).
+void gemm_store(GemmPlace p, uint m, uint n, float acc) {
+    const uint M = PU(0), N = PU(1), slices = PU(5), flags = PU(6);
+    const bool partial = slices > 1u;
+    const float bias = ((flags & 2u) != 0u && p.slice == 0u) ? bias_data[OFF(3) + (p.b % PU(8)) * M + m] : 0.0;
+    const uint idx = OFF(2) + (partial ? p.slice * PU(7) * M * N : 0u) + p.b * M * N + m * N + n;
+    const float v = acc + bias;
+    c_data[idx] = (!partial && (flags & 1u) != 0u) ? c_data[idx] + v : v;
+}
+
 #ifdef GEMM_COOP
 #include "gemm_coop.glsl"
 #else
@@ -27,39 +60,30 @@ const uint WGY = gl_WorkGroupSize.y;
 const uint BM = WGY * TM;
 const uint BN = WGX * TN;
 
-layout(binding = 2) buffer Cbuf { float c_data[]; };
-layout(binding = 3) readonly buffer Bias { float bias_data[]; };
-
 shared float tile_a[BK * BM];
 shared float tile_b[BK * BN];
 
-// push (shared part): PU(0) = M, PU(1) = N, PU(2) = K, PU(3) = k begin,
-// PU(4) = k per slice, PU(5) = slices, PU(6) = flags, PU(7) = batches,
-// PU(8) = groups (for the bias index); the shaders' own from PU(9).
 void main() {
-    const uint M = PU(0), N = PU(1), K = PU(2);
-    const uint slices = PU(5), flags = PU(6), batches = PU(7);
-    const uint z = gl_WorkGroupID.z;
-    const uint b = z % batches, slice = z / batches;
+    const uint M = PU(0), N = PU(1);
+    const GemmPlace place = gemm_place();
+    const uint b = place.b;
     const uint m0 = gl_WorkGroupID.y * BM, n0 = gl_WorkGroupID.x * BN;
-    const uint k_lo = min(PU(3) + slice * PU(4), K);
-    const uint k_hi = min(k_lo + PU(4), K);
     const uint tx = gl_LocalInvocationID.x, ty = gl_LocalInvocationID.y;
     const uint tid = ty * WGX + tx;
 
     float acc[TM * TN];
     for (uint i = 0u; i < TM * TN; i++) acc[i] = 0.0;
 
-    for (uint k0 = k_lo; k0 < k_hi; k0 += BK) {
+    for (uint k0 = place.k_lo; k0 < place.k_hi; k0 += BK) {
         for (uint i = tid; i < BM * BK; i += WGX * WGY) {
             uint mm = i / BK, kk = i % BK;
             uint m = m0 + mm, k = k0 + kk;
-            tile_a[kk * BM + mm] = (m < M && k < k_hi) ? load_a(b, m, k) : 0.0;
+            tile_a[kk * BM + mm] = (m < M && k < place.k_hi) ? load_a(b, m, k) : 0.0;
         }
         for (uint i = tid; i < BK * BN; i += WGX * WGY) {
             uint kk = i / BN, nn = i % BN;
             uint n = n0 + nn, k = k0 + kk;
-            tile_b[kk * BN + nn] = (n < N && k < k_hi) ? load_b(b, k, n) : 0.0;
+            tile_b[kk * BN + nn] = (n < N && k < place.k_hi) ? load_b(b, k, n) : 0.0;
         }
         barrier();
         for (uint kk = 0u; kk < BK; kk++) {
@@ -72,18 +96,12 @@ void main() {
         barrier();
     }
 
-    const bool partial = slices > 1u;
-    const uint out_base = OFF(2) + (partial ? slice * batches * M * N : 0u) + b * M * N;
     for (uint i = 0u; i < TM; i++) {
         uint m = m0 + ty + i * WGY;
         if (m >= M) continue;
-        float bias = ((flags & 2u) != 0u && slice == 0u) ? bias_data[OFF(3) + (b % PU(8)) * M + m] : 0.0;
         for (uint j = 0u; j < TN; j++) {
             uint n = n0 + tx + j * WGX;
-            if (n >= N) continue;
-            uint idx = out_base + m * N + n;
-            float v = acc[i * TN + j] + bias;
-            c_data[idx] = (!partial && (flags & 1u) != 0u) ? c_data[idx] + v : v;
+            if (n < N) gemm_store(place, m, n, acc[i * TN + j]);
         }
     }
 }

@@ -17,11 +17,9 @@
 
 static bool exact_inputs = true;
 
-/* A parity input, rounded to fp16 in the graph unless the control runs. */
+/* A parity input, rounded to fp16 in the graph unless raw inputs run. */
 static yolo_tensor *in16(parity_case *c, int ndim, const int64_t *shape, float lo, float hi) {
-    yolo_tensor *x = parity_input(c, ndim, shape, lo, hi, true);
-    if (!exact_inputs) return x;
-    return yolo_cast(c->g, yolo_cast(c->g, x, YOLO_F16, 1.0f), YOLO_F32, 1.0f);
+    return parity_input_f16(c, ndim, shape, lo, hi, exact_inputs);
 }
 
 static yolo_tensor *b_conv3x3_bias(parity_case *c) {

@@ -46,6 +46,14 @@ static inline yolo_tensor *parity_input(parity_case *c, int ndim, const int64_t 
     return t;
 }
 
+/* A parity input, rounded to fp16 inside the graph (cast to f16 and back,
+ * on both backends) when `exact`: fp16 GEMM inputs then lose nothing. */
+static inline yolo_tensor *parity_input_f16(parity_case *c, int ndim, const int64_t *shape, float lo, float hi,
+                                            bool exact) {
+    yolo_tensor *x = parity_input(c, ndim, shape, lo, hi, true);
+    return exact ? yolo_cast(c->g, yolo_cast(c->g, x, YOLO_F16, 1.0f), YOLO_F32, 1.0f) : x;
+}
+
 /* A persistent tensor whose value after the runs is compared. */
 static inline yolo_tensor *parity_state(parity_case *c, int ndim, const int64_t *shape, float lo, float hi) {
     yolo_tensor *t = test_tensor_random(c->be, "state", ndim, shape, c->seed + 77u + 1000u * (uint64_t)c->n_states,
