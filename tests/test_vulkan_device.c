@@ -61,6 +61,10 @@ static void test_report(void) {
     printf("%s", buf);
     CHECK(strncmp(buf, "vulkan", 6) == 0);
     CHECK(strchr(buf, '\n') != NULL);
+    /* a usable device says whether amp's GEMMs can use cooperative matrices, and if not, why */
+    CHECK_MSG(strstr(buf, "unusable") || strstr(buf, "cooperative matrix NV 16x16x16 fp16") ||
+                  strstr(buf, "cooperative matrix no ("),
+              "the report names the cooperative-matrix capability: %s", buf);
 }
 
 static void test_bad_index(void) {
