@@ -94,7 +94,7 @@ struct yolo_backend {
     size_t peak_bytes;
     yolo_backend_traffic traffic;
     bool amp;            /* reduced-precision kernels on (yolo_backend_set_amp) */
-    char precision[256]; /* what runs and why, for `yolo checks` and the training header */
+    char precision[512]; /* what runs and why, for `yolo checks` and the training header */
     void *impl;          /* backend-specific state */
 };
 
