@@ -8,9 +8,12 @@
  * matches fp32 to summation order (1e-5 of the largest value; the incoming
  * gradient r of the backward is rounded to bf16 by amp, so gradients get
  * bf16's 2^-8); on raw inputs amp must differ from fp32 (the bf16 path ran)
- * by at most bf16's rounding. Runs are bit-identical. Skips where the CPU
- * has no bf16 hardware. */
+ * by at most bf16's rounding. Runs are bit-identical. Then 300 shapes in a
+ * row, past the primitive cache's limit (it is cleared and refilled), each
+ * against a double-precision reference. Skips where the CPU has no bf16
+ * hardware. */
 #include "backend/cpu/conv_common.h"
+#include "backend/cpu/matmul_onednn.h"
 #include "vulkan_parity.h"
 
 #define SUM_ORDER 1e-5
@@ -89,6 +92,38 @@ static double worst_from(const parity_result *a, const parity_result *b, int fir
     return worst;
 }
 
+/* Two products [m,7] x [7,5] (one per slot) for m = 1..300 straight
+ * through the kernel (no pool): one cache entry per m, past the cache's
+ * 256, so it is cleared and refilled on the way. */
+static void test_many_shapes(void) {
+    yolo_cpu_context ctx = {.threads = 2, .bf16 = true};
+    enum { K = 7, N = 5, M_MAX = 300, B = 2 };
+    static float a[B * M_MAX * K], b[B * K * N], c[B * M_MAX * N];
+    for (int i = 0; i < B * M_MAX * K; i++) a[i] = (float)((i * 37) % 17 - 8) / 8.0f; /* bf16-exact */
+    for (int i = 0; i < B * K * N; i++) b[i] = (float)((i * 11) % 13 - 6) / 4.0f;
+    int bad = 0;
+    for (int m = 1; m <= M_MAX && !bad; m++) {
+        const yolo_cpu_matmul mm = {a, b, c, false, false, B, m, N, K, m * K, K * N};
+        if (yolo_matmul_onednn_bf16(&ctx, &mm) != YOLO_OK) {
+            CHECK_MSG(0, "m %d: %s", m, yolo_last_error());
+            return;
+        }
+        for (int p = 0; p < B && !bad; p++)
+            for (int i = 0; i < m && !bad; i++)
+                for (int j = 0; j < N; j++) {
+                    double ref = 0;
+                    for (int k = 0; k < K; k++) ref += (double)a[p * m * K + i * K + k] * b[p * K * N + k * N + j];
+                    if (c[(p * m + i) * N + j] != (float)ref) { /* eighths times quarters, 7 terms: exact */
+                        CHECK_MSG(0, "m %d: c[%d][%d][%d] = %.9g, expected %.9g", m, p, i, j, c[(p * m + i) * N + j],
+                                  ref);
+                        bad = 1;
+                        break;
+                    }
+                }
+    }
+    printf("  %d shapes of 2 products through the kernel: exact\n", M_MAX);
+}
+
 int main(void) {
     char why[128];
     if (!yolo_conv_onednn_bf16_available(why, sizeof why))
@@ -131,6 +166,7 @@ int main(void) {
         parity_free(&raw_f);
         parity_free(&raw_a);
     }
+    test_many_shapes();
     yolo_backend_free(amp);
     yolo_backend_free(fp32);
     return test_result("test_bf16_matmul");

@@ -25,6 +25,7 @@
 #include "util/bf16_row.h"
 
 #define MAX_SLOTS 64
+#define MAX_ENTRIES 256 /* shapes kept; more (multi_scale's sizes) clear the cache */
 
 /* A dense bf16 [m,k] x [k,n] -> f32 [m,n] product and, per slot, its
  * memory objects: src, weights, dst and scratchpad (NULL when none). */
@@ -45,6 +46,7 @@ static size_t scratch_cap[MAX_SLOTS];
 static uint16_t *copies[2]; /* the bf16 op(a) and op(b) of the running product */
 static size_t copies_cap[2];
 static mm_entry *entries;
+static int n_entries;
 static void (*omp_set_threads)(int); /* libgomp's, loaded with libdnnl */
 
 static yolo_status mm_fail(dnnl_status_t s, const char *what, int64_t m, int64_t n, int64_t k) {
@@ -114,8 +116,18 @@ static yolo_status entry_locked(int64_t m, int64_t n, int64_t k, int slots, mm_e
     }
     e->next = entries;
     entries = e;
+    n_entries++;
     *out = e;
     return YOLO_OK;
+}
+
+static void cache_clear_locked(void) {
+    while (entries) {
+        mm_entry *next = entries->next;
+        entry_free(entries);
+        entries = next;
+    }
+    n_entries = 0;
 }
 
 /* The engine, and room for the bf16 copies of mm's operands. */
@@ -242,6 +254,7 @@ yolo_status yolo_matmul_onednn_bf16(yolo_cpu_context *ctx, const yolo_cpu_matmul
     j.q = m / j.chunks;
     j.r = m % j.chunks;
     pthread_mutex_lock(&lock);
+    if (n_entries + 2 > MAX_ENTRIES) cache_clear_locked(); /* before both lookups: neither is freed after */
     yolo_status st = prepare_locked(mm);
     if (st == YOLO_OK && j.r) st = entry_locked(j.q + 1, n, k, j.slots, &j.wide);
     if (st == YOLO_OK && j.q) st = entry_locked(j.q, n, k, j.slots, &j.narrow);
