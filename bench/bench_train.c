@@ -351,7 +351,7 @@ int main(int argc, char **argv) {
            o.task, o.model, o.imgsz, o.batch, o.threads, yolo_backend_name(b.be), b.graphs[0]->peak_bytes / 1048576.0,
            b.graphs[1]->peak_bytes / 1048576.0);
     yolo_backend_set_amp(b.be, true);
-    printf("CPU flags: %s; amp runs %s\n", flags, yolo_backend_precision(b.be));
+    printf("host CPU flags: %s; amp on %s runs %s\n", flags, yolo_backend_name(b.be), yolo_backend_precision(b.be));
     bool want[2] = {strstr(o.modes, "fp32") != NULL, strstr(o.modes, "amp") != NULL};
     const char *mode_names[2] = {"fp32", "amp"};
     double ours_best[2] = {0, 0}, torch_best[2] = {0, 0}, ours_cpu[2] = {0, 0}; /* least CPU s per step */
