@@ -12,12 +12,15 @@
 #                         bench_conv_vulkan in fp32, amp and amp on cooperative
 #                         matrices (YOLO_VK_COOPMAT=on), and a short bench_train
 #                         on device=vulkan in fp32 and amp, then amp with
-#                         YOLO_VK_COOPMAT=on (img/s and the per-step host wait). Each part has its own time limit, so a
-#                         hang in one does not eat the rest; a summary ends it.
+#                         YOLO_VK_COOPMAT=on (img/s and the per-step host wait),
+#                         and at 640 with batch 16 and 64 (the host wait there).
+#                         Each part has its own time limit, so a hang in one
+#                         does not eat the rest; a summary ends it.
 #
 # Settings (environment): GPU_IMGSZ (320), GPU_BATCH (16), GPU_ITERS (5),
-# GPU_PART_TIMEOUT seconds per part (150). Dry run here (lavapipe):
-# GPU_IMGSZ=64 GPU_BATCH=2 GPU_ITERS=1 bench/gpu.sh
+# GPU_PART_TIMEOUT seconds per part (150), GPU_640 (1; 0 skips the 640 parts).
+# Dry run here (lavapipe, whose 2 GiB heap does not hold 640 batch 16):
+# GPU_IMGSZ=64 GPU_BATCH=2 GPU_ITERS=1 GPU_640=0 bench/gpu.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-run}
@@ -80,5 +83,10 @@ part "bench_train vulkan fp32+amp" .device/run.sh bench_train --device vulkan --
     --imgsz "$imgsz" --batch "$batch" --iters "$iters" --rounds 1
 part "bench_train vulkan amp coopmat" env YOLO_VK_COOPMAT=on .device/run.sh bench_train --device vulkan \
     --modes amp --no-baseline --imgsz "$imgsz" --batch "$batch" --iters "$iters" --rounds 1
+# the issue's host-wait figures at 640, batch 16 and 64, on the GPU itself
+[ "${GPU_640:-1}" = 0 ] || for b in 16 64; do
+    part "bench_train vulkan 640 b$b fp32+amp" .device/run.sh bench_train --device vulkan --modes fp32,amp \
+        --no-baseline --imgsz 640 --batch "$b" --iters 3 --warmup 1 --rounds 1
+done
 echo "=== summary"
 printf '%s\n' "${summary[@]}"
