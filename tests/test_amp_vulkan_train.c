@@ -14,6 +14,9 @@
  *             weights, momentum and EMA stay as after step 4, the step and
  *             EMA counters do not count it, the loss scale halves
  *             (2^16 -> 2^15).
+ * tests/vulkan.cmake also runs it as test_amp_vulkan_train_coop with
+ * YOLO_VK_COOPMAT=emulate: amp's GEMMs on the cooperative-matrix kernels
+ * (checked by their dispatch count; none without it).
  * Skips where the device has no fp16 kernels (amp runs fp32 there). Not
  * named test_vulkan_*: the validation layer would triple its time, and
  * test_vulkan_amp_ops runs the same kernels under it. */
@@ -47,6 +50,7 @@ typedef struct run_result {
     int64_t steps, ema_updates, skipped;
     uint64_t step_waits; /* the most graph waits from yolo_amp_prepare through yolo_amp_step */
     uint64_t later_recordings; /* command buffers recorded after the first step: all runs are replays then */
+    uint64_t coop_dispatches;  /* GEMMs on the cooperative-matrix kernels (YOLO_VK_COOPMAT) */
     float scale;
     float *grads; /* after the first backward (malloc'd) */
     int64_t n_grads;
@@ -108,8 +112,10 @@ static yolo_status train_steps(bool amp, const yolo_task *task, yolo_config *cfg
         out->momentum[step] = h;
     }
     yolo_vulkan_stats end;
-    if (!st && STEPS > 1 && yolo_vulkan_get_stats(r.be, &end) == YOLO_OK)
+    if (!st && STEPS > 1 && yolo_vulkan_get_stats(r.be, &end) == YOLO_OK) {
         out->later_recordings = end.graph_recordings - first_done.graph_recordings;
+        out->coop_dispatches = end.coop_dispatches;
+    }
     if (opt) {
         out->steps = opt->steps;
         out->skipped = opt->scaler.skipped;
@@ -172,6 +178,13 @@ int main(void) {
            "(fp32), %llu (amp), %llu (amp, forced inf)\n",
            (unsigned long long)fp32.step_waits, (unsigned long long)a.step_waits, (unsigned long long)b.step_waits);
     CHECK(fp32.step_waits == 0 && a.step_waits == 0 && b.step_waits == 0);
+    /* tests/vulkan.cmake runs this test again with YOLO_VK_COOPMAT=emulate: amp's GEMMs on gemm_coop.glsl */
+    const char *coop = getenv("YOLO_VK_COOPMAT");
+    const bool want_coop = coop && strcmp(coop, "emulate") == 0;
+    printf("GEMM dispatches on the cooperative-matrix kernels: %llu (fp32), %llu (amp)%s\n",
+           (unsigned long long)fp32.coop_dispatches, (unsigned long long)a.coop_dispatches,
+           want_coop ? " (YOLO_VK_COOPMAT=emulate)" : "");
+    CHECK(fp32.coop_dispatches == 0 && (want_coop ? a.coop_dispatches > 0 : a.coop_dispatches == 0));
     printf("command buffers recorded after the first step: %llu (fp32), %llu (amp), %llu (amp, forced inf)\n",
            (unsigned long long)fp32.later_recordings, (unsigned long long)a.later_recordings,
            (unsigned long long)b.later_recordings);

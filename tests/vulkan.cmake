@@ -19,3 +19,10 @@ foreach(src ${YOLO_TEST_SOURCES})
     endif()
   endif()
 endforeach()
+
+# amp's training step once more with the GEMMs on the cooperative-matrix
+# kernels, emulated (YOLO_VK_COOPMAT=emulate): gemm_coop.glsl through a whole
+# YOLOv8n step, the loss scaler's skip included (test_vulkan_coop checks the ops)
+add_test(NAME test_amp_vulkan_train_coop COMMAND test_amp_vulkan_train)
+set_tests_properties(test_amp_vulkan_train_coop PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600 LABELS vulkan
+  ENVIRONMENT "YOLO_VK_COOPMAT=emulate;YOLO_DATASETS_DIR=${YOLO_DATASETS_DIR};YOLO_SOURCE_DIR=${CMAKE_SOURCE_DIR};YOLO_BINARY_DIR=${CMAKE_BINARY_DIR};YOLO_PLUGIN_PATH=${YOLO_PLUGIN_OUTPUT_DIR}")
