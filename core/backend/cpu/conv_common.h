@@ -72,13 +72,4 @@ yolo_status yolo_conv_run(yolo_cpu_context *ctx, yolo_conv_pass pass, const yolo
 /* y[n,o,:] += bias[o] over the pool. */
 void yolo_conv_add_bias(yolo_cpu_context *ctx, float *y, const float *bias, int64_t n, int64_t o, int64_t plane);
 
-/* Calls fn over [0, n) on ctx's pool, or inline when there is none. */
-static inline void yolo_conv_parallel(yolo_cpu_context *ctx, int64_t n, yolo_range_fn fn, void *arg) {
-    if (n <= 0) return;
-    if (ctx && ctx->pool && n > 1)
-        yolo_parallel_for(ctx->pool, n, fn, arg);
-    else
-        fn(arg, 0, n);
-}
-
 #endif

@@ -207,7 +207,7 @@ yolo_status yolo_conv_im2col(yolo_cpu_context *ctx, yolo_conv_pass pass, const y
                 if (pointwise && direct)
                     colp = j.x + j.c0 * P;
                 else
-                    yolo_conv_parallel(ctx, cnb * cg, im2col_range, &j);
+                    yolo_cpu_run_split(ctx, cnb * cg, im2col_range, &j);
                 if (direct) {
                     float *yp = j.y + j.o0 * P;
                     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)og, (int)P, (int)K, 1.0f, w,
@@ -216,7 +216,7 @@ yolo_status yolo_conv_im2col(yolo_cpu_context *ctx, yolo_conv_pass pass, const y
                 } else {
                     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)og, (int)j.ld, (int)K, 1.0f, w,
                                 (int)K, colp, (int)j.ld, 0.0f, j.tmp, (int)j.ld);
-                    yolo_conv_parallel(ctx, cnb * og, scatter_y_range, &j);
+                    yolo_cpu_run_split(ctx, cnb * og, scatter_y_range, &j);
                 }
             } else if (pass == YOLO_CONV_BWD_DATA) {
                 const float *w = b + gi * og * K;
@@ -224,13 +224,13 @@ yolo_status yolo_conv_im2col(yolo_cpu_context *ctx, yolo_conv_pass pass, const y
                 j.dx = out + n0 * x_img;
                 const float *dyp = j.dy + j.o0 * P;
                 if (!direct) {
-                    yolo_conv_parallel(ctx, cnb * og, gather_dy_range, &j);
+                    yolo_cpu_run_split(ctx, cnb * og, gather_dy_range, &j);
                     dyp = j.tmp;
                 }
                 float *colp = pointwise && direct ? j.dx + j.c0 * P : j.col;
                 cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)K, (int)j.ld, (int)og, 1.0f, w, (int)K,
                             dyp, (int)j.ld, 0.0f, colp, (int)j.ld);
-                if (!(pointwise && direct)) yolo_conv_parallel(ctx, cnb * cg, col2im_range, &j);
+                if (!(pointwise && direct)) yolo_cpu_run_split(ctx, cnb * cg, col2im_range, &j);
             } else {
                 float *dw = out + gi * og * K;
                 j.x = a + n0 * x_img;
@@ -239,10 +239,10 @@ yolo_status yolo_conv_im2col(yolo_cpu_context *ctx, yolo_conv_pass pass, const y
                 if (pointwise && direct)
                     colp = j.x + j.c0 * P;
                 else
-                    yolo_conv_parallel(ctx, cnb * cg, im2col_range, &j);
+                    yolo_cpu_run_split(ctx, cnb * cg, im2col_range, &j);
                 const float *dyp = j.dy + j.o0 * P;
                 if (!direct) {
-                    yolo_conv_parallel(ctx, cnb * og, gather_dy_range, &j);
+                    yolo_cpu_run_split(ctx, cnb * og, gather_dy_range, &j);
                     dyp = j.tmp;
                 }
                 /* Chunks accumulate in order: deterministic. */

@@ -27,7 +27,6 @@
  * Primitives, reorders and memory objects are built once per shape and kept
  * in a small hash cache: steady-state calls create nothing. The cache and
  * workspaces are process-wide, guarded by one lock. */
-#include <dlfcn.h>
 #include <dnnl.h>
 #include <dnnl_debug.h>
 #include <pthread.h>
@@ -36,6 +35,7 @@
 #include <string.h>
 
 #include "backend/cpu/conv_common.h"
+#include "backend/cpu/onednn_engine.h"
 
 #if DNNL_CPU_RUNTIME != DNNL_RUNTIME_OMP && DNNL_CPU_RUNTIME != DNNL_RUNTIME_SEQ
 #error "conv_onednn.c controls oneDNN's threads through OpenMP; this libdnnl uses another runtime"
@@ -73,13 +73,12 @@ typedef struct conv_entry {
 } conv_entry;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static dnnl_engine_t engine;
+static dnnl_engine_t engine; /* onednn_engine.c's, fetched once */
 static dnnl_stream_t streams[MAX_SLOTS];
 static void *ws[MAX_SLOTS];
 static size_t ws_cap[MAX_SLOTS];
 static conv_entry *buckets[CACHE_BUCKETS];
 static int n_entries;
-static void (*omp_set_threads)(int); /* libgomp's omp_set_num_threads, loaded with libdnnl */
 
 /* bf16: the backward-data pass converts dy to bf16 at the start of its
  * slot's workspace; the backward-weight pass of the same conv, which the
@@ -106,9 +105,7 @@ static void read_carry_env(void) {
     dy_carry_on = !(v && strcmp(v, "off") == 0);
 }
 
-static void set_threads(int threads) {
-    if (omp_set_threads) omp_set_threads(threads);
-}
+static void set_threads(int threads) { yolo_onednn_set_threads(threads); }
 
 /* bf16 pointwise convs on plain NCHW (oneDNN's bf16 gemm, the f32 -> bf16
  * conversion being a plain reorder) like the f32 ones: on bench_conv
@@ -216,8 +213,6 @@ void yolo_conv_onednn_release(void) {
         if (streams[k]) dnnl_stream_destroy(streams[k]);
         streams[k] = NULL;
     }
-    if (engine) dnnl_engine_destroy(engine);
-    engine = NULL;
     pthread_mutex_unlock(&lock);
 }
 
@@ -240,10 +235,8 @@ static uint64_t key_hash(const conv_key *k) {
 /* Engine, and a stream and a workspace of `bytes` for each of `slots`. */
 static yolo_status prepare_locked(const yolo_conv_geom *g, int slots, size_t bytes) {
     if (!engine) {
-        /* libgomp is a dependency of libdnnl, so it is loaded; looking it up
-         * avoids linking OpenMP into libyolo just for one call. */
-        omp_set_threads = (void (*)(int))dlsym(RTLD_DEFAULT, "omp_set_num_threads");
-        DNNL_TRY(dnnl_engine_create(&engine, dnnl_cpu, 0), "engine creation");
+        yolo_status st = yolo_onednn_engine(&engine);
+        if (st != YOLO_OK) return st;
     }
     for (int k = 0; k < slots; k++) {
         if (!streams[k]) DNNL_TRY(dnnl_stream_create(&streams[k], engine, dnnl_stream_default_flags), "stream");
@@ -596,7 +589,7 @@ static yolo_status run_split_locked(yolo_cpu_context *ctx, yolo_conv_pass pass, 
     if (st == YOLO_OK) st = prepare_locked(g, slices, need + partial_bytes);
     if (st == YOLO_OK) {
         for (int k = 1; k < slices && partial_bytes; k++) j->partial[k] = (float *)((char *)ws[k] + need);
-        yolo_conv_parallel(ctx, slices, split_range, j);
+        yolo_cpu_run_split(ctx, slices, split_range, j);
         for (int k = 0; k < slices && st == YOLO_OK; k++) {
             if (j->status[k] != dnnl_success) {
                 yolo_conv_geom sg = *g;
@@ -606,7 +599,7 @@ static yolo_status run_split_locked(yolo_cpu_context *ctx, yolo_conv_pass pass, 
         }
     }
     if (st == YOLO_OK && pass == YOLO_CONV_BWD_WEIGHT && slices > 1)
-        yolo_conv_parallel(ctx, j->dw_count, reduce_range, j);
+        yolo_cpu_run_split(ctx, j->dw_count, reduce_range, j);
     return st;
 }
 

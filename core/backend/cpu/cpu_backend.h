@@ -42,6 +42,17 @@ static inline void yolo_cpu_run_elements(yolo_cpu_context *ctx, int64_t n, yolo_
     yolo_cpu_run_ranges(ctx, n, n, fn, arg);
 }
 
+/* fn over [0, n) split over the pool whenever n > 1, for indices that are
+ * each known to be large (convolution slices, matmul slots); inline
+ * without a pool. */
+static inline void yolo_cpu_run_split(yolo_cpu_context *ctx, int64_t n, yolo_range_fn fn, void *arg) {
+    if (n <= 0) return;
+    if (ctx && ctx->pool && n > 1)
+        yolo_parallel_for(ctx->pool, n, fn, arg);
+    else
+        fn(arg, 0, n);
+}
+
 /* A kernel computes `out` (a node) from out->node->src[...] (graph/node.h); see graph/ops.h. */
 typedef yolo_status (*yolo_cpu_kernel)(yolo_cpu_context *ctx, yolo_tensor *out);
 

@@ -101,7 +101,7 @@ static void bias_range(void *arg, int64_t begin, int64_t end) {
 
 void yolo_conv_add_bias(yolo_cpu_context *ctx, float *y, const float *bias, int64_t n, int64_t o, int64_t plane) {
     bias_job j = {y, bias, o, plane};
-    yolo_conv_parallel(ctx, n * o, bias_range, &j);
+    yolo_cpu_run_split(ctx, n * o, bias_range, &j);
 }
 
 /* ---- geometry from a node, checked (the builder checks too, but a wrong

@@ -14,8 +14,8 @@
  * and the thread count, so results are bit-identical run to run.
  * Primitives and memory objects are built once per shape and kept. */
 #include "backend/cpu/matmul_onednn.h"
+#include "backend/cpu/onednn_engine.h"
 
-#include <dlfcn.h>
 #include <dnnl.h>
 #include <dnnl_debug.h>
 #include <pthread.h>
@@ -39,7 +39,7 @@ typedef struct mm_entry {
 } mm_entry;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static dnnl_engine_t engine;
+static dnnl_engine_t engine; /* onednn_engine.c's, fetched once */
 static dnnl_stream_t streams[MAX_SLOTS];
 static void *scratch[MAX_SLOTS];
 static size_t scratch_cap[MAX_SLOTS];
@@ -47,7 +47,6 @@ static uint16_t *copies[2]; /* the bf16 op(a) and op(b) of the running product *
 static size_t copies_cap[2];
 static mm_entry *entries;
 static int n_entries;
-static void (*omp_set_threads)(int); /* libgomp's, loaded with libdnnl */
 
 static yolo_status mm_fail(dnnl_status_t s, const char *what, int64_t m, int64_t n, int64_t k) {
     return yolo_error(YOLO_ERR_BACKEND, "matmul (oneDNN bf16): %s failed (%s) for [%lld,%lld] x [%lld,%lld]", what,
@@ -82,7 +81,7 @@ static yolo_status entry_build(mm_entry *e) {
     MM_TRY(dnnl_primitive_attr_create(&attr), "attr");
     dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user); /* slots run at once */
     dnnl_primitive_desc_t pd = NULL;
-    if (omp_set_threads) omp_set_threads(1); /* oneDNN sizes its work split when it builds */
+    yolo_onednn_set_threads(1); /* oneDNN sizes its work split when it builds */
     dnnl_status_t s = dnnl_primitive_desc_create(&pd, &desc, attr, engine, NULL);
     dnnl_primitive_attr_destroy(attr);
     if (s != dnnl_success) return mm_fail(s, "primitive descriptor", m, n, k);
@@ -134,8 +133,8 @@ static void cache_clear_locked(void) {
 static yolo_status prepare_locked(const yolo_cpu_matmul *mm) {
     const int64_t m = mm->m, n = mm->n, k = mm->k;
     if (!engine) {
-        omp_set_threads = (void (*)(int))dlsym(RTLD_DEFAULT, "omp_set_num_threads");
-        MM_TRY(dnnl_engine_create(&engine, dnnl_cpu, 0), "engine creation");
+        yolo_status st = yolo_onednn_engine(&engine);
+        if (st != YOLO_OK) return st;
     }
     const size_t want[2] = {(size_t)(mm->batches * m * k), (size_t)(mm->batches * k * n)};
     for (int i = 0; i < 2; i++) {
@@ -234,7 +233,7 @@ static dnnl_status_t run_task(const run_job *j, int slot, int64_t t) {
 
 static void run_slots(void *arg, int64_t begin, int64_t end) {
     run_job *j = arg;
-    if (omp_set_threads) omp_set_threads(1); /* this thread runs its tasks alone: no OpenMP region */
+    yolo_onednn_set_threads(1); /* this thread runs its tasks alone: no OpenMP region */
     for (int64_t s = begin; s < end; s++) {
         j->status[s] = dnnl_success;
         for (int64_t t = s * j->tasks / j->slots; t < (s + 1) * j->tasks / j->slots && j->status[s] == dnnl_success;
@@ -267,10 +266,7 @@ yolo_status yolo_matmul_onednn_bf16(yolo_cpu_context *ctx, const yolo_cpu_matmul
         const narrow_job nb = {mm->b, copies[1], mm->tb, k, n, mm->b_size};
         narrow(ctx, &na, mm->batches);
         narrow(ctx, &nb, mm->batches);
-        if (ctx && ctx->pool && j.slots > 1)
-            yolo_parallel_for(ctx->pool, j.slots, run_slots, &j);
-        else
-            run_slots(&j, 0, j.slots);
+        yolo_cpu_run_split(ctx, j.slots, run_slots, &j);
         for (int s = 0; s < j.slots && st == YOLO_OK; s++)
             if (j.status[s] != dnnl_success) st = mm_fail(j.status[s], "execution", m, n, k);
     }
