@@ -56,25 +56,6 @@ typedef struct run_result {
     int64_t n_grads;
 } run_result;
 
-static uint64_t hash_tensor(uint64_t h, const yolo_tensor *t) {
-    const int64_t n = yolo_tensor_numel(t);
-    float *v = malloc((size_t)n * sizeof *v);
-    CHECK(v && yolo_tensor_download_f32(t, v, n) == YOLO_OK);
-    const unsigned char *p = (const unsigned char *)v;
-    for (size_t i = 0; v && i < (size_t)n * sizeof *v; i++) h = (h ^ p[i]) * 0x100000001b3ull;
-    free(v);
-    return h;
-}
-
-static uint64_t hash_model(const yolo_model *m, bool trainable_only) {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (int i = 0; i < yolo_model_tensor_count(m); i++) {
-        const yolo_tensor *t = yolo_model_tensor_at(m, i)->tensor;
-        if (!trainable_only || t->requires_grad) h = hash_tensor(h, t);
-    }
-    return h;
-}
-
 static yolo_status train_steps(bool amp, const yolo_task *task, yolo_config *cfg, run_result *out) {
     memset(out, 0, sizeof *out);
     train_rig r;
@@ -105,10 +86,10 @@ static yolo_status train_steps(bool amp, const yolo_task *task, yolo_config *cfg
         /* the trainer settles after the next forward; here at once, to look at the step */
         if (!st) st = yolo_amp_settle(opt, r.ema, &ema_pending);
         if (st) break;
-        out->weights[step] = hash_model(r.model, true);
-        out->ema[step] = hash_model(r.ema->ema, false);
+        out->weights[step] = test_hash_model(r.model, true);
+        out->ema[step] = test_hash_model(r.ema->ema, false);
         uint64_t h = 0xcbf29ce484222325ull;
-        for (int i = 0; i < opt->n_params; i++) h = hash_tensor(h, opt->state_a[i]);
+        for (int i = 0; i < opt->n_params; i++) h = test_hash_tensor(h, opt->state_a[i]);
         out->momentum[step] = h;
     }
     yolo_vulkan_stats end;

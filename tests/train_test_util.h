@@ -97,6 +97,26 @@ static inline void train_rig_close(train_rig *r) {
     yolo_backend_free(r->be);
 }
 
+/* FNV-1a over a tensor's f32 values, continuing from h. */
+static inline uint64_t test_hash_tensor(uint64_t h, const yolo_tensor *t) {
+    const int64_t n = yolo_tensor_numel(t);
+    float *v = malloc((size_t)n * sizeof *v);
+    CHECK(v && yolo_tensor_download_f32(t, v, n) == YOLO_OK);
+    const unsigned char *p = (const unsigned char *)v;
+    for (size_t i = 0; v && i < (size_t)n * sizeof *v; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+    free(v);
+    return h;
+}
+
+static inline uint64_t test_hash_model(const yolo_model *m, bool trainable_only) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int i = 0; i < yolo_model_tensor_count(m); i++) {
+        const yolo_tensor *t = yolo_model_tensor_at(m, i)->tensor;
+        if (!trainable_only || t->requires_grad) h = test_hash_tensor(h, t);
+    }
+    return h;
+}
+
 /* 0 when the Vulkan device runs amp with fp16 kernels; else the exit code
  * (77 skip with the reason printed, 1 failure). */
 static inline int test_vulkan_amp_probe(void) {

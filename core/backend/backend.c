@@ -30,6 +30,10 @@ bool yolo_backend_supports(const yolo_backend *backend, yolo_backend_capability 
     return backend && backend->ops->supports && backend->ops->supports(backend, cap);
 }
 
+size_t yolo_backend_max_buffer_bytes(const yolo_backend *backend) {
+    return backend->ops->max_buffer_bytes ? backend->ops->max_buffer_bytes(backend) : 0;
+}
+
 size_t yolo_backend_allocated_bytes(const yolo_backend *backend) { return backend->allocated_bytes; }
 
 size_t yolo_backend_peak_bytes(const yolo_backend *backend) { return backend->peak_bytes; }

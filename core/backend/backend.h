@@ -69,6 +69,10 @@ typedef struct yolo_backend_ops {
      * for pending work and, where memory is staged, one submission (NULL:
      * the copies run one by one through upload / download). */
     yolo_status (*copy_many)(yolo_backend *backend, bool upload, const yolo_backend_copy *copies, int n);
+    /* The largest buffer buffer_alloc can make, a multiple of 256 (NULL or
+     * 0: no limit). A graph whose activations need more gets several
+     * buffers, no tensor straddling two (yolo_graph_plan). */
+    size_t (*max_buffer_bytes)(const yolo_backend *backend);
 } yolo_backend_ops;
 
 /* What crossed between host and backend, and the host's time in the calls
@@ -115,6 +119,8 @@ yolo_bf16_activations yolo_bf16_activations_policy(void);
 
 /* Whether `backend` has `cap` (false for NULL). */
 bool yolo_backend_supports(const yolo_backend *backend, yolo_backend_capability cap);
+/* ops->max_buffer_bytes, 0 when the backend has no limit. */
+size_t yolo_backend_max_buffer_bytes(const yolo_backend *backend);
 /* Asks for mixed precision (amp=True) or fp32; returns whether reduced
  * precision runs. yolo_backend_precision says which and why. */
 bool yolo_backend_set_amp(yolo_backend *backend, bool want);

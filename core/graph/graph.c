@@ -30,7 +30,8 @@ void yolo_graph_free(yolo_graph *g) {
         free(g->nodes[i]);
     }
     free(g->nodes);
-    if (g->arena) g->backend->ops->buffer_free(g->backend, g->arena);
+    for (int k = 0; k < g->n_arenas; k++) g->backend->ops->buffer_free(g->backend, g->arenas[k]);
+    free(g->arenas);
     free(g);
 }
 
@@ -200,30 +201,69 @@ static bool allocator_insert(allocator *a, size_t offset, size_t size) {
     return true;
 }
 
-/* Best fit among free blocks, else grows the arena (extending a free block at the top). */
-static size_t allocator_take(allocator *a, size_t size) {
+/* The first offset >= o where `size` bytes do not straddle a multiple of
+ * `limit` (a buffer boundary; 0: one buffer, no boundary). */
+static size_t place(size_t o, size_t size, size_t limit) {
+    if (!limit) return o;
+    const size_t boundary = (o / limit + 1) * limit;
+    return o + size <= boundary ? o : boundary;
+}
+
+static void allocator_remove(allocator *a, int i) {
+    memmove(&a->blocks[i], &a->blocks[i + 1], (size_t)(a->n - i - 1) * sizeof *a->blocks);
+    a->n--;
+}
+
+/* Best fit among free blocks, else grows the arena (extending a free block
+ * at the top). Space skipped to keep a tensor inside one buffer stays free.
+ * False when out of memory. */
+static bool allocator_take(allocator *a, size_t size, size_t limit, size_t *out) {
     int best = -1;
-    for (int i = 0; i < a->n; i++)
-        if (a->blocks[i].size >= size && (best < 0 || a->blocks[i].size < a->blocks[best].size)) best = i;
+    for (int i = 0; i < a->n; i++) {
+        const free_block b = a->blocks[i];
+        if (b.size >= size && place(b.offset, size, limit) + size <= b.offset + b.size &&
+            (best < 0 || b.size < a->blocks[best].size))
+            best = i;
+    }
     if (best >= 0) {
-        size_t offset = a->blocks[best].offset;
-        a->blocks[best].offset += size;
-        a->blocks[best].size -= size;
-        if (a->blocks[best].size == 0) {
-            memmove(&a->blocks[best], &a->blocks[best + 1], (size_t)(a->n - best - 1) * sizeof *a->blocks);
-            a->n--;
-        }
-        return offset;
+        const free_block b = a->blocks[best];
+        const size_t offset = place(b.offset, size, limit), end = offset + size;
+        allocator_remove(a, best);
+        *out = offset;
+        return (offset == b.offset || allocator_insert(a, b.offset, offset - b.offset)) &&
+               (end == b.offset + b.size || allocator_insert(a, end, b.offset + b.size - end));
     }
+    size_t start = a->top;
     if (a->n > 0 && a->blocks[a->n - 1].offset + a->blocks[a->n - 1].size == a->top) {
-        size_t offset = a->blocks[a->n - 1].offset;
-        a->top = offset + size;
-        a->n--;
-        return offset;
+        start = a->blocks[a->n - 1].offset;
+        allocator_remove(a, a->n - 1);
     }
-    size_t offset = a->top;
-    a->top += size;
-    return offset;
+    *out = place(start, size, limit);
+    a->top = *out + size;
+    return *out == start || allocator_insert(a, start, *out - start);
+}
+
+/* The buffers of a plan `peak` bytes long: one, or with a limit one per
+ * `limit` bytes (the last one shorter). */
+static yolo_status alloc_arenas(yolo_graph *g, size_t peak, size_t limit) {
+    if (peak == 0) return YOLO_OK;
+    const int n = limit ? (int)((peak + limit - 1) / limit) : 1;
+    g->arenas = calloc((size_t)n, sizeof *g->arenas);
+    if (!g->arenas) return yolo_error(YOLO_ERR_NOMEM, "graph plan: out of memory");
+    for (int k = 0; k < n; k++) {
+        const size_t bytes = limit && peak - (size_t)k * limit > limit ? limit : peak - (size_t)k * limit;
+        yolo_status st = g->backend->ops->buffer_alloc(g->backend, bytes, &g->arenas[k]);
+        if (st != YOLO_OK) {
+            for (int j = 0; j < k; j++) g->backend->ops->buffer_free(g->backend, g->arenas[j]);
+            free(g->arenas);
+            g->arenas = NULL;
+            return yolo_error_context(st, "graph plan: activation memory of %zu bytes (buffer %d of %d)", peak, k + 1,
+                                      n);
+        }
+    }
+    g->n_arenas = n;
+    g->arena_bytes = peak;
+    return YOLO_OK;
 }
 
 static size_t planned_bytes(const yolo_tensor *t) {
@@ -382,54 +422,65 @@ yolo_status yolo_graph_plan(yolo_graph *g, yolo_graph_plan_info *info) {
     }
     for (int i = 0; i <= n; i++) free_head[i] = -1;
     size_t naive = 0;
+    /* A backend with a largest buffer (a Vulkan device's
+     * maxMemoryAllocationSize: 2 GiB on some drivers, 4 GiB on others) gets
+     * the activations in buffers of at most that size, planned as one
+     * address space in which no tensor straddles a multiple of it. */
+    const size_t limit = yolo_backend_max_buffer_bytes(g->backend) / PLAN_ALIGN * PLAN_ALIGN;
+    yolo_status st = YOLO_OK;
+    bool oom = false;
+    for (int i = 0; i < n && !st; i++) {
+        const yolo_tensor *t = g->nodes[i];
+        char shape[128];
+        if (needs_storage(t) && limit && planned_bytes(t) > limit)
+            st = yolo_error(YOLO_ERR_NOMEM,
+                            "graph plan: tensor '%s' %s needs %.1f MiB, more than the largest buffer %s can make "
+                            "(%.1f MiB)",
+                            t->name, yolo_tensor_shape_str(t, shape, sizeof shape),
+                            (double)planned_bytes(t) / 1048576.0, yolo_backend_name(g->backend),
+                            (double)limit / 1048576.0);
+    }
     /* Inputs first, wherever they sit in the node order: one added after
      * some nodes (a loss weight, an output's gradient, a learning rate) is
      * still uploaded before the run, so it must not share memory with any
      * node's buffer. Inputs live to the end, so they are never released. */
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n && !st; i++) {
         yolo_tensor *t = g->nodes[i];
         if (!needs_storage(t) || t->kind != YOLO_TENSOR_INPUT) continue;
         size_t size = planned_bytes(t);
         naive += size;
-        offsets[i] = allocator_take(&a, size);
+        if (!oom && !allocator_take(&a, size, limit, &offsets[i])) oom = true;
     }
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n && !st && !oom; i++) {
         yolo_tensor *t = g->nodes[i];
         if (needs_storage(t) && t->kind != YOLO_TENSOR_INPUT) {
             size_t size = planned_bytes(t);
             naive += size;
-            offsets[i] = allocator_take(&a, size);
+            if (!allocator_take(&a, size, limit, &offsets[i])) oom = true;
             int end = t->node->last_use;
             free_next[i] = free_head[end];
             free_head[end] = i;
         }
         /* release every root whose last reader was this node (it has computed) */
-        for (int j = free_head[i]; j >= 0; j = free_next[j]) {
-            if (!allocator_insert(&a, offsets[j], planned_bytes(g->nodes[j]))) {
-                free(a.blocks);
-                free(free_head);
-                free(free_next);
-                free(offsets);
-                return yolo_error(YOLO_ERR_NOMEM, "graph plan: out of memory");
-            }
-        }
+        for (int j = free_head[i]; j >= 0 && !oom; j = free_next[j])
+            if (!allocator_insert(&a, offsets[j], planned_bytes(g->nodes[j]))) oom = true;
     }
     size_t peak = a.top;
     free(a.blocks);
-    yolo_status st = YOLO_OK;
-    if (peak > 0) st = g->backend->ops->buffer_alloc(g->backend, peak, &g->arena);
+    if (oom) st = yolo_error(YOLO_ERR_NOMEM, "graph plan: out of memory");
+    if (st == YOLO_OK) st = alloc_arenas(g, peak, limit);
     if (st != YOLO_OK) {
         free(free_head);
         free(free_next);
         free(offsets);
-        return yolo_error_context(st, "graph plan: activation memory of %zu bytes", peak);
+        return st;
     }
-    g->arena_bytes = peak;
     for (int i = 0; i < n; i++) {
         yolo_tensor *t = g->nodes[i];
         if (needs_storage(t)) {
-            t->buffer = g->arena;
-            t->offset = offsets[i];
+            const size_t k = limit ? offsets[i] / limit : 0;
+            t->buffer = g->arenas[k];
+            t->offset = offsets[i] - k * limit;
         } else if (t->node->view_of) {
             t->buffer = t->node->view_of->buffer; /* view_of precedes t, so it is resolved */
             t->offset = t->node->view_of->offset + t->node->view_offset;

@@ -15,7 +15,8 @@ struct yolo_graph {
     bool planned;
     int backward_start;  /* first node of the backward pass, 0 if none */
     bool poison;         /* debug: overwrite each buffer with NaN after its last use */
-    yolo_buffer *arena;
+    yolo_buffer **arenas; /* the planned storage: one buffer, or several under the backend's largest buffer */
+    int n_arenas;
     size_t arena_bytes;
     yolo_graph_plan_info plan;
     int narrowed;        /* values stored as bf16 or f16 (yolo_graph_narrow_activations) */

@@ -128,9 +128,14 @@ static void probe(const yolo_vk_instance *inst, VkPhysicalDevice phys, int index
                                               .pNext = driver_props ? &drv : NULL};
     VkPhysicalDeviceMaintenance3Properties m3 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES,
                                                  .pNext = &sub};
-    VkPhysicalDeviceProperties2 props2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &m3};
+    const bool v13 = props.apiVersion >= VK_API_VERSION_1_3 && inst->api_version >= VK_API_VERSION_1_3;
+    VkPhysicalDeviceMaintenance4Properties m4 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_PROPERTIES,
+                                                 .pNext = &m3};
+    VkPhysicalDeviceProperties2 props2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                          .pNext = v13 ? (void *)&m4 : (void *)&m3};
     vk->GetPhysicalDeviceProperties2(phys, &props2);
     c->max_allocation_bytes = m3.maxMemoryAllocationSize;
+    c->max_buffer_bytes = v13 ? m4.maxBufferSize : 0;
     c->subgroup_size = sub.subgroupSize;
     c->subgroup_arithmetic = (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
                              (sub.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
@@ -328,8 +333,11 @@ void yolo_vulkan_report(char *buf, size_t size) {
             used = append(buf, size, used, ": unusable (%s)\n", c->unusable);
             continue;
         }
-        used = append(buf, size, used, ", memory %llu MiB, fp16 %s, subgroup %u%s, cooperative matrix ",
-                      (unsigned long long)(c->device_local_bytes >> 20),
+        uint64_t largest = c->max_allocation_bytes;
+        if (c->max_buffer_bytes && (!largest || c->max_buffer_bytes < largest)) largest = c->max_buffer_bytes;
+        used = append(buf, size, used, ", memory %llu MiB", (unsigned long long)(c->device_local_bytes >> 20));
+        if (largest) used = append(buf, size, used, " (buffers up to %llu MiB)", (unsigned long long)(largest >> 20));
+        used = append(buf, size, used, ", fp16 %s, subgroup %u%s, cooperative matrix ",
                       c->storage16 ? (c->float16 ? "storage+arithmetic" : "storage") : (c->float16 ? "arithmetic" : "no"),
                       c->subgroup_size, c->subgroup_arithmetic ? " (arithmetic)" : "");
         used = c->coop_matrix ? append(buf, size, used, "NV 16x16x16 fp16\n")

@@ -18,7 +18,8 @@ typedef struct yolo_vk_caps {
     VkPhysicalDeviceLimits limits;
     VkPhysicalDeviceMemoryProperties memory;
     uint64_t device_local_bytes;
-    uint64_t max_allocation_bytes; /* maxMemoryAllocationSize */
+    uint64_t max_allocation_bytes; /* maxMemoryAllocationSize (YOLO_VK_MAX_ALLOCATION_BYTES lowers it) */
+    uint64_t max_buffer_bytes;     /* maxBufferSize (Vulkan 1.3), 0 when the device does not say */
     uint32_t subgroup_size;
     bool subgroup_arithmetic; /* in compute shaders */
     bool storage16;           /* storageBuffer16BitAccess */

@@ -354,6 +354,10 @@ yolo_status yolo_vulkan_backend_create(int device_index, yolo_backend **out) {
     }
     if (st == YOLO_OK) {
         ctx->caps = caps[pick];
+        /* a smaller largest allocation, to exercise split activation buffers on any device */
+        const uint64_t max_alloc = env_u64("YOLO_VK_MAX_ALLOCATION_BYTES", ctx->caps.max_allocation_bytes);
+        if (max_alloc < ctx->caps.max_allocation_bytes || !ctx->caps.max_allocation_bytes)
+            ctx->caps.max_allocation_bytes = max_alloc < (1 << 20) ? (1 << 20) : max_alloc;
         snprintf(ctx->label, sizeof ctx->label, "vulkan:%d (%.120s)", pick, ctx->caps.name);
         snprintf(backend->name, sizeof backend->name, "%.140s", ctx->label);
         st = yolo_vk_device_open(&ctx->inst, &ctx->caps, &ctx->dev);
@@ -452,6 +456,17 @@ static bool vk_set_amp(yolo_backend *backend, bool want, char *line, size_t size
     return ctx->amp16;
 }
 
+/* The largest buffer vk_buffer_alloc makes: maxMemoryAllocationSize, or
+ * maxBufferSize where smaller (256-byte multiples; 0: the device says
+ * neither). */
+static size_t vk_max_buffer_bytes(const yolo_backend *backend) {
+    const yolo_vk_caps *c = &ctx_of(backend)->caps;
+    uint64_t m = c->max_allocation_bytes;
+    if (c->max_buffer_bytes && (!m || c->max_buffer_bytes < m)) m = c->max_buffer_bytes;
+    if (m > SIZE_MAX) m = SIZE_MAX;
+    return (size_t)(m & ~(uint64_t)255);
+}
+
 static const yolo_backend_ops vulkan_ops = {
     .destroy = vk_destroy,
     .buffer_alloc = vk_buffer_alloc,
@@ -464,6 +479,7 @@ static const yolo_backend_ops vulkan_ops = {
     .supports = vk_supports,
     .copy_many = vk_copy_many,
     .set_amp = vk_set_amp,
+    .max_buffer_bytes = vk_max_buffer_bytes,
 };
 
 /* ---- counters for tests (vulkan_stats.h) ---- */
