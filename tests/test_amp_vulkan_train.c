@@ -16,7 +16,10 @@
  *             (2^16 -> 2^15).
  * tests/vulkan.cmake also runs it as test_amp_vulkan_train_coop with
  * YOLO_VK_COOPMAT=emulate: amp's GEMMs on the cooperative-matrix kernels
- * (checked by their dispatch count; none without it).
+ * (checked by their dispatch count; none without it), and as
+ * test_amp_vulkan_train_staged with YOLO_VK_FORCE_STAGING=1 (every transfer
+ * through the staging buffer, as on a discrete GPU) under the validation
+ * layer.
  * Skips where the device has no fp16 kernels (amp runs fp32 there). Not
  * named test_vulkan_*: the validation layer would triple its time, and
  * test_vulkan_amp_ops runs the same kernels under it. */

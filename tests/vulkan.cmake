@@ -26,3 +26,14 @@ endforeach()
 add_test(NAME test_amp_vulkan_train_coop COMMAND test_amp_vulkan_train)
 set_tests_properties(test_amp_vulkan_train_coop PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600 LABELS vulkan
   ENVIRONMENT "YOLO_VK_COOPMAT=emulate;YOLO_DATASETS_DIR=${YOLO_DATASETS_DIR};YOLO_SOURCE_DIR=${CMAKE_SOURCE_DIR};YOLO_BINARY_DIR=${CMAKE_BINARY_DIR};YOLO_PLUGIN_PATH=${YOLO_PLUGIN_OUTPUT_DIR}")
+
+# and with every transfer staged, as on a discrete GPU whose device memory
+# the host cannot map (YOLO_VK_FORCE_STAGING=1 on lavapipe's unified memory),
+# under the validation layer's synchronization checks where it is installed
+set(YOLO_STAGED_ENV "YOLO_VK_FORCE_STAGING=1;YOLO_DATASETS_DIR=${YOLO_DATASETS_DIR};YOLO_SOURCE_DIR=${CMAKE_SOURCE_DIR};YOLO_BINARY_DIR=${CMAKE_BINARY_DIR};YOLO_PLUGIN_PATH=${YOLO_PLUGIN_OUTPUT_DIR}")
+if(YOLO_VK_VALIDATION_LAYER)
+  list(APPEND YOLO_STAGED_ENV "YOLO_VK_VALIDATE=1")
+endif()
+add_test(NAME test_amp_vulkan_train_staged COMMAND test_amp_vulkan_train)
+set_tests_properties(test_amp_vulkan_train_staged PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600 LABELS vulkan
+  ENVIRONMENT "${YOLO_STAGED_ENV}")
