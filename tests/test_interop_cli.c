@@ -2,7 +2,8 @@
  *   - val: yolov8n-shapes.pt (trained by Ultralytics on the built-in
  *     shapes set) gives the mAP50 / mAP50-95 Ultralytics' own val reports
  *     for it (shared/interop/README.md) to 0.005; yolo11n-shapes.pt the
- *     same;
+ *     same; with half=True (bf16 convolutions on a CPU that has them) to
+ *     0.01, the precision line printed;
  *   - fine-tune onto shapes (3 classes) from the 80-class yolov8n-coco8.pt:
  *     every backbone and neck tensor transfers, the count is Ultralytics'
  *     (319/355), and it trains; from yolov8n-shapes.pt (same nc) 355/355;
@@ -35,9 +36,10 @@ static bool log_has(const char *needle, char *line_out, size_t size) {
     return found;
 }
 
-static void check_val(const char *file, double map50, double map5095, double tolerance) {
+static void check_val(const char *file, const char *extra, double map50, double map5095, double tolerance) {
     char args[2048], line[2048] = "";
-    snprintf(args, sizeof args, "detect val data=shapes imgsz=160 batch=16 model=%s/%s plots=false", ref, file);
+    snprintf(args, sizeof args, "detect val data=shapes imgsz=160 batch=16 model=%s/%s plots=false %s", ref, file,
+             extra);
     int rc = test_run_yolo(tmp, args);
     CHECK_MSG(rc == 0, "val of %s exited %d (see %s/log.txt)", file, rc, tmp);
     double p, r, m50 = -1, m5095 = -1;
@@ -46,8 +48,8 @@ static void check_val(const char *file, double map50, double map5095, double tol
         int images, instances;
         if (sscanf(all + 3, "%d %d %lf %lf %lf %lf", &images, &instances, &p, &r, &m50, &m5095) != 6) m50 = -1;
     }
-    printf("val %s: mAP50 %.4f (Ultralytics %.4f), mAP50-95 %.4f (Ultralytics %.4f)\n", file, m50, map50, m5095,
-           map5095);
+    printf("val %s %s: mAP50 %.4f (Ultralytics %.4f), mAP50-95 %.4f (Ultralytics %.4f)\n", file, extra, m50, map50,
+           m5095, map5095);
     CHECK_MSG(fabs(m50 - map50) <= tolerance && fabs(m5095 - map5095) <= tolerance,
               "%s: mAP differs from Ultralytics' by more than %g", file, tolerance);
 }
@@ -108,10 +110,17 @@ int main(void) {
     snprintf(cache, sizeof cache, "%s/cache", tmp);
     setenv("YOLO_CACHE_DIR", cache, 1);
 
-    check_val("yolov8n-shapes.pt", 0.9337, 0.7189, 0.005);
+    check_val("yolov8n-shapes.pt", "", 0.9337, 0.7189, 0.005);
+    /* half=True: amp's bf16 convolutions where the CPU has them, else fp32 said so */
+    check_val("yolov8n-shapes.pt", "half=True", 0.9337, 0.7189, 0.01);
+    char half_line[2048] = "";
+    CHECK_MSG(log_has("half=True: ", half_line, sizeof half_line) &&
+                  (strstr(half_line, "bf16 convolutions") || strstr(half_line, ": fp32 (")),
+              "half=True: no precision line (see %s/log.txt)", tmp);
+    printf("%s", half_line);
     /* 0.885 / 0.691 until validation decoded JPEGs at full size: libjpeg's 1/2 DCT-domain downscaling of
      * the 320 px images gave other pixels than cv2.imread + INTER_LINEAR, enough to move YOLO11n by 0.005 */
-    check_val("yolo11n-shapes.pt", 0.8886, 0.6856, 0.005);
+    check_val("yolo11n-shapes.pt", "", 0.8886, 0.6856, 0.005);
     check_transfer_coverage("yolov8n-coco8.pt");
     check_finetune("yolov8n-coco8.pt", "Transferred 319/355 items from");
     check_finetune("yolov8n-shapes.pt", "Transferred 355/355 items from");
@@ -132,5 +141,10 @@ int main(void) {
              shapes_val);
     rc = test_run_yolo(tmp, args);
     CHECK_MSG(rc == 0 && log_has("32 images predicted", NULL, 0), "predict with a .pt: exit %d (see %s/log.txt)", rc, tmp);
+    snprintf(args, sizeof args, "detect predict model=%s/yolov8n-shapes.pt source=%s imgsz=160 save=false half=True",
+             ref, shapes_val);
+    rc = test_run_yolo(tmp, args);
+    CHECK_MSG(rc == 0 && log_has("32 images predicted", NULL, 0) && log_has("half=True: ", NULL, 0),
+              "predict half=True: exit %d (see %s/log.txt)", rc, tmp);
     return test_result("test_interop_cli");
 }

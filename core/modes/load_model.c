@@ -2,6 +2,8 @@
 #include <stdio.h>
 
 #include "modes/load_model.h"
+
+#include "backend/backend.h"
 #include "train/checkpoint.h"
 
 yolo_status yolo_session_load_model(yolo_session *s) {
@@ -14,4 +16,13 @@ yolo_status yolo_session_load_model(yolo_session *s) {
     }
     s->tctx.model = s->model;
     return st;
+}
+
+yolo_status yolo_session_apply_half(yolo_session *s) {
+    bool half = false;
+    yolo_status st = yolo_config_get_bool(s->cfg, "half", &half);
+    if (st || !half) return st;
+    yolo_backend_set_amp(s->backend, true);
+    printf("half=True: %s\n", yolo_backend_precision(s->backend));
+    return YOLO_OK;
 }

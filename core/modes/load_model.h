@@ -7,4 +7,12 @@
 
 yolo_status yolo_session_load_model(yolo_session *s);
 
+/* half=True (val, predict): runs the backend's reduced-precision kernels,
+ * the ones amp=True trains with (bf16 convolutions on a CPU with
+ * AVX512-BF16 or AMX, fp16 GEMM inputs on a Vulkan device with fp16), and
+ * prints which; where the backend has none it runs fp32 and says why
+ * (Ultralytics runs fp32 on a CPU without a word). Call before any graph
+ * is built. */
+yolo_status yolo_session_apply_half(yolo_session *s);
+
 #endif

@@ -253,6 +253,7 @@ yolo_status yolo_mode_predict(const yolo_mode_context *ctx) {
     if (!st && !source)
         st = yolo_error(YOLO_ERR_CONFIG, "source: nothing to predict on (source=images/, a file or an archive)");
     if (!st) st = yolo_session_load_model(&p.s);
+    if (!st) st = yolo_session_apply_half(&p.s);
     if (!st) st = list_sources(&p, source);
     if (!st) st = unique_stems(p.files, p.n_files, &p.out_names);
     if (!st) st = yolo_model_graph_build(p.s.model, 1, p.s.set.run.imgsz, p.s.set.run.imgsz, false, &p.mg);

@@ -21,6 +21,7 @@ yolo_status yolo_mode_val(const yolo_mode_context *ctx) {
     if (!st && (rect_layer == YOLO_CONFIG_LAYER_CFG || rect_layer == YOLO_CONFIG_LAYER_CLI))
         st = yolo_config_get_bool(s.cfg, "rect", &rect);
     if (!st) st = yolo_session_load_model(&s);
+    if (!st) st = yolo_session_apply_half(&s);
     const yolo_run_settings *run = &s.set.run;
     yolo_dataset *ds = NULL;
     yolo_dataset_options dopt = {.threads = run->workers > 0 ? run->workers : 1};
