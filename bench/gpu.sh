@@ -8,7 +8,8 @@
 #                         carry ".device.tar.xz")
 #   bench/gpu.sh [run]    on the GPU machine, from the repository root, in one
 #                         call: device report, the Vulkan op parity tests
-#                         (the cooperative-matrix kernels' included),
+#                         (the cooperative-matrix kernels' included), the
+#                         amp training test and the split activation buffers,
 #                         bench_conv_vulkan in fp32, amp and amp on cooperative
 #                         matrices (YOLO_VK_COOPMAT=on), and a short bench_train
 #                         on device=vulkan in fp32 and amp, then amp with
@@ -36,7 +37,8 @@ if [ "$mode" = pack ]; then
     # is a file) fails: it runs in a scratch folder with a .git/info of its own.
     root=$PWD scratch=$(mktemp -d)
     mkdir -p "$scratch/.git/info" "$scratch/stage/bin" "$scratch/stage/lib"
-    for p in bench_train bench_conv_vulkan test_vulkan_ops test_vulkan_amp_ops test_vulkan_coop test_vulkan_train; do
+    for p in bench_train bench_conv_vulkan test_vulkan_ops test_vulkan_amp_ops test_vulkan_coop test_vulkan_train \
+             test_amp_vulkan_train test_vulkan_split_buffers; do
         cp "build/bin/$p" "$scratch/stage/bin/"
     done
     cp -L build/lib/libyolo.so* build/lib/yolo/plugins/*.so "$scratch/stage/lib/"
@@ -75,6 +77,8 @@ part "Vulkan op parity (test_vulkan_ops)" .device/run.sh test_vulkan_ops
 part "Vulkan fp16 kernel parity (amp)" .device/run.sh test_vulkan_amp_ops
 part "Vulkan cooperative-matrix parity" .device/run.sh test_vulkan_coop
 part "Vulkan training parity" .device/run.sh test_vulkan_train
+part "amp training, loss scaler" .device/run.sh test_amp_vulkan_train
+part "split activation buffers" .device/run.sh test_vulkan_split_buffers
 part "bench_conv_vulkan" .device/run.sh bench_conv_vulkan --batch 8 --imgsz "$imgsz"
 part "bench_conv_vulkan amp" .device/run.sh bench_conv_vulkan --batch 8 --imgsz "$imgsz" --amp --no-cpu
 part "bench_conv_vulkan amp coopmat" env YOLO_VK_COOPMAT=on .device/run.sh bench_conv_vulkan --batch 8 \
