@@ -304,6 +304,12 @@ static const char *reason(void) {
     return strncmp(msg, prefix, strlen(prefix)) == 0 ? msg + strlen(prefix) : msg;
 }
 
+uint64_t yolo_vk_largest_buffer(const yolo_vk_caps *c) {
+    uint64_t m = c->max_allocation_bytes;
+    if (c->max_buffer_bytes && (!m || c->max_buffer_bytes < m)) m = c->max_buffer_bytes;
+    return m;
+}
+
 void yolo_vulkan_report(char *buf, size_t size) {
     if (!buf || size == 0) return;
     buf[0] = '\0';
@@ -333,8 +339,7 @@ void yolo_vulkan_report(char *buf, size_t size) {
             used = append(buf, size, used, ": unusable (%s)\n", c->unusable);
             continue;
         }
-        uint64_t largest = c->max_allocation_bytes;
-        if (c->max_buffer_bytes && (!largest || c->max_buffer_bytes < largest)) largest = c->max_buffer_bytes;
+        const uint64_t largest = yolo_vk_largest_buffer(c);
         used = append(buf, size, used, ", memory %llu MiB", (unsigned long long)(c->device_local_bytes >> 20));
         if (largest) used = append(buf, size, used, " (buffers up to %llu MiB)", (unsigned long long)(largest >> 20));
         used = append(buf, size, used, ", fp16 %s, subgroup %u%s, cooperative matrix ",

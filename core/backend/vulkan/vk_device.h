@@ -33,6 +33,10 @@ typedef struct yolo_vk_caps {
     char unusable[160];       /* why not, when !usable */
 } yolo_vk_caps;
 
+/* The largest buffer the device can back: maxMemoryAllocationSize, or
+ * maxBufferSize where smaller; 0 when it says neither. */
+uint64_t yolo_vk_largest_buffer(const yolo_vk_caps *c);
+
 /* Probes every physical device of `inst` (*out: malloc'ed array, n entries). */
 yolo_status yolo_vk_enumerate(const yolo_vk_instance *inst, yolo_vk_caps **out, int *n);
 

@@ -56,7 +56,8 @@ yolo_status yolo_vk_memory_init(yolo_vk_memory *m, const yolo_vk_fns *fn, VkDevi
     m->staging_type = staging < 0 ? 0 : (uint32_t)staging;
     m->align = 256; /* >= every minStorageBufferOffsetAlignment and nonCoherentAtomSize the spec allows */
     VkDeviceSize block = DEFAULT_BLOCK_BYTES;
-    if (caps->max_allocation_bytes && block > caps->max_allocation_bytes) block = caps->max_allocation_bytes;
+    const uint64_t largest = yolo_vk_largest_buffer(caps);
+    if (largest && block > largest) block = largest;
     VkDeviceSize heap = mp->memoryHeaps[m->heap_index].size;
     if (heap && block > heap / 4) block = heap / 4 & ~(m->align - 1);
     m->block_size = block < (1 << 20) ? (1 << 20) : block;
@@ -94,8 +95,9 @@ static yolo_status nomem(yolo_vk_memory *m, VkDeviceSize bytes, const char *why)
 
 static yolo_status block_create(yolo_vk_memory *m, VkDeviceSize size, bool dedicated, yolo_vk_block **out) {
     const VkDeviceSize heap = m->caps->memory.memoryHeaps[m->heap_index].size;
-    if (m->caps->max_allocation_bytes && size > m->caps->max_allocation_bytes)
-        return nomem(m, size, "larger than the device's maxMemoryAllocationSize");
+    const uint64_t largest = yolo_vk_largest_buffer(m->caps);
+    if (largest && size > largest)
+        return nomem(m, size, "larger than the device's largest buffer, maxMemoryAllocationSize or maxBufferSize");
     if (size > heap) return nomem(m, size, "larger than the heap");
     if (m->device_bytes + size > heap) return nomem(m, size, "not enough left in the heap");
     yolo_vk_block *b = calloc(1, sizeof *b);

@@ -456,13 +456,10 @@ static bool vk_set_amp(yolo_backend *backend, bool want, char *line, size_t size
     return ctx->amp16;
 }
 
-/* The largest buffer vk_buffer_alloc makes: maxMemoryAllocationSize, or
- * maxBufferSize where smaller (256-byte multiples; 0: the device says
- * neither). */
+/* The largest buffer vk_buffer_alloc makes (yolo_vk_largest_buffer, in
+ * 256-byte multiples; 0: the device says nothing). */
 static size_t vk_max_buffer_bytes(const yolo_backend *backend) {
-    const yolo_vk_caps *c = &ctx_of(backend)->caps;
-    uint64_t m = c->max_allocation_bytes;
-    if (c->max_buffer_bytes && (!m || c->max_buffer_bytes < m)) m = c->max_buffer_bytes;
+    uint64_t m = yolo_vk_largest_buffer(&ctx_of(backend)->caps);
     if (m > SIZE_MAX) m = SIZE_MAX;
     return (size_t)(m & ~(uint64_t)255);
 }
