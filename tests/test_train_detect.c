@@ -102,6 +102,22 @@ static void check_pictures(const char *dir) {
           !exists(run, "confusion_matrix.png"));
 }
 
+/* A P6 model (largest stride 64): validation's rect batches are multiples
+ * of 64 (at imgsz 64 the shapes' are 128x128; at stride 32 they were 96 and
+ * its graph could not join the levels), and an imgsz that is a multiple of
+ * 32 only is refused naming the stride and the sizes around it. */
+static void check_p6(const char *dir) {
+    int rc = test_run_yolo(dir, "detect train data=shapes model=yolov8n-p6.yaml epochs=1 imgsz=64 batch=16 workers=2 "
+                                "plots=False name=p6");
+    CHECK_MSG(rc == 0 && log_has(dir, "Best fitness"), "P6 train + val at imgsz 64: exit %d (see %s/log.txt)", rc, dir);
+    rc = test_run_yolo(dir, "detect val model=runs/detect/p6/weights/last.ckpt data=shapes imgsz=64 plots=False");
+    CHECK_MSG(rc == 0, "P6 val: exit %d (see %s/log.txt)", rc, dir);
+    rc = test_run_yolo(dir, "detect train data=shapes model=yolov8n-p6.yaml epochs=1 imgsz=96 workers=0 name=p6bad");
+    CHECK_MSG(rc == 2 && log_has(dir, "imgsz=96 (command line): must be a multiple of 64") &&
+                  log_has(dir, "(imgsz=64 or 128)"),
+              "P6 at imgsz 96: exit %d (see %s/log.txt)", rc, dir);
+}
+
 int main(int argc, char **argv) {
     if (getenv("YOLO_SANITIZED"))
         return test_skip("training end to end takes minutes under ASan; the Release run covers it");
@@ -133,5 +149,6 @@ int main(int argc, char **argv) {
                cls[n - 1], map50[0], map50[n - 1]);
     }
     if (rc == 0 && argc <= 1) check_pictures(dir); /* once: the default model's run */
+    if (argc <= 1) check_p6(dir);
     return test_result("test_train_detect");
 }

@@ -85,13 +85,6 @@ static yolo_status refuse_unbuilt(const yolo_config *cfg, const char *format) {
     return YOLO_OK;
 }
 
-static int max_stride(const yolo_model *m) {
-    int strides[YOLO_MODULE_MAX_INPUTS], best = 32;
-    int n = yolo_model_strides(m, strides, YOLO_MODULE_MAX_INPUTS);
-    for (int i = 0; i < n; i++) best = i == 0 || strides[i] > best ? strides[i] : best;
-    return best;
-}
-
 static yolo_status export_onnx(yolo_session *s, const char *model_path, bool is_yaml, int batch, bool half) {
     yolo_status st = YOLO_OK;
     int opset = 17;
@@ -110,7 +103,7 @@ static yolo_status export_onnx(yolo_session *s, const char *model_path, bool is_
     const char *data = yolo_config_layer_of(s->cfg, "data") > YOLO_CONFIG_LAYER_TASK ? cfg_string(s->cfg, "data", &st)
                                                                                       : NULL;
     yolo_export_meta_input mi = {.model_name = yolo_model_name(s->model), .data = data, .version = YOLO_VERSION,
-                                 .task = s->task->name, .stride = max_stride(s->model), .batch = batch,
+                                 .task = s->task->name, .stride = yolo_model_grid_stride(s->model), .batch = batch,
                                  .height = s->set.run.imgsz, .width = s->set.run.imgsz, .channels = yolo_model_in_channels(s->model),
                                  .opset = opset, .nc = yolo_model_nc(s->model), .half = false, .simplify = simplify,
                                  .dynamic = dynamic,

@@ -15,7 +15,7 @@ yolo_status yolo_session_load_model(yolo_session *s) {
         if (!st) printf("WARNING: model=%s is a model yaml: its weights are untrained\n", s->model_name);
     }
     s->tctx.model = s->model;
-    return st;
+    return st ? st : yolo_session_check_imgsz(s);
 }
 
 yolo_status yolo_session_apply_half(yolo_session *s) {

@@ -120,6 +120,21 @@ static yolo_status open_compute(yolo_session *s) {
     return YOLO_OK;
 }
 
+int yolo_model_grid_stride(const yolo_model *model) {
+    int strides[8], n = yolo_model_strides(model, strides, 8), gs = 32;
+    for (int i = 0; i < n && i < 8; i++)
+        if (strides[i] > gs) gs = strides[i];
+    return gs;
+}
+
+yolo_status yolo_session_check_imgsz(const yolo_session *s) {
+    const int gs = yolo_model_grid_stride(s->model), imgsz = s->set.run.imgsz;
+    if (imgsz % gs == 0) return YOLO_OK;
+    return yolo_error(YOLO_ERR_CONFIG, "imgsz=%d (%s): must be a multiple of %d, the largest stride of %s (imgsz=%d "
+                      "or %d)", imgsz, yolo_config_source(s->cfg, "imgsz"), gs, s->model_name,
+                      imgsz / gs * gs > 0 ? imgsz / gs * gs : gs, (imgsz / gs + 1) * gs);
+}
+
 yolo_status yolo_session_build_model(yolo_session *s, const char *model, yolo_model **out) {
     if (!model) model = s->task->default_model;
     if (!model) return yolo_error(YOLO_ERR_CONFIG, "model: no model given and task '%s' has no default", s->task->name);

@@ -54,6 +54,13 @@ yolo_status yolo_session_open(const yolo_mode_context *ctx, yolo_session *s, con
  * yaml was merged by yolo_session_open. Refuses a model whose last layer is
  * not one of the task's heads. */
 yolo_status yolo_session_build_model(yolo_session *s, const char *model, yolo_model **out);
+/* Ultralytics' grid size gs: max(the model's largest stride, 32); batch
+ * shapes and image sizes are multiples of it. */
+int yolo_model_grid_stride(const yolo_model *model);
+/* imgsz against s->model's grid size: a P6 model (stride 64) refuses an
+ * imgsz that is a multiple of 32 only, naming both (its graph could not
+ * join the levels; Ultralytics rounds up with a warning). */
+yolo_status yolo_session_check_imgsz(const yolo_session *s);
 /* Creates the run directory, locks it and writes args.yaml into it. */
 yolo_status yolo_session_make_run_dir(yolo_session *s);
 /* Takes an exclusive flock on run_dir/.yolo-run.lock (holding this pid),

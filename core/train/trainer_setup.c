@@ -64,20 +64,13 @@ static yolo_status build_models(yolo_trainer *t) {
         if (!st) printf("Transferred %zu/%zu items from %s\n", transferred, total, t->weights_from);
     }
     if (!st) st = yolo_trainer_apply_freeze(t->s.model, &t->s.set.optim.freeze);
+    if (!st) st = yolo_session_check_imgsz(&t->s);
     if (st) return st;
     t->s.tctx.model = t->s.model;
     yolo_model *ema_model = NULL;
     st = yolo_session_build_model(&t->s, model, &ema_model);
     if (!st) st = yolo_ema_create(t->s.model, ema_model, &t->ema);
     return st;
-}
-
-/* Ultralytics' grid size gs = max(the model's largest stride, 32). */
-static int grid_stride(const yolo_model *model) {
-    int strides[8], n = yolo_model_strides(model, strides, 8), gs = 32;
-    for (int i = 0; i < n && i < 8; i++)
-        if (strides[i] > gs) gs = strides[i];
-    return gs;
 }
 
 static yolo_status create_loader(yolo_trainer *t) {
@@ -97,7 +90,7 @@ static yolo_status create_loader(yolo_trainer *t) {
                               .augment = true, .shuffle = true, .epochs = set->optim.epochs,
                               .cache_ram = set->loader.cache_ram, .aug = set->loader.augment,
                               .rect = set->loader.rect, .multi_scale = set->loader.multi_scale,
-                              .stride = grid_stride(t->s.model)};
+                              .stride = yolo_model_grid_stride(t->s.model)};
     bool classify = (t->s.hooks->data.needs & YOLO_NEED_IMAGE_CLASS) != 0;
     if (classify && (lo.rect || lo.multi_scale)) /* Ultralytics' classify trainer reads neither */
         return yolo_error(YOLO_ERR_CONFIG, "%s=True (%s): not for the classify task (its batches are imgsz crops)",

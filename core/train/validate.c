@@ -7,6 +7,7 @@
 
 #include "data/loader.h"
 #include "train/run_plots.h"
+#include "train/session.h"
 #include "train/train_log.h"
 #include "train/prediction_txt.h"
 #include "train/val_json.h"
@@ -54,6 +55,7 @@ yolo_status yolo_validator_run(yolo_validator *v, FILE *table, yolo_val_result *
     const yolo_task_hooks *h = v->hooks;
     yolo_loader_options lo = {.batch = v->batch, .workers = v->workers, .world = 1, .seed = v->seed, .augment = false,
                               .rect = v->rect, /* Ultralytics validates in rect batches (padded +0.5 stride) */
+                              .stride = yolo_model_grid_stride(v->tctx.model), /* rect shapes: a P6 model's 64 */
                               .deal_rank = yolo_dist_rank(v->dist), .deal_world = yolo_dist_world(v->dist)};
     yolo_augment_defaults(&lo.aug);
     lo.aug.imgsz = v->imgsz;
