@@ -83,7 +83,12 @@ static double loader_rate(const yolo_dataset *ds, int workers, int epochs, doubl
 }
 
 int main(int argc, char **argv) {
-    int epochs = argc > 1 ? atoi(argv[1]) : 2, rounds = 3;
+    int epochs = 2, rounds = 3;
+    if (argc > 2 || (argc == 2 && (sscanf(argv[1], "%d", &epochs) != 1 || epochs < 1 ||
+                                   strspn(argv[1], "0123456789") != strlen(argv[1])))) {
+        fprintf(stderr, "usage: bench_loader [epochs >= 1] (default 2; YOLO_DATASETS_DIR names the data sets)\n");
+        return 2;
+    }
     const char *dir = getenv("YOLO_DATASETS_DIR");
     char yaml[1024];
     snprintf(yaml, sizeof yaml, "%s/coco128.yaml", dir && dir[0] ? dir : "../shared/datasets");
