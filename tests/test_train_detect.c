@@ -118,6 +118,21 @@ static void check_p6(const char *dir) {
               "P6 at imgsz 96: exit %d (see %s/log.txt)", rc, dir);
 }
 
+/* predict's sources beyond files, folders and archives: a glob pattern as
+ * Ultralytics takes it; a URL or a camera index is refused as not built. */
+static void check_sources(const char *dir) {
+    int rc = test_run_yolo(dir, "detect predict model=runs/detect/train/weights/last.ckpt imgsz=128 save=False "
+                                "source='cache/shapes-v1/images/val/00000*.jpg'");
+    CHECK_MSG(rc == 0 && log_has(dir, "10 images predicted"), "a pattern source: exit %d (see %s/log.txt)", rc, dir);
+    rc = test_run_yolo(dir, "detect predict model=runs/detect/train/weights/last.ckpt source='nowhere/*.jpg'");
+    CHECK_MSG(rc == 1 && log_has(dir, "source=nowhere/*.jpg: the pattern matches no file"), "an empty pattern: exit %d",
+              rc);
+    rc = test_run_yolo(dir, "detect predict model=runs/detect/train/weights/last.ckpt source=https://x.org/a.jpg");
+    CHECK_MSG(rc == 2 && log_has(dir, "URLs and streams are not built"), "a URL source: exit %d", rc);
+    rc = test_run_yolo(dir, "detect predict model=runs/detect/train/weights/last.ckpt source=0");
+    CHECK_MSG(rc == 2 && log_has(dir, "source=0: cameras are not built"), "a camera source: exit %d", rc);
+}
+
 int main(int argc, char **argv) {
     if (getenv("YOLO_SANITIZED"))
         return test_skip("training end to end takes minutes under ASan; the Release run covers it");
@@ -150,5 +165,6 @@ int main(int argc, char **argv) {
     }
     if (rc == 0 && argc <= 1) check_pictures(dir); /* once: the default model's run */
     if (argc <= 1) check_p6(dir);
+    if (rc == 0 && argc <= 1) check_sources(dir);
     return test_result("test_train_detect");
 }

@@ -2,6 +2,7 @@
  * archive). Writes one YOLO-format txt per image under <run>/labels/ and
  * <run>/predictions.json (one object per image), as the task formats them. */
 #include <errno.h>
+#include <glob.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,10 +167,45 @@ typedef struct predictor {
     yolo_predict_pictures pictures;
 } predictor;
 
+/* source=images/IMG_*.jpg, a pattern (Ultralytics expands it with glob): the images
+ * it matches, in glob's sorted order. */
+static yolo_status list_pattern(predictor *p, const char *source) {
+    glob_t g;
+    int rc = glob(source, 0, NULL, &g);
+    if (rc == GLOB_NOMATCH) return yolo_error(YOLO_ERR_IO, "source=%s: the pattern matches no file", source);
+    if (rc != 0) return yolo_error(YOLO_ERR_IO, "source=%s: cannot expand the pattern", source);
+    yolo_status st = yolo_vfs_open(NULL, &p->vfs);
+    p->files = st ? NULL : calloc(g.gl_pathc, sizeof *p->files);
+    if (!st && !p->files) st = yolo_error(YOLO_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; !st && i < g.gl_pathc; i++) {
+        if (!is_image_name(g.gl_pathv[i])) continue;
+        if (!(p->files[p->n_files] = strdup(g.gl_pathv[i]))) st = yolo_error(YOLO_ERR_NOMEM, "out of memory");
+        else p->n_files++;
+    }
+    globfree(&g);
+    if (!st && p->n_files == 0) st = yolo_error(YOLO_ERR_ARG, "source=%s: the pattern matches no image", source);
+    return st;
+}
+
+/* What a source that is no file may be meant as: a pattern, or a URL,
+ * stream or camera (not built: said so). */
+static yolo_status list_missing(predictor *p, const char *source) {
+    static const char *const schemes[] = {"http://", "https://", "rtsp://", "rtmp://", "tcp://"};
+    for (size_t i = 0; i < sizeof schemes / sizeof schemes[0]; i++)
+        if (strncasecmp(source, schemes[i], strlen(schemes[i])) == 0)
+            return yolo_error(YOLO_ERR_CONFIG, "source=%s: URLs and streams are not built (no network code); "
+                              "download the file and give its path", source);
+    if (source[0] && strspn(source, "0123456789") == strlen(source))
+        return yolo_error(YOLO_ERR_CONFIG, "source=%s: cameras are not built; give image files, a folder, a "
+                          "pattern or an archive", source);
+    if (strpbrk(source, "*?[")) return list_pattern(p, source);
+    return yolo_error(YOLO_ERR_IO, "source=%s: no such file or folder", source);
+}
+
 static yolo_status list_sources(predictor *p, const char *source) {
     struct stat sb;
     bool archive = is_archive_name(source);
-    if (stat(source, &sb) != 0) return yolo_error(YOLO_ERR_IO, "source=%s: no such file or folder", source);
+    if (stat(source, &sb) != 0) return list_missing(p, source);
     yolo_status st = yolo_vfs_open(archive ? source : NULL, &p->vfs);
     if (st) return st;
     if (!archive && S_ISREG(sb.st_mode)) {
