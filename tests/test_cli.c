@@ -104,6 +104,13 @@ static void test_binary(void) {
     EXPECT(run(real_dir, "detect", "train", "epochs", NULL), 2, "err", "'epochs' needs a value");
     EXPECT(run(real_dir, "detect", "train", "epochs=", NULL), 2, "err", "has no value");
     EXPECT(run(real_dir, "detect", "train", "cfg=/nonexistent/my.yaml", NULL), 2, "err", "/nonexistent/my.yaml");
+    /* a bare Ultralytics weights name, which Ultralytics downloads: a local file is needed, said so */
+    EXPECT(run(real_dir, "info", "model=yolov8n.pt", NULL), 1, "err", "yolov8n.pt", "No such file",
+           "Ultralytics downloads its released weights by name");
+    EXPECT(run(real_dir, "detect", "train", "model=yolo11n.pt", NULL), 1, "err", "yolo11n.pt",
+           "Ultralytics downloads its released weights by name");
+    EXPECT(run(real_dir, "info", "model=/nonexistent/yolov8n.pt", NULL), 1, "err", "/nonexistent/yolov8n.pt");
+    CHECK(strstr(err_text, "Ultralytics downloads") == NULL); /* a path: just the file's absence */
     /* usage errors */
     EXPECT(run(real_dir, "trian", NULL), 2, "err", "did you mean 'train'");
     EXPECT(run(real_dir, "detct", "train", NULL), 2, "err", "'detct'", "did you mean 'detect'");

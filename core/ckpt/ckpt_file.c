@@ -265,7 +265,9 @@ yolo_status yolo_ckpt_read(const char *path, yolo_ckpt **out) {
     *out = NULL;
     if (!path) return yolo_error(YOLO_ERR_ARG, "yolo_ckpt_read: NULL path");
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return yolo_error(YOLO_ERR_IO, "cannot open checkpoint %s: %s", path, strerror(errno));
+    if (fd < 0)
+        return yolo_error(YOLO_ERR_IO, "cannot open checkpoint %s: %s%s", path, strerror(errno),
+                          yolo_pt_missing_hint(path, errno));
     struct stat sb;
     errno = 0;
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "interop/pt_internal.h"
 #include "data/fsutil.h"
@@ -32,6 +33,12 @@ typedef struct pt_reader {
 bool yolo_pt_is_path(const char *path) {
     size_t n = path ? strlen(path) : 0;
     return (n > 3 && !strcmp(path + n - 3, ".pt")) || (n > 4 && !strcmp(path + n - 4, ".pth"));
+}
+
+const char *yolo_pt_missing_hint(const char *path, int errno_value) {
+    if (errno_value != ENOENT || !yolo_pt_is_path(path) || strchr(path, '/')) return "";
+    return " (Ultralytics downloads its released weights by name; this build reads local files only: download the "
+           ".pt and give its path, or train from the model's yaml)";
 }
 
 /* ---- the zip ---- */
@@ -348,6 +355,9 @@ yolo_status yolo_pt_read(const char *path, yolo_pt_model **out) {
     *out = NULL;
     uint8_t *data = NULL;
     size_t size = 0;
+    struct stat sb;
+    if (stat(path, &sb) != 0 && *yolo_pt_missing_hint(path, errno))
+        return yolo_error(YOLO_ERR_IO, "%s: cannot open: %s%s", path, strerror(ENOENT), yolo_pt_missing_hint(path, ENOENT));
     yolo_status st = yolo_read_file(path, &data, &size);
     if (st) return st;
     st = yolo_pt_read_memory(data, size, path, out);

@@ -55,6 +55,10 @@ typedef struct yolo_pt_model {
 
 /* Whether `path` names a PyTorch checkpoint (ends in ".pt" or ".pth"). */
 bool yolo_pt_is_path(const char *path);
+/* For a .pt that cannot be opened (errno_value): a bare name such as
+ * "yolov8n.pt", which Ultralytics downloads, gets a sentence saying this
+ * build reads local files only; anything else "". */
+const char *yolo_pt_missing_hint(const char *path, int errno_value);
 
 yolo_status yolo_pt_read(const char *path, yolo_pt_model **out);
 /* The same from the file's bytes; `name` stands for the path in messages. */
