@@ -111,6 +111,14 @@ static void test_binary(void) {
            "Ultralytics downloads its released weights by name");
     EXPECT(run(real_dir, "info", "model=/nonexistent/yolov8n.pt", NULL), 1, "err", "/nonexistent/yolov8n.pt");
     CHECK(strstr(err_text, "Ultralytics downloads") == NULL); /* a path: just the file's absence */
+    /* devices: Ultralytics' GPU index N is Vulkan device N; CUDA and MPS are refused naming what to use */
+    EXPECT(run(real_dir, "detect", "predict", "model=yolov8n.yaml", "source=nowhere", "device=cuda:0", NULL), 1, "err",
+           "device=cuda:0", "CUDA and MPS are not built", "device=0 (vulkan:0)");
+    EXPECT(run(real_dir, "detect", "predict", "model=yolov8n.yaml", "source=nowhere", "device=gpu", NULL), 1, "err",
+           "device=gpu: unknown device");
+    int code = run(real_dir, "detect", "predict", "model=yolov8n.yaml", "source=nowhere", "device=0", NULL);
+    CHECK_MSG(code != 0 && (strstr(err_text, "source=nowhere") || strstr(err_text, "vulkan unavailable")),
+              "device=0: exit %d, %s", code, err_text); /* vulkan:0 opened (the source is what fails), or none is here */
     /* usage errors */
     EXPECT(run(real_dir, "trian", NULL), 2, "err", "did you mean 'train'");
     EXPECT(run(real_dir, "detct", "train", NULL), 2, "err", "'detct'", "did you mean 'detect'");

@@ -10,6 +10,17 @@ yolo_status yolo_backend_create(const char *device, int threads, yolo_backend **
     *out = NULL;
     if (!device || !*device || strcmp(device, "cpu") == 0) return yolo_cpu_backend_create(threads, out);
     if (strcmp(device, "vulkan") == 0) return yolo_vulkan_backend_create(-1, out);
+    /* Ultralytics' GPU index (device=0): here Vulkan device N, as device=0,1 already names ranks' devices */
+    if (strspn(device, "0123456789") == strlen(device)) {
+        char vk[64];
+        snprintf(vk, sizeof vk, "vulkan:%.40s", device);
+        return yolo_backend_create(vk, threads, out);
+    }
+    if (strncmp(device, "cuda", 4) == 0 || strcmp(device, "mps") == 0)
+        return yolo_error(YOLO_ERR_ARG,
+                          "device=%s: CUDA and MPS are not built; GPUs run through Vulkan: device=0 (vulkan:0), "
+                          "device=0,1 for DDP, or device=vulkan for the first GPU ('yolo checks' lists them)",
+                          device);
     if (strncmp(device, "vulkan:", 7) == 0) {
         char *end = NULL;
         long index = strtol(device + 7, &end, 10);
@@ -17,7 +28,7 @@ yolo_status yolo_backend_create(const char *device, int threads, yolo_backend **
             return yolo_error(YOLO_ERR_ARG, "device=%s: expected vulkan:N with N a device index", device);
         return yolo_vulkan_backend_create((int)index, out);
     }
-    return yolo_error(YOLO_ERR_ARG, "device=%s: unknown device (use cpu, vulkan or vulkan:N)", device);
+    return yolo_error(YOLO_ERR_ARG, "device=%s: unknown device (use cpu, vulkan, vulkan:N or N)", device);
 }
 
 void yolo_backend_free(yolo_backend *backend) {
