@@ -5,28 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph/graph_internal.h"
-#include "test_util.h"
-
-/* Two storage roots whose lifetimes overlap must not share bytes. */
-static void check_no_live_overlap(yolo_graph *g) {
-    for (int i = 0; i < g->n_nodes; i++) {
-        yolo_tensor *a = g->nodes[i];
-        if (a->kind == YOLO_TENSOR_PERSISTENT || a->node->view_of) continue;
-        for (int j = i + 1; j < g->n_nodes; j++) {
-            yolo_tensor *b = g->nodes[j];
-            if (b->kind == YOLO_TENSOR_PERSISTENT || b->node->view_of) continue;
-            /* b is created while a is still read, or b is an input: uploaded
-             * before the run, it is live from the start wherever it sits */
-            bool live_together = j <= a->node->last_use || b->kind == YOLO_TENSOR_INPUT;
-            if (!live_together) continue;
-            size_t a0 = a->offset, a1 = a->offset + yolo_tensor_bytes(a);
-            size_t b0 = b->offset, b1 = b->offset + yolo_tensor_bytes(b);
-            CHECK_MSG(a1 <= b0 || b1 <= a0, "nodes %s [%d..%d] and %s [%d..%d] overlap in memory", a->name, i,
-                      a->node->last_use, b->name, j, b->node->last_use);
-        }
-    }
-}
+#include "graph_test_util.h"
 
 /* A small network with branches, a residual and a concat: the C2f pattern. */
 typedef struct net {
@@ -105,7 +84,7 @@ static void test_planning_and_runs(yolo_backend *be) {
     CHECK_MSG(info.peak_bytes < info.naive_bytes, "peak %zu should be below naive %zu", info.peak_bytes,
               info.naive_bytes);
     printf("planned %d nodes: peak %zu bytes (without reuse %zu)\n", info.n_nodes, info.peak_bytes, info.naive_bytes);
-    check_no_live_overlap(plain.g);
+    test_check_no_live_overlap(plain.g);
 
     yolo_tensor_upload_f32(plain.x, x, 2 * 4 * 9 * 7);
     float loss1 = 0, loss2 = 0;
@@ -248,7 +227,7 @@ static void test_late_input(yolo_backend *be) {
     CHECK(yolo_graph_mark_output(g, loss) == YOLO_OK);
     yolo_graph_set_poison(g, true);
     CHECK(yolo_graph_plan(g, NULL) == YOLO_OK);
-    check_no_live_overlap(g);
+    test_check_no_live_overlap(g);
     float xv[LEN], wv[LEN], got = 0;
     double want = 0;
     for (int i = 0; i < LEN; i++) {

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "backend/vulkan/vk_memory.h"
-#include "graph/graph_internal.h"
+#include "graph_test_util.h"
 #include "plugin/plugin_loader.h"
 #include "train/amp_step.h"
 #include "train_test_util.h"
@@ -100,15 +100,8 @@ static void check_layout(const yolo_graph *g) {
         CHECK_MSG(a->buffer && a->offset + yolo_tensor_bytes(a) <= a->buffer->size,
                   "%s: bytes %zu..%zu of a %zu-byte buffer", a->name, a->offset, a->offset + yolo_tensor_bytes(a),
                   a->buffer ? a->buffer->size : 0);
-        if (a->node->view_of) continue;
-        for (int j = i + 1; j < g->n_nodes; j++) {
-            const yolo_tensor *b = g->nodes[j];
-            if (b->kind == YOLO_TENSOR_PERSISTENT || b->node->view_of || b->buffer != a->buffer) continue;
-            if (j > a->node->last_use && b->kind != YOLO_TENSOR_INPUT) continue;
-            CHECK_MSG(a->offset + yolo_tensor_bytes(a) <= b->offset || b->offset + yolo_tensor_bytes(b) <= a->offset,
-                      "%s and %s overlap in one buffer", a->name, b->name);
-        }
     }
+    test_check_no_live_overlap(g);
 }
 
 typedef struct net_result {
