@@ -1,10 +1,12 @@
 /* Fuzzing the image decoders (yolo_image_probe, yolo_image_decode: PNG via
- * libpng, JPEG via libturbojpeg, the EXIF orientation reader). The first
+ * libpng, JPEG via libturbojpeg, the EXIF orientation reader, BMP (our own
+ * parser), WebP via libwebp, TIFF via libtiff). The first
  * byte picks min_long_side (0, 8, 16 or 640: the DCT downscaling path);
  * the rest is the file. A decoded image must have the probed size (at
  * min_long_side 0) within YOLO_IMAGE_MAX_PIXELS, and every pixel is read.
  * Images the probe finds larger than 4 Mpixel (but within the limit) are
- * not decoded: they cost time, not coverage. Corpus: fuzz/corpus/image. */
+ * not decoded: they cost time, not coverage. Corpus: fuzz/corpus/image, each
+ * seed a 0 byte (min_long_side 0) and then the image file. */
 #include <stdint.h>
 #include <string.h>
 

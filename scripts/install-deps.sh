@@ -7,7 +7,7 @@ PACKAGES="
   build-essential cmake pkg-config git
   libyaml-dev libarchive-dev
   libdnnl-dev libopenblas-dev
-  libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev
+  libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libwebp-dev libtiff-dev
   libcairo2-dev fonts-dejavu-core
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers glslang-tools
   libopenmpi-dev openmpi-bin

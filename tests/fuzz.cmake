@@ -40,7 +40,7 @@ foreach(target ${YOLO_FUZZ_TARGETS})
     target_include_directories(${target}_fuzz PRIVATE ${CMAKE_SOURCE_DIR}/core ${CMAKE_SOURCE_DIR}/sdk/include)
     target_compile_options(${target}_fuzz PRIVATE -fsanitize=fuzzer,address,undefined -g)
     target_link_options(${target}_fuzz PRIVATE -fsanitize=fuzzer,address,undefined)
-    target_link_libraries(${target}_fuzz PRIVATE PkgConfig::YAML PkgConfig::ARCHIVE PkgConfig::PNG PkgConfig::TURBOJPEG
+    target_link_libraries(${target}_fuzz PRIVATE PkgConfig::YAML PkgConfig::ARCHIVE PkgConfig::PNG PkgConfig::TURBOJPEG PkgConfig::WEBP PkgConfig::TIFF
                           Threads::Threads m yolo_build_flags)
     # libFuzzer adds what it finds to its first folder: a copy of the corpus.
     set(work ${CMAKE_CURRENT_BINARY_DIR}/${target}_fuzz_corpus)

@@ -273,7 +273,9 @@ static void *index_worker(void *arg) {
 
 static uint64_t cache_key(const yolo_dataset *ds, const list *images, float tol) {
     const yolo_data_config *c = ds->cfg;
-    uint64_t h = yolo_hash_str(0, "yolo-label-cache-2");
+    /* The salt changes when what a scan accepts changes, so no cache written
+     * before says otherwise (3: BMP, WebP and TIFF images are decoded). */
+    uint64_t h = yolo_hash_str(0, "yolo-label-cache-3");
     h = yolo_hash_str(h, ds->spec.label_format ? ds->spec.label_format : "yolo-v1");
     h = yolo_hash64(h, &ds->spec.needs, sizeof ds->spec.needs);
     int32_t ints[5] = {c->nc, c->kpt_count, c->kpt_dims, ds->kpt_count, c->image_folder};

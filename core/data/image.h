@@ -12,13 +12,15 @@ typedef enum yolo_image_format {
     YOLO_IMAGE_UNKNOWN = 0,
     YOLO_IMAGE_JPEG,
     YOLO_IMAGE_PNG,
-    YOLO_IMAGE_UNSUPPORTED, /* a known image format without a decoder here (bmp, tiff, webp) */
+    YOLO_IMAGE_BMP,  /* decoders: image_formats.h */
+    YOLO_IMAGE_WEBP,
+    YOLO_IMAGE_TIFF,
 } yolo_image_format;
 
 typedef struct yolo_image_info {
     int width, height;      /* after EXIF orientation */
     yolo_image_format format;
-    int orientation;        /* EXIF orientation 1..8 (1: none) */
+    int orientation;        /* EXIF (JPEG) or Orientation tag (TIFF) 1..8 (1: none) */
     bool truncated;         /* JPEG without EOI or PNG without IEND */
 } yolo_image_info;
 
@@ -35,7 +37,8 @@ yolo_status yolo_image_check_size(int64_t width, int64_t height, const char *nam
 /* Reads the header only. Errors (YOLO_ERR_FORMAT) name `name`. */
 yolo_status yolo_image_probe(const uint8_t *bytes, size_t len, const char *name, yolo_image_info *info);
 
-/* Decodes to RGB with EXIF orientation applied; grey and palette are
+/* Decodes JPEG, PNG, BMP, WebP or TIFF (by content, not by name) to RGB
+ * with the orientation applied; grey and palette are
  * expanded, alpha is dropped (as OpenCV's imread does). A truncated JPEG
  * whose decoder only warns is accepted and *repaired is set (may be NULL).
  * min_long_side > 0 lets the JPEG decoder scale down by 1/2, 1/4 or 1/8

@@ -1,4 +1,5 @@
-/* JPEG (libjpeg-turbo) and PNG (libpng) decode/encode, EXIF orientation. */
+/* JPEG (libjpeg-turbo) and PNG (libpng) decode/encode, EXIF orientation;
+ * sniffing, and dispatch to the other formats' decoders (image_formats.h). */
 #include "data/image.h"
 
 #include <png.h>
@@ -8,6 +9,7 @@
 #include <turbojpeg.h>
 
 #include "data/fsutil.h"
+#include "data/image_formats.h"
 
 static uint32_t read_u16(const uint8_t *p, bool le) { return le ? p[0] | p[1] << 8 : p[0] << 8 | p[1]; }
 static uint32_t read_u32(const uint8_t *p, bool le) {
@@ -94,9 +96,13 @@ static yolo_image_format sniff(const uint8_t *b, size_t len) {
         return YOLO_IMAGE_JPEG;
     if (len >= 8 && memcmp(b, "\x89PNG\r\n\x1a\n", 8) == 0)
         return YOLO_IMAGE_PNG;
-    if (len >= 12 && ((b[0] == 'B' && b[1] == 'M') || memcmp(b, "II*\0", 4) == 0 ||
-                      memcmp(b, "MM\0*", 4) == 0 || (memcmp(b, "RIFF", 4) == 0 && memcmp(b + 8, "WEBP", 4) == 0)))
-        return YOLO_IMAGE_UNSUPPORTED;
+    if (len >= 2 && b[0] == 'B' && b[1] == 'M')
+        return YOLO_IMAGE_BMP;
+    if (len >= 4 && (memcmp(b, "II*\0", 4) == 0 || memcmp(b, "MM\0*", 4) == 0 || memcmp(b, "II+\0", 4) == 0 ||
+                     memcmp(b, "MM\0+", 4) == 0)) /* classic or BigTIFF */
+        return YOLO_IMAGE_TIFF;
+    if (len >= 12 && memcmp(b, "RIFF", 4) == 0 && memcmp(b + 8, "WEBP", 4) == 0)
+        return YOLO_IMAGE_WEBP;
     return YOLO_IMAGE_UNKNOWN;
 }
 
@@ -114,10 +120,20 @@ yolo_status yolo_image_probe(const uint8_t *bytes, size_t len, const char *name,
     memset(info, 0, sizeof *info);
     info->orientation = 1;
     info->format = sniff(bytes, len);
-    if (info->format == YOLO_IMAGE_UNSUPPORTED)
-        return yolo_error(YOLO_ERR_UNSUPPORTED, "%s: image format not supported (only JPEG and PNG)", name);
     if (info->format == YOLO_IMAGE_UNKNOWN)
         return yolo_error(YOLO_ERR_FORMAT, "%s: not an image (%zu bytes, unknown signature)", name, len);
+    if (info->format == YOLO_IMAGE_BMP)
+        return yolo_bmp_probe(bytes, len, name, &info->width, &info->height);
+    if (info->format == YOLO_IMAGE_WEBP)
+        return yolo_webp_probe(bytes, len, name, &info->width, &info->height);
+    if (info->format == YOLO_IMAGE_TIFF) {
+        int w = 0, h = 0;
+        yolo_status st = yolo_tiff_probe(bytes, len, name, &w, &h, &info->orientation);
+        bool swap = info->orientation >= 5;
+        info->width = swap ? h : w;
+        info->height = swap ? w : h;
+        return st;
+    }
     if (info->format == YOLO_IMAGE_JPEG) {
         tjhandle tj = tjInitDecompress();
         if (!tj)
@@ -303,8 +319,14 @@ yolo_status yolo_image_decode(const uint8_t *bytes, size_t len, const char *name
     switch (info.format) {
     case YOLO_IMAGE_JPEG: return decode_jpeg(bytes, len, name, min_long_side, out, repaired);
     case YOLO_IMAGE_PNG: return decode_png(bytes, len, name, out);
-    case YOLO_IMAGE_UNSUPPORTED:
-        return yolo_error(YOLO_ERR_UNSUPPORTED, "%s: image format not supported (only JPEG and PNG)", name);
+    case YOLO_IMAGE_BMP: return yolo_bmp_decode(bytes, len, name, out);
+    case YOLO_IMAGE_WEBP: return yolo_webp_decode(bytes, len, name, out);
+    case YOLO_IMAGE_TIFF:
+        if ((st = yolo_tiff_decode(bytes, len, name, out)) != YOLO_OK)
+            return st;
+        if ((st = yolo_image_orient(out, info.orientation)) != YOLO_OK)
+            yolo_image_free(out);
+        return st;
     default: return yolo_error(YOLO_ERR_FORMAT, "%s: not an image (%zu bytes, unknown signature)", name, len);
     }
 }
