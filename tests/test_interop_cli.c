@@ -8,13 +8,15 @@
  *     every backbone and neck tensor transfers, the count is Ultralytics'
  *     (319/355), and it trains; from yolov8n-shapes.pt (same nc) 355/355;
  *   - resume from a .pt is refused with the reason; info and predict take
- *     a .pt. */
+ *     a .pt; predict letterboxes as Model.predict does (rect). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ckpt/ckpt_file.h"
+#include "data/fsutil.h"
+#include "data/image.h"
 #include "interop_util.h"
 #include "plugin/plugin_loader.h"
 #include "test_util.h"
@@ -34,6 +36,68 @@ static bool log_has(const char *needle, char *line_out, size_t size) {
         }
     if (f) fclose(f);
     return found;
+}
+
+/* Reads "cls cx cy w h conf" rows; returns how many (at most max). */
+static int read_rows(const char *rel, float rows[][6], int max) {
+    size_t len = 0;
+    char *text = (char *)test_read_file(tmp, rel, &len);
+    int n = 0;
+    for (char *line = text ? strtok(text, "\n") : NULL; line && n < max; line = strtok(NULL, "\n"))
+        if (sscanf(line, "%f %f %f %f %f %f", &rows[n][0], &rows[n][1], &rows[n][2], &rows[n][3], &rows[n][4],
+                   &rows[n][5]) == 6)
+            n++;
+    free(text);
+    return n;
+}
+
+/* predict letterboxes as Ultralytics' Model.predict (rect=True): a 320x160
+ * image at imgsz 160 runs at 96x160 (160x80 padded to a multiple of 32),
+ * not 160x160; rect=False gives the square. The confident boxes of the
+ * square run are found again by the rect one at the same place of the
+ * original image (each run undoes its own padding). */
+static void check_rect_predict(const char *shapes_val) {
+    char *src = yolo_path_join(shapes_val, "000001.jpg");
+    yolo_image full = {0}, wide = {0};
+    CHECK_MSG(yolo_image_load_file(src, &full) == YOLO_OK, "%s", yolo_last_error());
+    free(src);
+    if (!full.data) return;
+    CHECK(yolo_image_alloc(&wide, full.width, full.height / 2) == YOLO_OK);
+    yolo_image_blit(&full, 0, full.height / 4, &wide, 0, 0, wide.width, wide.height);
+    uint8_t *png = NULL;
+    size_t png_len = 0;
+    CHECK(yolo_image_encode_png(&wide, &png, &png_len) == YOLO_OK);
+    test_write_file(tmp, "wide/a.png", png, png_len);
+    free(png);
+    char args[1024];
+    snprintf(args, sizeof args, "detect predict model=%s/yolov8n-shapes.pt imgsz=160 source=wide save=False "
+             "save_txt=True save_conf=True exist_ok=True name=rect", ref);
+    int rc = test_run_yolo(tmp, args);
+    CHECK_MSG(rc == 0 && log_has("wide/a.png: 96x160", NULL, 0) && log_has("at shape (1, 3, 96, 160)", NULL, 0),
+              "rect predict: exit %d (see %s/log.txt)", rc, tmp);
+    snprintf(args, sizeof args, "detect predict model=%s/yolov8n-shapes.pt imgsz=160 source=wide save=False "
+             "save_txt=True save_conf=True exist_ok=True name=square rect=False", ref);
+    rc = test_run_yolo(tmp, args);
+    CHECK_MSG(rc == 0 && log_has("wide/a.png: 160x160", NULL, 0) &&
+                  log_has("every image letterboxed to 160x160", NULL, 0),
+              "rect=False predict: exit %d (see %s/log.txt)", rc, tmp);
+    float r[64][6], q[64][6];
+    int nr = read_rows("runs/detect/rect/labels/a.txt", r, 64), nq = read_rows("runs/detect/square/labels/a.txt", q, 64);
+    int confident = 0;
+    for (int i = 0; i < nq; i++) {
+        if (q[i][5] < 0.5f) continue;
+        confident++;
+        bool found = false;
+        for (int j = 0; j < nr && !found; j++)
+            found = r[j][0] == q[i][0] && fabsf(r[j][1] - q[i][1]) < 0.05f && fabsf(r[j][2] - q[i][2]) < 0.05f &&
+                    fabsf(r[j][3] - q[i][3]) < 0.05f && fabsf(r[j][4] - q[i][4]) < 0.05f;
+        CHECK_MSG(found, "square box %d (class %g at %g,%g, conf %g) not found by the rect run (%d rows)", i, q[i][0],
+                  q[i][1], q[i][2], q[i][5], nr);
+    }
+    CHECK_MSG(confident > 0, "the square run found no box above 0.5 (%d rows)", nq);
+    printf("rect predict: %d boxes, square: %d (%d above 0.5, each found again)\n", nr, nq, confident);
+    yolo_image_free(&full);
+    yolo_image_free(&wide);
 }
 
 static void check_val(const char *file, const char *extra, double map50, double map5095, double tolerance) {
@@ -146,5 +210,6 @@ int main(void) {
     rc = test_run_yolo(tmp, args);
     CHECK_MSG(rc == 0 && log_has("32 images predicted", NULL, 0) && log_has("half=True: ", NULL, 0),
               "predict half=True: exit %d (see %s/log.txt)", rc, tmp);
+    check_rect_predict(shapes_val);
     return test_result("test_interop_cli");
 }

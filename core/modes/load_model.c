@@ -18,6 +18,13 @@ yolo_status yolo_session_load_model(yolo_session *s) {
     return st ? st : yolo_session_check_imgsz(s);
 }
 
+yolo_status yolo_session_eval_rect(const yolo_session *s, bool *rect) {
+    *rect = true;
+    int layer = yolo_config_layer_of(s->cfg, "rect");
+    if (layer == YOLO_CONFIG_LAYER_CFG || layer == YOLO_CONFIG_LAYER_CLI) return yolo_config_get_bool(s->cfg, "rect", rect);
+    return YOLO_OK;
+}
+
 yolo_status yolo_session_apply_half(yolo_session *s) {
     bool half = false;
     yolo_status st = yolo_config_get_bool(s->cfg, "half", &half);

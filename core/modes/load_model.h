@@ -15,4 +15,9 @@ yolo_status yolo_session_load_model(yolo_session *s);
  * is built. */
 yolo_status yolo_session_apply_half(yolo_session *s);
 
+/* rect for val and predict: Ultralytics' Model.val and Model.predict default
+ * it to True (default.yaml's False is train's), so only a rect=False given
+ * in a cfg= file or on the command line turns it off. */
+yolo_status yolo_session_eval_rect(const yolo_session *s, bool *rect);
+
 #endif

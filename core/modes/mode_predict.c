@@ -38,23 +38,32 @@ static bool is_archive_name(const char *name) {
     return false;
 }
 
-/* Letterbox into a square imgsz canvas (Ultralytics' LetterBox, auto=False). */
-static yolo_status letterbox(const yolo_image *src, int size, uint8_t *chw, yolo_image_meta *meta) {
+/* The model's input: Ultralytics' LetterBox. The image is scaled to fit
+ * size x size (bilinear both ways, cv2.INTER_LINEAR), then padded with grey
+ * on both sides: to the square (auto=False: rect=False), or only to the next
+ * multiple of the grid stride (auto=True, what Model.predict's rect=True
+ * gives a .pt model: a 640x480 photo runs at 640x480, not 640x640).
+ * batch->images is allocated here. */
+static yolo_status letterbox(const yolo_image *src, int size, int stride, yolo_batch *batch, yolo_image_meta *meta) {
     double r = fmin((double)size / src->width, (double)size / src->height);
     int nw = (int)lround(src->width * r), nh = (int)lround(src->height * r);
     if (nw < 1) nw = 1;
     if (nh < 1) nh = 1;
-    double dw = (size - nw) / 2.0, dh = (size - nh) / 2.0;
-    int left = (int)lround(dw - 0.1), top = (int)lround(dh - 0.1);
+    int pw = size - nw, ph = size - nh;
+    if (stride > 0) pw %= stride, ph %= stride;
+    int cw = nw + pw, ch = nh + ph;
+    int left = (int)lround(pw / 2.0 - 0.1), top = (int)lround(ph / 2.0 - 0.1);
     yolo_image resized = {0}, canvas = {0};
-    yolo_status st = yolo_image_resize(src, nw, nh, r < 1.0, &resized);
-    if (!st) st = yolo_image_alloc(&canvas, size, size);
+    yolo_status st = yolo_image_resize(src, nw, nh, false, &resized);
+    if (!st) st = yolo_image_alloc(&canvas, cw, ch);
+    if (!st && !(batch->images = malloc((size_t)3 * cw * ch))) st = yolo_error(YOLO_ERR_NOMEM, "out of memory");
     if (!st) {
         yolo_image_fill(&canvas, YOLO_PAD_VALUE);
         yolo_image_blit(&resized, 0, 0, &canvas, left, top, nw, nh);
-        size_t plane = (size_t)size * size;
+        size_t plane = (size_t)cw * ch;
         for (size_t p = 0; p < plane; p++)
-            for (int c = 0; c < 3; c++) chw[c * plane + p] = canvas.data[3 * p + c];
+            for (int c = 0; c < 3; c++) batch->images[c * plane + p] = canvas.data[3 * p + c];
+        batch->width = cw, batch->height = ch;
         *meta = (yolo_image_meta){src->width, src->height, (float)nw / src->width, (float)nh / src->height,
                                   (float)left, (float)top};
     }
@@ -65,7 +74,7 @@ static yolo_status letterbox(const yolo_image *src, int size, uint8_t *chw, yolo
 
 /* Classification input (Ultralytics' classify transforms at inference):
  * resize the short side to `size`, then crop the centre square. */
-static yolo_status center_crop(const yolo_image *src, int size, uint8_t *chw, yolo_image_meta *meta) {
+static yolo_status center_crop(const yolo_image *src, int size, yolo_batch *batch, yolo_image_meta *meta) {
     double r = (double)size / (src->width < src->height ? src->width : src->height);
     int nw = (int)lround(src->width * r), nh = (int)lround(src->height * r);
     if (nw < size) nw = size;
@@ -73,7 +82,10 @@ static yolo_status center_crop(const yolo_image *src, int size, uint8_t *chw, yo
     int left = (nw - size) / 2, top = (nh - size) / 2;
     yolo_image resized = {0};
     yolo_status st = yolo_image_resize(src, nw, nh, r < 1.0, &resized);
+    uint8_t *chw = st ? NULL : malloc((size_t)3 * size * size);
+    if (!st && !chw) st = yolo_error(YOLO_ERR_NOMEM, "out of memory");
     if (!st) {
+        batch->images = chw, batch->width = batch->height = size;
         size_t plane = (size_t)size * size;
         for (int y = 0; y < size; y++)
             for (int x = 0; x < size; x++)
@@ -161,7 +173,8 @@ typedef struct predictor {
     char **out_names; /* unique_stems */
     int64_t n_files;
     int64_t n_predicted, n_skipped;
-    yolo_model_graph *mg;
+    yolo_graph_cache graphs; /* a graph per input shape (rect: one per padded size met) */
+    int stride;              /* letterbox padding multiple; 0: imgsz squares (rect=False) */
     void *state;
     FILE *json;
     yolo_predict_pictures pictures;
@@ -247,25 +260,23 @@ static yolo_status predict_one(predictor *p, int64_t k, const char *labels_dir) 
     int64_t index = k;
     int32_t cls = -1;
     yolo_aug_record aug = {0};
-    yolo_batch batch = {.n = 1, .height = size, .width = size, .sample_index = &index, .image_class = &cls,
-                        .aug = &aug};
+    yolo_batch batch = {.n = 1, .sample_index = &index, .image_class = &cls, .aug = &aug};
     yolo_image_meta meta;
     batch.meta = &meta;
-    batch.images = malloc((size_t)3 * size * size);
     yolo_instances_init(&batch.instances, 0, 0);
-    if (!batch.images) st = yolo_error(YOLO_ERR_NOMEM, "out of memory");
     /* image-level tasks see a centre crop, instance tasks the whole image letterboxed */
-    if (!st)
-        st = (p->s.hooks->data.needs & YOLO_NEED_IMAGE_CLASS) ? center_crop(&image, size, batch.images, &meta)
-                                                              : letterbox(&image, size, batch.images, &meta);
+    st = (p->s.hooks->data.needs & YOLO_NEED_IMAGE_CLASS) ? center_crop(&image, size, &batch, &meta)
+                                                          : letterbox(&image, size, p->stride, &batch, &meta);
+    yolo_model_graph *mg = NULL;
+    if (!st) st = yolo_graph_cache_get(&p->graphs, &batch, &mg);
     double t1 = yolo_seconds_now();
-    if (!st) st = yolo_model_graph_forward(p->mg, &batch);
+    if (!st) st = yolo_model_graph_forward(mg, &batch);
     double t2 = yolo_seconds_now();
     yolo_prediction_text text = {0};
-    if (!st) st = p->s.hooks->predict(p->state, &batch, 0, p->mg->out.n, p->mg->host_out, &text);
+    if (!st) st = p->s.hooks->predict(p->state, &batch, 0, mg->out.n, mg->host_out, &text);
     times[0] = t1 - t0, times[1] = t2 - t1, times[2] = yolo_seconds_now() - t2;
     if (!st)
-        st = yolo_predict_pictures_image(&p->pictures, p->state, &batch, p->mg->out.n, p->mg->host_out, &image, path,
+        st = yolo_predict_pictures_image(&p->pictures, p->state, &batch, mg->out.n, mg->host_out, &image, path,
                                          p->out_names[k], k, p->n_files, times);
     if (!st && labels_dir) st = yolo_prediction_txt_write(labels_dir, p->out_names[k], text.txt);
     if (!st) p->n_predicted++;
@@ -292,7 +303,13 @@ yolo_status yolo_mode_predict(const yolo_mode_context *ctx) {
     if (!st) st = yolo_session_apply_half(&p.s);
     if (!st) st = list_sources(&p, source);
     if (!st) st = unique_stems(p.files, p.n_files, &p.out_names);
-    if (!st) st = yolo_model_graph_build(p.s.model, 1, p.s.set.run.imgsz, p.s.set.run.imgsz, false, &p.mg);
+    bool rect = true;
+    if (!st) st = yolo_session_eval_rect(&p.s, &rect);
+    if (!st) {
+        p.graphs = (yolo_graph_cache){.model = p.s.model, .training = false};
+        p.stride = rect ? yolo_model_grid_stride(p.s.model) : 0;
+        if (!rect) printf("rect=False: every image letterboxed to %dx%d\n", p.s.set.run.imgsz, p.s.set.run.imgsz);
+    }
     if (!st) st = p.s.hooks->metrics_create(&p.s.tctx, &p.state);
     /* save_txt: labels/; save: predictions.json and the drawn images; neither: no run directory (Ultralytics) */
     const yolo_predict_settings *ps = &p.s.set.predict;
@@ -318,7 +335,7 @@ yolo_status yolo_mode_predict(const yolo_mode_context *ctx) {
                (long long)p.n_skipped, writes ? "Results saved to " : "save=False save_txt=False: nothing written",
                writes ? p.s.run_dir : "");
     if (p.state) p.s.hooks->metrics_destroy(p.state);
-    yolo_model_graph_free(p.mg);
+    yolo_graph_cache_clear(&p.graphs);
     for (int64_t i = 0; i < p.n_files; i++) free(p.files[i]);
     for (int64_t i = 0; p.out_names && i < p.n_files; i++) free(p.out_names[i]);
     free(p.files);

@@ -15,11 +15,8 @@ yolo_status yolo_mode_val(const yolo_mode_context *ctx) {
     yolo_status st = yolo_session_open(ctx, &s, &so);
     bool save_txt = false; /* labels/<stem>.txt per image, as Ultralytics' validators (save_conf adds conf) */
     if (!st) st = yolo_config_get_bool(s.cfg, "save_txt", &save_txt);
-    /* Ultralytics' Model.val defaults rect to True; only a rect=False given asks for imgsz squares */
     bool rect = true;
-    int rect_layer = st ? 0 : yolo_config_layer_of(s.cfg, "rect");
-    if (!st && (rect_layer == YOLO_CONFIG_LAYER_CFG || rect_layer == YOLO_CONFIG_LAYER_CLI))
-        st = yolo_config_get_bool(s.cfg, "rect", &rect);
+    if (!st) st = yolo_session_eval_rect(&s, &rect);
     if (!st) st = yolo_session_load_model(&s);
     if (!st) st = yolo_session_apply_half(&s);
     const yolo_run_settings *run = &s.set.run;

@@ -68,8 +68,8 @@ const yolo_key_reader yolo_settings_keys[] = {
                              "augmentation); there is no faster non-deterministic path for false to allow"),
     PLUGIN("single_cls", DETECTION_EVAL),
     LOADER("rect", rect, B),
-    CORE("rect", "yolo_mode_val (modes/mode_val.c): rect batches unless rect=False is given (Ultralytics' Model.val "
-                 "defaults it to True)"),
+    CORE("rect", "yolo_session_eval_rect (modes/load_model.c): val's rect batches and predict's stride-padded "
+                 "letterbox unless rect=False is given (Ultralytics' Model.val and Model.predict default it to True)"),
     OPTIM("cos_lr", cos_lr, B),
     LOADER("close_mosaic", augment.close_mosaic, I),
     LAUNCH("resume", resume, V),
