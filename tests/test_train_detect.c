@@ -131,6 +131,15 @@ static void check_sources(const char *dir) {
     CHECK_MSG(rc == 2 && log_has(dir, "URLs and streams are not built"), "a URL source: exit %d", rc);
     rc = test_run_yolo(dir, "detect predict model=runs/detect/train/weights/last.ckpt source=0");
     CHECK_MSG(rc == 2 && log_has(dir, "source=0: cameras are not built"), "a camera source: exit %d", rc);
+    test_write_text(dir, "clips/a.mp4", "not decoded");
+    rc = test_run_yolo(dir, "detect predict model=runs/detect/train/weights/last.ckpt source=clips/a.mp4");
+    CHECK_MSG(rc == 2 && log_has(dir, "source=clips/a.mp4: videos are not built"), "a video source: exit %d", rc);
+    rc = test_run_yolo(dir, "detect predict model=runs/detect/train/weights/last.ckpt source=clips");
+    CHECK_MSG(rc == 2 && log_has(dir, "source=clips: videos are not built"), "a folder of videos: exit %d", rc);
+    test_write_jpeg(dir, "clips/b.jpg", 64, 48, 1);
+    rc = test_run_yolo(dir, "detect predict model=runs/detect/train/weights/last.ckpt imgsz=64 save=False source=clips");
+    CHECK_MSG(rc == 0 && log_has(dir, "1 video file skipped") && log_has(dir, "1 images predicted"),
+              "a folder of a video and an image: exit %d", rc);
 }
 
 int main(int argc, char **argv) {

@@ -28,6 +28,21 @@ static bool is_image_name(const char *name) {
     return false;
 }
 
+/* Ultralytics' VID_FORMATS: predicted frame by frame there; not built here. */
+static bool is_video_name(const char *name) {
+    static const char *const exts[] = {".asf", ".avi", ".gif", ".m4v", ".mkv", ".mov", ".mp4", ".mpeg", ".mpg", ".ts",
+                                       ".wmv", ".webm"};
+    const char *dot = strrchr(name, '.');
+    for (size_t i = 0; dot && i < sizeof exts / sizeof *exts; i++)
+        if (strcasecmp(dot, exts[i]) == 0) return true;
+    return false;
+}
+
+static yolo_status video_refused(const char *source) {
+    return yolo_error(YOLO_ERR_CONFIG, "source=%s: videos are not built (no video decoder); extract its frames "
+                      "(e.g. ffmpeg -i %s frames/%%06d.jpg) and give the folder", source, source);
+}
+
 static bool is_archive_name(const char *name) {
     const char *exts[] = {".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz"};
     size_t n = strlen(name);
@@ -222,6 +237,7 @@ static yolo_status list_sources(predictor *p, const char *source) {
     yolo_status st = yolo_vfs_open(archive ? source : NULL, &p->vfs);
     if (st) return st;
     if (!archive && S_ISREG(sb.st_mode)) {
+        if (is_video_name(source)) return video_refused(source);
         p->files = malloc(sizeof *p->files);
         if (!p->files || !(p->files[0] = strdup(source))) return yolo_error(YOLO_ERR_NOMEM, "out of memory");
         p->n_files = 1;
@@ -232,11 +248,17 @@ static yolo_status list_sources(predictor *p, const char *source) {
     st = yolo_vfs_list(p->vfs, archive ? "" : source, &all, &n);
     if (st) return st;
     p->files = calloc((size_t)(n ? n : 1), sizeof *p->files);
+    int64_t videos = 0;
     for (int64_t i = 0; i < n; i++) {
+        videos += is_video_name(all[i]);
         if (p->files && is_image_name(all[i])) p->files[p->n_files++] = all[i];
         else free(all[i]);
     }
     free(all);
+    if (videos && p->n_files)
+        printf("WARNING: source=%s: %lld video file%s skipped (videos are not built; extract their frames)\n", source,
+               (long long)videos, videos == 1 ? "" : "s");
+    if (videos && !p->n_files) return video_refused(source);
     if (!p->files) return yolo_error(YOLO_ERR_NOMEM, "out of memory");
     if (p->n_files == 0) return yolo_error(YOLO_ERR_ARG, "source=%s: no images found", source);
     return YOLO_OK;
