@@ -126,6 +126,12 @@ static void test_errors(void) {
     CHECK(count_images("err/missing.yaml", YOLO_SPLIT_TRAIN, &st) < 0 && test_error_mentions("nowhere"));
     write_text("err/nopath.yaml", "path: no/such/dir\ntrain: a\nnames: [x]\n");
     CHECK(count_images("err/nopath.yaml", YOLO_SPLIT_TRAIN, &st) < 0 && test_error_mentions("no/such/dir"));
+    /* a missing root whose yaml has download: (Ultralytics would fetch it): what to fetch, a script named as such */
+    write_text("err/dl.yaml", "path: no/such/dir\ntrain: a\nnames: [x]\ndownload: https://x.org/d.zip\n");
+    CHECK(count_images("err/dl.yaml", YOLO_SPLIT_TRAIN, &st) < 0 && st == YOLO_ERR_IO &&
+          test_error_mentions("no/such/dir") && test_error_mentions("download: https://x.org/d.zip is not run here"));
+    write_text("err/dls.yaml", "path: no/such/dir\ntrain: a\nnames: [x]\ndownload: |\n  import os\n  os.x()\n");
+    CHECK(count_images("err/dls.yaml", YOLO_SPLIT_TRAIN, &st) < 0 && test_error_mentions("download: script is not run"));
     write_text("err/kpt.yaml", "path: .\ntrain: .\nnames: [x]\nkpt_shape: [17, 5]\n");
     CHECK(count_images("err/kpt.yaml", YOLO_SPLIT_TRAIN, &st) < 0 && test_error_mentions("kpt_shape"));
     write_text("err/list.yaml", "- a\n- b\n");

@@ -340,6 +340,15 @@ static yolo_status apply_yaml(yolo_data_config *c, const char *yaml_path, unsign
         const char *path = scalar(map_get(&y, top, "path"));
         char *root = resolve_root(path ? path : ".", yaml_dir);
         st = root ? open_root(c, root) : yolo_error(YOLO_ERR_NOMEM, "path");
+        const char *download = scalar(map_get(&y, top, "download"));
+        if (st == YOLO_ERR_IO && download) { /* Ultralytics would fetch it; say what to fetch */
+            char msg[1024];
+            snprintf(msg, sizeof msg, "%s", yolo_last_error());
+            bool script = strchr(download, '\n') != NULL; /* VOC.yaml and others hold a Python script */
+            st = yolo_error(st, "%s (this yaml's download: %.200s%s is not run here: there is no network code; "
+                            "fetch and unpack the data there yourself)", msg, script ? "script" : download,
+                            !script && strlen(download) > 200 ? "..." : "");
+        }
         if (st != YOLO_OK)
             st = yolo_error_context(st, "%s:%d: path", yaml_path, line_of(map_get(&y, top, "path")));
         free(root);
