@@ -111,6 +111,12 @@ static void test_binary(void) {
            "Ultralytics downloads its released weights by name");
     EXPECT(run(real_dir, "info", "model=/nonexistent/yolov8n.pt", NULL), 1, "err", "/nonexistent/yolov8n.pt");
     CHECK(strstr(err_text, "Ultralytics downloads") == NULL); /* a path: just the file's absence */
+    /* an exported model (Ultralytics runs them): refused naming the file and what to give, by every mode */
+    EXPECT(run(real_dir, "detect", "predict", "model=best.onnx", "source=nowhere", NULL), 2, "err", "model=best.onnx",
+           "running an exported model is not built", "give the .pt or .ckpt");
+    EXPECT(run(real_dir, "info", "model=best_openvino_model/", NULL), 2, "err", "model=best_openvino_model/",
+           "running an exported model is not built");
+    EXPECT(run(real_dir, "detect", "val", "model=best.engine", NULL), 2, "err", "model=best.engine");
     /* devices: Ultralytics' GPU index N is Vulkan device N; CUDA and MPS are refused naming what to use */
     EXPECT(run(real_dir, "detect", "predict", "model=yolov8n.yaml", "source=nowhere", "device=cuda:0", NULL), 1, "err",
            "device=cuda:0", "CUDA and MPS are not built", "device=0 (vulkan:0)");

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "nn/exported_model.h"
 #include "cfg/suggest.h"
 #include "interop/pt_model.h"
 #include "nn/model_internal.h"
@@ -378,6 +379,8 @@ yolo_status yolo_model_load(const char *model, yolo_backend *backend, const yolo
     if (out) *out = NULL;
     if (!model || !*model || !backend || !out)
         return yolo_error(YOLO_ERR_ARG, "yolo_model_load: no model name, backend or output");
+    yolo_status refused = yolo_refuse_exported_model(model);
+    if (refused) return refused;
     if (yolo_pt_is_path(model)) return yolo_pt_model_load(model, backend, opt, out); /* an Ultralytics .pt */
     char unified[MODEL_NAME_MAX];
     bool has_unified = unified_name(model, unified, sizeof(unified));

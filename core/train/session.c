@@ -2,6 +2,7 @@
 #include "train/session.h"
 
 #include "nn/model_yaml.h"
+#include "nn/exported_model.h"
 #include "dist/launch.h"
 
 #include <stdio.h>
@@ -39,6 +40,8 @@ static yolo_status open_backend(yolo_session *s, const char *device, int threads
  * they come with it). NULL: the task's default model. */
 static yolo_status merge_model_yaml(yolo_session *s, const char *model) {
     if (!model) model = s->task->default_model;
+    yolo_status st = model ? yolo_refuse_exported_model(model) : YOLO_OK;
+    if (st) return st;
     if (!model || !is_file(model) || yolo_is_checkpoint_path(model)) return YOLO_OK;
     return yolo_config_merge_yaml_file(s->cfg, YOLO_CONFIG_LAYER_MODEL, model, YOLO_CONFIG_KNOWN_ONLY);
 }
