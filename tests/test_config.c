@@ -191,6 +191,15 @@ static void test_values(void) {
     CHECK(yolo_config_format(cfg, "classes", buf, sizeof buf) == YOLO_OK && strcmp(buf, "3") == 0);
     CHECK(cli(cfg, "classes", "[3]") == YOLO_OK);
     CHECK(yolo_config_format(cfg, "classes", buf, sizeof buf) == YOLO_OK && strcmp(buf, "[3]") == 0);
+    /* a number key (batch: images, or AutoBatch's -1 / fraction): an integer stays one, 16.0 included */
+    CHECK(cli(cfg, "batch", "-1") == YOLO_OK && get_int(cfg, "batch") == -1);
+    CHECK(cli(cfg, "batch", "0.7") == YOLO_OK && get_float(cfg, "batch") == 0.7);
+    CHECK(yolo_config_format(cfg, "batch", buf, sizeof buf) == YOLO_OK && strcmp(buf, "0.7") == 0);
+    CHECK(cli(cfg, "batch", "16.0") == YOLO_OK && get_int(cfg, "batch") == 16);
+    CHECK(yolo_config_format(cfg, "batch", buf, sizeof buf) == YOLO_OK && strcmp(buf, "16") == 0);
+    EXPECT_ERR(cli(cfg, "batch", "-2"), "'batch=-2'", "out of range");
+    EXPECT_ERR(cli(cfg, "batch", "many"), "'batch=many'", "an integer or a number");
+    EXPECT_ERR(cli(cfg, "batch", "true"), "'batch=true'");
     yolo_config_free(cfg);
 }
 

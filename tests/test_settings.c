@@ -104,6 +104,7 @@ static void probe_text(const yolo_config_key *key, const yolo_config_value *now,
         }
         break;
     case YOLO_CONFIG_INT_LIST: snprintf(out, size, "3"); break;
+    case YOLO_CONFIG_NUMBER: snprintf(out, size, "%lld", (long long)(now->i + 1 <= hi ? now->i + 1 : now->i - 1)); break;
     default: snprintf(out, size, "unexpected"); break;
     }
 }
@@ -116,7 +117,8 @@ static bool kind_fits(yolo_setting_kind kind, yolo_config_type type) {
     case YOLO_SETTING_FLOAT: return type == YOLO_CONFIG_FLOAT;
     case YOLO_SETTING_BOOL: return type == YOLO_CONFIG_BOOL;
     case YOLO_SETTING_STRING: return type == YOLO_CONFIG_STRING;
-    case YOLO_SETTING_VALUE: return type == YOLO_CONFIG_BOOL_OR_STRING || type == YOLO_CONFIG_INT_LIST;
+    case YOLO_SETTING_VALUE:
+        return type == YOLO_CONFIG_BOOL_OR_STRING || type == YOLO_CONFIG_INT_LIST || type == YOLO_CONFIG_NUMBER;
     }
     return false;
 }
@@ -134,6 +136,7 @@ static bool field_matches(const yolo_key_reader *row, const char *field, const y
         const yolo_config_value *f = (const yolo_config_value *)field;
         if (v->kind == YOLO_VALUE_INT_LIST)
             return f->kind == v->kind && f->n == v->n && f->b == v->b && (f->n == 0 || f->list[0] == v->list[0]);
+        if (v->kind == YOLO_VALUE_INT) return f->kind == YOLO_VALUE_INT && f->i == v->i;
         return f->kind == YOLO_VALUE_STRING && v->kind == YOLO_VALUE_STRING && strcmp(f->s, v->s) == 0;
     }
     }
@@ -162,7 +165,8 @@ static void test_fields_read(void) {
         if (row->use != YOLO_KEY_SETTING) continue;
         fields++;
         /* the field is named after its key (a swapped row shows here), but for these */
-        static const char *const renamed[][2] = {{"split", "split_name"}, {"dist_bucket_mb", "bucket_mb"}};
+        static const char *const renamed[][2] = {{"split", "split_name"}, {"dist_bucket_mb", "bucket_mb"},
+                                                                {"batch", "batch_given"}};
         const char *field_name = row->key;
         for (size_t r = 0; r < sizeof renamed / sizeof *renamed; r++)
             if (strcmp(row->key, renamed[r][0]) == 0) field_name = renamed[r][1];

@@ -45,6 +45,10 @@ size_t yolo_backend_max_buffer_bytes(const yolo_backend *backend) {
     return backend->ops->max_buffer_bytes ? backend->ops->max_buffer_bytes(backend) : 0;
 }
 
+size_t yolo_backend_device_memory_bytes(const yolo_backend *backend) {
+    return backend->ops->device_memory_bytes ? backend->ops->device_memory_bytes(backend) : 0;
+}
+
 size_t yolo_backend_allocated_bytes(const yolo_backend *backend) { return backend->allocated_bytes; }
 
 size_t yolo_backend_peak_bytes(const yolo_backend *backend) { return backend->peak_bytes; }

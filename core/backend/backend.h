@@ -73,6 +73,10 @@ typedef struct yolo_backend_ops {
      * 0: no limit). A graph whose activations need more gets several
      * buffers, no tensor straddling two (yolo_graph_plan). */
     size_t (*max_buffer_bytes)(const yolo_backend *backend);
+    /* The size of the memory the backend's tensors live in, when that is a
+     * device's own (a GPU's device-local heap; NULL or 0: host memory, as
+     * the CPU backend's). AutoBatch sizes batches to a fraction of it. */
+    size_t (*device_memory_bytes)(const yolo_backend *backend);
 } yolo_backend_ops;
 
 /* What crossed between host and backend, and the host's time in the calls
@@ -121,6 +125,8 @@ yolo_bf16_activations yolo_bf16_activations_policy(void);
 bool yolo_backend_supports(const yolo_backend *backend, yolo_backend_capability cap);
 /* ops->max_buffer_bytes, 0 when the backend has no limit. */
 size_t yolo_backend_max_buffer_bytes(const yolo_backend *backend);
+/* ops->device_memory_bytes, 0 when the tensors live in host memory. */
+size_t yolo_backend_device_memory_bytes(const yolo_backend *backend);
 /* Asks for mixed precision (amp=True) or fp32; returns whether reduced
  * precision runs. yolo_backend_precision says which and why. */
 bool yolo_backend_set_amp(yolo_backend *backend, bool want);

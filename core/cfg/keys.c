@@ -19,6 +19,7 @@
 #define S YOLO_CONFIG_STRING
 #define BS YOLO_CONFIG_BOOL_OR_STRING
 #define IL YOLO_CONFIG_INT_LIST
+#define NUM YOLO_CONFIG_NUMBER
 
 #define KEY(name, type, flags, min, max, choices) {name, type, flags, min, max, choices, NULL, NULL}
 #define FRACTION(name, modes) KEY(name, F, (modes) | IN, 0, 1, NULL)
@@ -32,7 +33,7 @@ const yolo_config_key yolo_core_keys[] = {
     KEY("epochs", I, T | GE | R, 1, 0, NULL),
     KEY("time", F, T | N | GT, 0, 0, NULL),
     KEY("patience", I, T | GE, 0, 0, NULL),
-    KEY("batch", I, T | V | GE | R, -1, 0, NULL),
+    KEY("batch", NUM, T | V | GE | R, -1, 0, NULL), /* images, or AutoBatch: -1 or a memory fraction (0, 1) */
     KEY("imgsz", I, ALL | IN | R, 32, 16384, NULL), /* 16384^2 is past the decoders' pixel limit already */
     KEY("save", B, T | P, 0, 0, NULL),
     KEY("save_period", I, T | GE, -1, 0, NULL),

@@ -23,6 +23,7 @@ const char *yolo_config_type_phrase(yolo_config_type type) {
     case YOLO_CONFIG_STRING: return "a text";
     case YOLO_CONFIG_BOOL_OR_STRING: return "true, false or a text";
     case YOLO_CONFIG_INT_LIST: return "an integer or a list of integers";
+    case YOLO_CONFIG_NUMBER: return "an integer or a number";
     }
     return "a value";
 }
@@ -35,6 +36,7 @@ static const char *type_example(yolo_config_type type) {
     case YOLO_CONFIG_STRING: return "text";
     case YOLO_CONFIG_BOOL_OR_STRING: return "true";
     case YOLO_CONFIG_INT_LIST: return "[0,2]";
+    case YOLO_CONFIG_NUMBER: return "16";
     }
     return "value";
 }
@@ -240,7 +242,11 @@ yolo_status yolo_config_parse_value(const yolo_config_key *key, const char *text
         out->kind = YOLO_VALUE_BOOL;
         out->b = strcasecmp(text, "true") == 0;
         return YOLO_OK;
-    case YOLO_CONFIG_INT: {
+    case YOLO_CONFIG_NUMBER: /* an integer stays one (batch: 16 is written back as 16) */
+        if (!quoted && !is_bool && strpbrk(text, ".eEnN") == NULL) goto integer;
+        goto number;
+    case YOLO_CONFIG_INT:
+    integer: {
         bool overflow;
         if (quoted || !parse_int(text, &out->i, &overflow)) return type_error(key, text, quoted, source);
         if (overflow) return overflow_error(key, text, source);
@@ -249,12 +255,17 @@ yolo_status yolo_config_parse_value(const yolo_config_key *key, const char *text
         return YOLO_OK;
     }
     case YOLO_CONFIG_FLOAT:
+    number:
         if (quoted || !parse_float(text, &out->f)) return type_error(key, text, quoted, source);
         if (!isfinite(out->f))
             return yolo_error(YOLO_ERR_CONFIG, "%s: '%s=%s' is out of range; '%s' must be a finite number", source,
                               key->name, text, key->name);
         if (!in_range(key, out->f)) return range_error(key, text, source);
         out->kind = YOLO_VALUE_FLOAT;
+        if (key->type == YOLO_CONFIG_NUMBER && out->f == floor(out->f) && fabs(out->f) < 9e15) {
+            out->i = (int64_t)out->f; /* 16.0 is 16: written back as an integer, which other tools expect */
+            out->kind = YOLO_VALUE_INT;
+        }
         return YOLO_OK;
     case YOLO_CONFIG_BOOL_OR_STRING:
         if (is_bool) {

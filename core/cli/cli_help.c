@@ -26,6 +26,7 @@ static void describe_type(const yolo_config_key *key, char *buf, size_t size) {
     case YOLO_CONFIG_STRING: base = key->choices ? key->choices : "text"; break;
     case YOLO_CONFIG_BOOL_OR_STRING: base = "bool|"; break;
     case YOLO_CONFIG_INT_LIST: base = "int list"; break;
+    case YOLO_CONFIG_NUMBER: base = "int|float"; break;
     }
     char lo[40], hi[40], range[100] = "";
     yolo_config_format_number(key->min, lo, sizeof lo);

@@ -151,7 +151,11 @@ yolo_status yolo_mode_export(const yolo_mode_context *ctx) {
     if (!st) st = refuse_unbuilt(s.cfg, format);
     /* batch: 1 unless given, as Ultralytics' Model.export */
     int batch = !st && yolo_config_layer_of(s.cfg, "batch") > YOLO_CONFIG_LAYER_TASK ? s.set.run.batch : 1;
-    if (!st && batch < 1) st = yolo_error(YOLO_ERR_CONFIG, "batch=%d: export needs a batch >= 1", batch);
+    if (!st && batch < 1) { /* AutoBatch's -1 / fraction sizes training batches only */
+        char given[64] = "";
+        yolo_config_format(s.cfg, "batch", given, sizeof given);
+        st = yolo_error(YOLO_ERR_CONFIG, "batch=%s: export needs a batch of 1 or more images", given);
+    }
     clock_t t0 = clock();
     if (!st) st = yolo_session_load_model(&s);
     if (!st && !model) model = s.model_name;

@@ -17,6 +17,12 @@ yolo_status yolo_mode_val(const yolo_mode_context *ctx) {
     if (!st) st = yolo_config_get_bool(s.cfg, "save_txt", &save_txt);
     bool rect = true;
     if (!st) st = yolo_session_eval_rect(&s, &rect);
+    if (!st && s.set.run.autobatch > 0) { /* Ultralytics' validator fails on it too, later */
+        char given[64] = "";
+        yolo_config_format(s.cfg, "batch", given, sizeof given);
+        st = yolo_error(YOLO_ERR_CONFIG, "batch=%s (%s): AutoBatch chooses training batches; val takes a batch of 1 "
+                        "or more images (e.g. batch=16)", given, yolo_config_source(s.cfg, "batch"));
+    }
     if (!st) st = yolo_session_load_model(&s);
     if (!st) st = yolo_session_apply_half(&s);
     const yolo_run_settings *run = &s.set.run;

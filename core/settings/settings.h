@@ -38,7 +38,10 @@ typedef struct yolo_launch_settings {
 /* What every mode needs to open a session: data, model, size, device. */
 typedef struct yolo_run_settings {
     const char *model, *data, *device; /* NULL when null */
-    int imgsz, batch, workers, threads;
+    int imgsz, workers, threads;
+    yolo_config_value batch_given; /* batch= as given: images, or AutoBatch's -1 / 0 / fraction */
+    int batch;                     /* derived: images (0 while AutoBatch has not chosen) */
+    double autobatch;              /* derived: AutoBatch's memory fraction, 0: off */
     int64_t seed;
     bool profile;               /* the per-op timing table at the end (the backend's YOLO_PROFILE) */
     bool amp; /* mixed precision where the backend has it (yolo_backend_set_amp) */

@@ -2,6 +2,8 @@
  * table's SETTING rows store each value, then each concern is checked and
  * its derived fields set, in one place. */
 #include <stdio.h>
+#include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "data/augment_policies.h"
@@ -79,12 +81,28 @@ yolo_status yolo_settings_fill_launch(const yolo_config *cfg, yolo_launch_settin
 
 /* ---- each concern's checks and derived fields ---- */
 
-static yolo_status check_run(const yolo_run_settings *r) {
+/* batch: a number of images (a whole number >= 1), or Ultralytics'
+ * AutoBatch: -1 or 0 for 60% of the device's memory, a fraction in (0, 1)
+ * for that much (train/autobatch.c chooses the batch). */
+static yolo_status check_batch(yolo_run_settings *r) {
+    const yolo_config_value *b = &r->batch_given;
+    double v = b->kind == YOLO_VALUE_INT ? (double)b->i : b->kind == YOLO_VALUE_FLOAT ? b->f : 16;
+    r->batch = 0;
+    r->autobatch = 0;
+    if (v >= 1 && v == floor(v) && v <= INT32_MAX) r->batch = (int)v;
+    else if (v <= 0) r->autobatch = 0.6;
+    else if (v < 1) r->autobatch = v;
+    else
+        return yolo_error(YOLO_ERR_CONFIG, "batch=%g: a batch of 1 or more images must be a whole number "
+                          "(a number in (0, 1) is AutoBatch's memory fraction)", v);
+    return YOLO_OK;
+}
+
+static yolo_status check_run(yolo_run_settings *r) {
     if (r->imgsz < 32 || r->imgsz % 32)
         return yolo_error(YOLO_ERR_CONFIG, "imgsz=%d: must be a positive multiple of 32 (the model's largest stride)",
                           r->imgsz);
-    if (r->batch < 1) return yolo_error(YOLO_ERR_CONFIG, "batch=%d: must be >= 1 (AutoBatch is not built yet)", r->batch);
-    return YOLO_OK;
+    return check_batch(r);
 }
 
 static yolo_status check_optim(const yolo_optim_settings *o) {

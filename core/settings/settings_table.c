@@ -46,7 +46,7 @@ const yolo_key_reader yolo_settings_keys[] = {
     OPTIM("epochs", epochs, I),
     OPTIM("time", time, D),
     OPTIM("patience", patience, I),
-    RUN("batch", batch, I),
+    RUN("batch", batch_given, V),
     RUN("imgsz", imgsz, I),
     CKPT("save", save, B),
     PICTURES("save", save, B),

@@ -12,6 +12,7 @@
  *                    optimizer and EMA steps, validation, patience, stop,
  *                    time (epochs recomputed from the mean epoch time)
  *   freeze.c         the frozen layers (freeze)
+ *   autobatch.c      batch=-1: the batch for the device's memory
  *
  * Per batch: images -> forward -> the task's loss on the host (value and
  * gradient into the head outputs) -> backward (gradients accumulate) ->
@@ -156,6 +157,14 @@ yolo_status yolo_trainer_record_row(yolo_trainer *t, int epoch, const float *ite
 yolo_status yolo_trainer_save_epoch(yolo_trainer *t, int epoch, bool is_best, bool finished);
 /* Stopped by a signal mid-epoch: last.ckpt at the next batch; the error says how to resume. */
 yolo_status yolo_trainer_stop_mid_epoch(yolo_trainer *t, int epoch, int64_t next_batch);
+
+/* autobatch.c */
+/* batch=-1, 0 or a fraction: chooses the batch (set.run.batch and the
+ * configuration's batch, which args.yaml and checkpoints carry) from the
+ * planned training graph and the device's memory; 16 on a backend in host
+ * memory, as Ultralytics on a CPU. After the model and EMA exist, before
+ * the loader, optimizer and run directory. */
+yolo_status yolo_trainer_autobatch(yolo_trainer *t);
 
 /* freeze.c */
 /* freeze: the frozen layers' parameters (and always DFL's) get

@@ -184,6 +184,7 @@ static yolo_status setup(yolo_trainer *t, const yolo_mode_context *ctx) {
     t->half_best = set->checkpoint.half_best;
     st = t->resuming ? yolo_trainer_check_resume(t) : yolo_trainer_open_pretrained(t);
     if (!st) st = build_models(t);
+    if (!st && set->run.autobatch > 0) st = yolo_trainer_autobatch(t);
     if (!st) st = yolo_trainer_make_run_dir(t);
     if (!st) st = open_datasets(t);
     if (!st) st = create_loader(t);

@@ -464,6 +464,13 @@ static size_t vk_max_buffer_bytes(const yolo_backend *backend) {
     return (size_t)(m & ~(uint64_t)255);
 }
 
+/* The heap of the memory type tensors are allocated from (device-local). */
+static size_t vk_device_memory_bytes(const yolo_backend *backend) {
+    const yolo_vk_context *ctx = ctx_of(backend);
+    uint64_t heap = ctx->caps.memory.memoryHeaps[ctx->mem.heap_index].size;
+    return heap > SIZE_MAX ? SIZE_MAX : (size_t)heap;
+}
+
 static const yolo_backend_ops vulkan_ops = {
     .destroy = vk_destroy,
     .buffer_alloc = vk_buffer_alloc,
@@ -477,6 +484,7 @@ static const yolo_backend_ops vulkan_ops = {
     .copy_many = vk_copy_many,
     .set_amp = vk_set_amp,
     .max_buffer_bytes = vk_max_buffer_bytes,
+    .device_memory_bytes = vk_device_memory_bytes,
 };
 
 /* ---- counters for tests (vulkan_stats.h) ---- */

@@ -41,6 +41,7 @@ typedef enum yolo_config_type {
     YOLO_CONFIG_STRING,         /* any scalar, kept as text */
     YOLO_CONFIG_BOOL_OR_STRING, /* true / false, or any other text (resume=path, cache=ram) */
     YOLO_CONFIG_INT_LIST,       /* an integer or a list of them: 3, [0, 2], 0,2 */
+    YOLO_CONFIG_NUMBER,         /* an integer, kept one (16), or a finite number with a fraction (0.7) */
 } yolo_config_type;
 
 /* yolo_config_key.flags */
