@@ -4,7 +4,7 @@
 # read outside core/settings. A settings-field row needs its struct's field
 # used (.field or ->field) in core/, plugins/ or detection/; a CORE row the
 # key's name quoted outside core/settings and the key list (core/cfg/keys.c);
-# a field the settings derive another from (split, half) counts by the
+# a field the settings derive another from (split, half, batch) counts by the
 # derived field's use; a PLUGIN row the key
 # quoted in plugins/ or detection/. REFUSED rows are
 # listed (test_settings decides which may exist). Prints one line per row;
@@ -36,7 +36,7 @@ awk '/^ *[A-Z_]+\(/ { row = $0 } row && !/^ *[A-Z_]+\(/ { row = row " " $0 } row
             field=$key ;;
         LAUNCH | RUN | OPTIM | LOADER | CKPT | VAL | PREDICT | DIST)
             field=$(printf '%s' "$rest" | cut -d, -f2 | tr -d ' ' | sed 's/.*\.//')
-            case $field in split_name) field=split ;; half) field=half_best ;; esac ;;
+            case $field in split_name) field=split ;; half) field=half_best ;; batch_given) field=batch ;; esac ;;
         CORE | PLUGIN | REFUSED) field= ;;
         *) continue ;;
         esac
