@@ -111,6 +111,9 @@ static void test_binary(void) {
            "Ultralytics downloads its released weights by name");
     EXPECT(run(real_dir, "info", "model=/nonexistent/yolov8n.pt", NULL), 1, "err", "/nonexistent/yolov8n.pt");
     CHECK(strstr(err_text, "Ultralytics downloads") == NULL); /* a path: just the file's absence */
+    /* Ultralytics' tasks that are not built: said so, with where a plugin would come from */
+    EXPECT(run(real_dir, "pose", "train", "data=coco8-pose.yaml", NULL), 2, "err", "task 'pose' is not built",
+           "tasks found: ", "sdk/README.md");
     /* an exported model (Ultralytics runs them): refused naming the file and what to give, by every mode */
     EXPECT(run(real_dir, "detect", "predict", "model=best.onnx", "source=nowhere", NULL), 2, "err", "model=best.onnx",
            "running an exported model is not built", "give the .pt or .ckpt");

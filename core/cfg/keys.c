@@ -33,7 +33,7 @@ const yolo_config_key yolo_core_keys[] = {
     KEY("epochs", I, T | GE | R, 1, 0, NULL),
     KEY("time", F, T | N | GT, 0, 0, NULL),
     KEY("patience", I, T | GE, 0, 0, NULL),
-    KEY("batch", NUM, T | V | GE | R, -1, 0, NULL), /* images, or AutoBatch: -1 or a memory fraction (0, 1) */
+    KEY("batch", NUM, T | V | P | GE | R, -1, 0, NULL), /* images, or AutoBatch: -1 or a memory fraction (0, 1) */
     KEY("imgsz", I, ALL | IN | R, 32, 16384, NULL), /* 16384^2 is past the decoders' pixel limit already */
     KEY("save", B, T | P, 0, 0, NULL),
     KEY("save_period", I, T | GE, -1, 0, NULL),
@@ -50,7 +50,7 @@ const yolo_config_key yolo_core_keys[] = {
     KEY("seed", I, T | GE, 0, 0, NULL),
     KEY("deterministic", B, T, 0, 0, NULL),
     KEY("single_cls", B, T | V, 0, 0, NULL),
-    KEY("rect", B, T | V, 0, 0, NULL),
+    KEY("rect", B, T | V | P, 0, 0, NULL),
     KEY("cos_lr", B, T, 0, 0, NULL),
     KEY("close_mosaic", I, T | GE, 0, 0, NULL),
     KEY("resume", BS, T | R, 0, 0, NULL),

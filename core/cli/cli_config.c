@@ -33,6 +33,12 @@ static yolo_status unknown_word(const yolo_config *cfg, const char *word, const 
     for (char *save = NULL, *tok = strtok_r(storage, ", ", &save); tok && n < 256; tok = strtok_r(NULL, ", ", &save))
         candidates[n++] = tok;
     for (int i = 0; i < yolo_config_key_count(cfg) && n < 512; i++) candidates[n++] = yolo_config_key_at(cfg, i)->name;
+    /* Ultralytics' other tasks: not built, said so (a plugin can add them: sdk/) */
+    static const char *const unbuilt[] = {"pose", "obb", "world", "yoloe"};
+    for (size_t i = 0; i < sizeof unbuilt / sizeof *unbuilt; i++)
+        if (strcmp(word, unbuilt[i]) == 0)
+            return yolo_error(YOLO_ERR_CONFIG, "task '%s' is not built (tasks found: %s); a task plugin can add it "
+                              "(sdk/README.md, sdk/examples/pose)", word, tasks[0] ? tasks : "none");
     const char *near = yolo_suggest(word, candidates, n);
     char hint[256] = "";
     if (near != NULL) snprintf(hint, sizeof hint, "; did you mean '%s'?", near);
