@@ -96,6 +96,41 @@ static void check_rect_predict(const char *shapes_val) {
     }
     CHECK_MSG(confident > 0, "the square run found no box above 0.5 (%d rows)", nq);
     printf("rect predict: %d boxes, square: %d (%d above 0.5, each found again)\n", nr, nq, confident);
+
+    /* batch=N (Ultralytics' pre_transform): images of one size share the rect
+     * shape, and each one's results are those of batch=1; a batch of mixed
+     * sizes is letterboxed to squares, so a.png gets the square run's rows */
+    uint8_t *full_png = NULL;
+    size_t full_len = 0;
+    CHECK(yolo_image_encode_png(&wide, &png, &png_len) == YOLO_OK);
+    test_write_file(tmp, "pair/a.png", png, png_len);
+    test_write_file(tmp, "pair/b.png", png, png_len);
+    test_write_file(tmp, "mixed/a.png", png, png_len);
+    free(png);
+    CHECK(yolo_image_encode_png(&full, &full_png, &full_len) == YOLO_OK);
+    test_write_file(tmp, "mixed/b.png", full_png, full_len);
+    free(full_png);
+    snprintf(args, sizeof args, "detect predict model=%s/yolov8n-shapes.pt imgsz=160 source=pair batch=2 save=False "
+             "save_txt=True save_conf=True exist_ok=True name=pair", ref);
+    rc = test_run_yolo(tmp, args);
+    CHECK_MSG(rc == 0 && log_has("pair/b.png: 96x160", NULL, 0) && log_has("at shape (2, 3, 96, 160)", NULL, 0),
+              "batch=2 of one size: exit %d (see %s/log.txt)", rc, tmp);
+    snprintf(args, sizeof args, "detect predict model=%s/yolov8n-shapes.pt imgsz=160 source=mixed batch=2 save=False "
+             "save_txt=True save_conf=True exist_ok=True name=mixed", ref);
+    rc = test_run_yolo(tmp, args);
+    CHECK_MSG(rc == 0 && log_has("mixed/a.png: 160x160", NULL, 0) && log_has("at shape (2, 3, 160, 160)", NULL, 0),
+              "batch=2 of two sizes: exit %d (see %s/log.txt)", rc, tmp);
+    size_t la = 0, lb = 0;
+    char *one = (char *)test_read_file(tmp, "runs/detect/rect/labels/a.txt", &la);
+    char *two = (char *)test_read_file(tmp, "runs/detect/pair/labels/b.txt", &lb);
+    CHECK_MSG(one && two && la == lb && memcmp(one, two, la) == 0, "batch=2 rows differ from batch=1's");
+    free(one);
+    free(two);
+    one = (char *)test_read_file(tmp, "runs/detect/square/labels/a.txt", &la);
+    two = (char *)test_read_file(tmp, "runs/detect/mixed/labels/a.txt", &lb);
+    CHECK_MSG(one && two && la == lb && memcmp(one, two, la) == 0, "a mixed batch's rows differ from rect=False's");
+    free(one);
+    free(two);
     yolo_image_free(&full);
     yolo_image_free(&wide);
 }

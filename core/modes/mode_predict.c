@@ -20,6 +20,9 @@
 #include "train/train_log.h"
 #include "util/json_write.h"
 
+/* batch= in predict: images per forward pass (Ultralytics' LoadImages batch). */
+#define YOLO_PREDICT_BATCH_MAX 256
+
 static bool is_image_name(const char *name) {
     static const char *const exts[] = {".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp"};
     const char *dot = strrchr(name, '.');
@@ -55,30 +58,38 @@ static bool is_archive_name(const char *name) {
 
 /* The model's input: Ultralytics' LetterBox. The image is scaled to fit
  * size x size (bilinear both ways, cv2.INTER_LINEAR), then padded with grey
- * on both sides: to the square (auto=False: rect=False), or only to the next
- * multiple of the grid stride (auto=True, what Model.predict's rect=True
- * gives a .pt model: a 640x480 photo runs at 640x480, not 640x640).
- * batch->images is allocated here. */
-static yolo_status letterbox(const yolo_image *src, int size, int stride, yolo_batch *batch, yolo_image_meta *meta) {
+ * on both sides: to the square (auto=False), or only to the next multiple
+ * of the grid stride (auto=True: what Model.predict's rect=True gives a .pt
+ * model when the batch's images share one size; a 640x480 photo runs at
+ * 640x480, not 640x640). letterbox_size gives the canvas, letterbox_into
+ * fills a CHW plane set of that size. */
+static void letterbox_fit(const yolo_image *src, int size, int *nw, int *nh) {
     double r = fmin((double)size / src->width, (double)size / src->height);
-    int nw = (int)lround(src->width * r), nh = (int)lround(src->height * r);
-    if (nw < 1) nw = 1;
-    if (nh < 1) nh = 1;
-    int pw = size - nw, ph = size - nh;
-    if (stride > 0) pw %= stride, ph %= stride;
-    int cw = nw + pw, ch = nh + ph;
-    int left = (int)lround(pw / 2.0 - 0.1), top = (int)lround(ph / 2.0 - 0.1);
+    *nw = (int)lround(src->width * r), *nh = (int)lround(src->height * r);
+    if (*nw < 1) *nw = 1;
+    if (*nh < 1) *nh = 1;
+}
+
+static void letterbox_size(const yolo_image *src, int size, int stride, int *cw, int *ch) {
+    int nw, nh;
+    letterbox_fit(src, size, &nw, &nh);
+    *cw = stride > 0 ? nw + (size - nw) % stride : size;
+    *ch = stride > 0 ? nh + (size - nh) % stride : size;
+}
+
+static yolo_status letterbox_into(const yolo_image *src, int size, int cw, int ch, uint8_t *chw, yolo_image_meta *meta) {
+    int nw, nh;
+    letterbox_fit(src, size, &nw, &nh);
+    int left = (int)lround((cw - nw) / 2.0 - 0.1), top = (int)lround((ch - nh) / 2.0 - 0.1);
     yolo_image resized = {0}, canvas = {0};
     yolo_status st = yolo_image_resize(src, nw, nh, false, &resized);
     if (!st) st = yolo_image_alloc(&canvas, cw, ch);
-    if (!st && !(batch->images = malloc((size_t)3 * cw * ch))) st = yolo_error(YOLO_ERR_NOMEM, "out of memory");
     if (!st) {
         yolo_image_fill(&canvas, YOLO_PAD_VALUE);
         yolo_image_blit(&resized, 0, 0, &canvas, left, top, nw, nh);
         size_t plane = (size_t)cw * ch;
         for (size_t p = 0; p < plane; p++)
-            for (int c = 0; c < 3; c++) batch->images[c * plane + p] = canvas.data[3 * p + c];
-        batch->width = cw, batch->height = ch;
+            for (int c = 0; c < 3; c++) chw[c * plane + p] = canvas.data[3 * p + c];
         *meta = (yolo_image_meta){src->width, src->height, (float)nw / src->width, (float)nh / src->height,
                                   (float)left, (float)top};
     }
@@ -89,7 +100,7 @@ static yolo_status letterbox(const yolo_image *src, int size, int stride, yolo_b
 
 /* Classification input (Ultralytics' classify transforms at inference):
  * resize the short side to `size`, then crop the centre square. */
-static yolo_status center_crop(const yolo_image *src, int size, yolo_batch *batch, yolo_image_meta *meta) {
+static yolo_status center_crop(const yolo_image *src, int size, uint8_t *chw, yolo_image_meta *meta) {
     double r = (double)size / (src->width < src->height ? src->width : src->height);
     int nw = (int)lround(src->width * r), nh = (int)lround(src->height * r);
     if (nw < size) nw = size;
@@ -97,10 +108,7 @@ static yolo_status center_crop(const yolo_image *src, int size, yolo_batch *batc
     int left = (nw - size) / 2, top = (nh - size) / 2;
     yolo_image resized = {0};
     yolo_status st = yolo_image_resize(src, nw, nh, r < 1.0, &resized);
-    uint8_t *chw = st ? NULL : malloc((size_t)3 * size * size);
-    if (!st && !chw) st = yolo_error(YOLO_ERR_NOMEM, "out of memory");
     if (!st) {
-        batch->images = chw, batch->width = batch->height = size;
         size_t plane = (size_t)size * size;
         for (int y = 0; y < size; y++)
             for (int x = 0; x < size; x++)
@@ -190,6 +198,7 @@ typedef struct predictor {
     int64_t n_predicted, n_skipped;
     yolo_graph_cache graphs; /* a graph per input shape (rect: one per padded size met) */
     int stride;              /* letterbox padding multiple; 0: imgsz squares (rect=False) */
+    int batch;               /* images per forward: 1 unless batch= is given (Model.predict's default) */
     void *state;
     FILE *json;
     yolo_predict_pictures pictures;
@@ -264,52 +273,83 @@ static yolo_status list_sources(predictor *p, const char *source) {
     return YOLO_OK;
 }
 
-static yolo_status predict_one(predictor *p, int64_t k, const char *labels_dir) {
+/* One result: the task's text, the picture, labels/<stem>.txt and the json row. */
+static yolo_status emit_one(predictor *p, const yolo_batch *batch, int i, const yolo_model_graph *mg,
+                            const yolo_image *image, int64_t k, const double times[3], const char *labels_dir) {
     const char *path = p->files[k];
-    uint8_t *bytes = NULL;
-    size_t len = 0;
-    yolo_image image = {0};
-    yolo_status st = yolo_vfs_read(p->vfs, path, &bytes, &len);
-    if (!st) st = yolo_image_decode(bytes, len, path, 0, &image, NULL);
-    free(bytes);
-    if (st) { /* a bad image is reported and skipped (and counted so); the others go on */
-        fprintf(stderr, "WARNING: %s; skipped\n", yolo_last_error());
-        p->n_skipped++;
-        return YOLO_OK;
-    }
-    double t0 = yolo_seconds_now(), times[3] = {0};
-    int size = p->s.set.run.imgsz;
-    int64_t index = k;
-    int32_t cls = -1;
-    yolo_aug_record aug = {0};
-    yolo_batch batch = {.n = 1, .sample_index = &index, .image_class = &cls, .aug = &aug};
-    yolo_image_meta meta;
-    batch.meta = &meta;
-    yolo_instances_init(&batch.instances, 0, 0);
-    /* image-level tasks see a centre crop, instance tasks the whole image letterboxed */
-    st = (p->s.hooks->data.needs & YOLO_NEED_IMAGE_CLASS) ? center_crop(&image, size, &batch, &meta)
-                                                          : letterbox(&image, size, p->stride, &batch, &meta);
-    yolo_model_graph *mg = NULL;
-    if (!st) st = yolo_graph_cache_get(&p->graphs, &batch, &mg);
-    double t1 = yolo_seconds_now();
-    if (!st) st = yolo_model_graph_forward(mg, &batch);
-    double t2 = yolo_seconds_now();
     yolo_prediction_text text = {0};
-    if (!st) st = p->s.hooks->predict(p->state, &batch, 0, mg->out.n, mg->host_out, &text);
-    times[0] = t1 - t0, times[1] = t2 - t1, times[2] = yolo_seconds_now() - t2;
+    yolo_status st = p->s.hooks->predict(p->state, batch, i, mg->out.n, mg->host_out, &text);
     if (!st)
-        st = yolo_predict_pictures_image(&p->pictures, p->state, &batch, mg->out.n, mg->host_out, &image, path,
+        st = yolo_predict_pictures_image(&p->pictures, p->state, batch, i, mg->out.n, mg->host_out, image, path,
                                          p->out_names[k], k, p->n_files, times);
     if (!st && labels_dir) st = yolo_prediction_txt_write(labels_dir, p->out_names[k], text.txt);
     if (!st) p->n_predicted++;
     if (!st && p->json) {
         fprintf(p->json, "%s{\"image\": ", p->n_predicted > 1 ? ",\n " : "");
         yolo_json_write_string(p->json, path);
-        fprintf(p->json, ", \"width\": %d, \"height\": %d, \"result\": %s}", image.width, image.height,
+        fprintf(p->json, ", \"width\": %d, \"height\": %d, \"result\": %s}", image->width, image->height,
                 text.json ? text.json : "null");
     }
+    return st;
+}
+
+/* Files first..first+count-1 as one batch (Ultralytics' batch=N): the ones
+ * that decode, letterboxed to their shared stride-padded size when they
+ * all have one size (rect), else to the imgsz square, as Ultralytics'
+ * pre_transform; a bad file is reported and skipped. */
+static yolo_status predict_batch(predictor *p, int64_t first, int count, const char *labels_dir) {
+    yolo_image images[YOLO_PREDICT_BATCH_MAX] = {{0}};
+    int64_t which[YOLO_PREDICT_BATCH_MAX];
+    int n = 0;
+    double t0 = yolo_seconds_now();
+    for (int j = 0; j < count; j++) {
+        const char *path = p->files[first + j];
+        uint8_t *bytes = NULL;
+        size_t len = 0;
+        yolo_status st = yolo_vfs_read(p->vfs, path, &bytes, &len);
+        if (!st) st = yolo_image_decode(bytes, len, path, 0, &images[n], NULL);
+        free(bytes);
+        if (st) { /* a bad image is reported and skipped (and counted so); the others go on */
+            fprintf(stderr, "WARNING: %s; skipped\n", yolo_last_error());
+            p->n_skipped++;
+            continue;
+        }
+        which[n++] = first + j;
+    }
+    if (n == 0) return YOLO_OK;
+    bool classify = (p->s.hooks->data.needs & YOLO_NEED_IMAGE_CLASS) != 0, same = true;
+    for (int i = 1; i < n; i++)
+        same = same && images[i].width == images[0].width && images[i].height == images[0].height;
+    int size = p->s.set.run.imgsz, w = size, h = size;
+    if (!classify) letterbox_size(&images[0], size, same ? p->stride : 0, &w, &h);
+    int32_t cls[YOLO_PREDICT_BATCH_MAX];
+    yolo_aug_record aug[YOLO_PREDICT_BATCH_MAX] = {{0}};
+    yolo_image_meta meta[YOLO_PREDICT_BATCH_MAX];
+    yolo_batch batch = {.n = n, .width = w, .height = h, .sample_index = which, .image_class = cls, .aug = aug,
+                        .meta = meta};
+    yolo_instances_init(&batch.instances, 0, 0);
+    size_t per_image = (size_t)3 * w * h;
+    batch.images = malloc(per_image * (size_t)n);
+    yolo_status st = batch.images ? YOLO_OK : yolo_error(YOLO_ERR_NOMEM, "out of memory");
+    /* image-level tasks see a centre crop, instance tasks the whole image letterboxed */
+    for (int i = 0; !st && i < n; i++) {
+        cls[i] = -1;
+        uint8_t *chw = batch.images + per_image * (size_t)i;
+        st = classify ? center_crop(&images[i], size, chw, &meta[i]) : letterbox_into(&images[i], size, w, h, chw, &meta[i]);
+    }
+    yolo_model_graph *mg = NULL;
+    if (!st) st = yolo_graph_cache_get(&p->graphs, &batch, &mg);
+    double t1 = yolo_seconds_now();
+    if (!st) st = yolo_model_graph_forward(mg, &batch);
+    double t2 = yolo_seconds_now();
+    for (int i = 0; !st && i < n; i++) {
+        double t3 = yolo_seconds_now();
+        double times[3] = {(t1 - t0) / n, (t2 - t1) / n, 0};
+        st = emit_one(p, &batch, i, mg, &images[i], which[i], times, labels_dir);
+        p->pictures.seconds[2] += yolo_seconds_now() - t3; /* postprocess: the task's predict and the drawing */
+    }
     free(batch.images);
-    yolo_image_free(&image);
+    for (int i = 0; i < n; i++) yolo_image_free(&images[i]);
     return st;
 }
 
@@ -331,6 +371,12 @@ yolo_status yolo_mode_predict(const yolo_mode_context *ctx) {
         p.graphs = (yolo_graph_cache){.model = p.s.model, .training = false};
         p.stride = rect ? yolo_model_grid_stride(p.s.model) : 0;
         if (!rect) printf("rect=False: every image letterboxed to %dx%d\n", p.s.set.run.imgsz, p.s.set.run.imgsz);
+        p.batch = yolo_config_layer_of(p.s.cfg, "batch") > YOLO_CONFIG_LAYER_TASK ? p.s.set.run.batch : 1;
+        char given[64] = "";
+        yolo_config_format(p.s.cfg, "batch", given, sizeof given);
+        if (p.batch < 1 || p.batch > YOLO_PREDICT_BATCH_MAX)
+            st = yolo_error(YOLO_ERR_CONFIG, "batch=%s (%s): predict takes 1 to %d images per batch", given,
+                            yolo_config_source(p.s.cfg, "batch"), YOLO_PREDICT_BATCH_MAX);
     }
     if (!st) st = p.s.hooks->metrics_create(&p.s.tctx, &p.state);
     /* save_txt: labels/; save: predictions.json and the drawn images; neither: no run directory (Ultralytics) */
@@ -343,7 +389,8 @@ yolo_status yolo_mode_predict(const yolo_mode_context *ctx) {
     if (!st && ps->save_txt) st = yolo_prediction_txt_dir(p.s.run_dir, labels_dir, sizeof labels_dir);
     if (!st && save && !(p.json = fopen(json_path, "w"))) st = yolo_error(YOLO_ERR_IO, "%s: cannot create", json_path);
     if (!st && p.json) fputs("[", p.json);
-    for (int64_t k = 0; !st && k < p.n_files; k++) st = predict_one(&p, k, ps->save_txt ? labels_dir : NULL);
+    for (int64_t k = 0; !st && k < p.n_files; k += p.batch)
+        st = predict_batch(&p, k, (int)(p.n_files - k < p.batch ? p.n_files - k : p.batch), ps->save_txt ? labels_dir : NULL);
     if (p.json) {
         fputs("]\n", p.json);
         if (fclose(p.json) != 0 && !st) st = yolo_error(YOLO_ERR_IO, "%s: write failed", json_path);

@@ -79,13 +79,13 @@ static yolo_status save_crop(yolo_predict_pictures *p, const yolo_image *image, 
     return st;
 }
 
-yolo_status yolo_predict_pictures_image(yolo_predict_pictures *p, void *state, const yolo_batch *batch,
+yolo_status yolo_predict_pictures_image(yolo_predict_pictures *p, void *state, const yolo_batch *batch, int i,
                                         int n_outputs, const yolo_host_tensor *outputs, const yolo_image *image,
                                         const char *path, const char *out_stem, int64_t k, int64_t n,
                                         const double times[3]) {
-    for (int i = 0; i < 3; i++) p->seconds[i] += times[i];
+    for (int t = 0; t < 3; t++) p->seconds[t] += times[t];
     p->images++;
-    p->height = batch->height, p->width = batch->width;
+    p->batch = batch->n, p->height = batch->height, p->width = batch->width;
     char summary[1024] = "";
     yolo_status st = YOLO_OK;
     if (p->hooks) {
@@ -95,7 +95,7 @@ yolo_status yolo_predict_pictures_image(yolo_predict_pictures *p, void *state, c
                                  .line_width = yolo_draw_line_width(image->width, image->height, p->line_width),
                                  .retina_masks = p->retina_masks};
         yolo_drawn_result drawn = {0};
-        st = p->hooks->draw_predictions(state, batch, 0, n_outputs, outputs, &opt, canvas, &drawn);
+        st = p->hooks->draw_predictions(state, batch, i, n_outputs, outputs, &opt, canvas, &drawn);
         if (!st && drawn.summary) snprintf(summary, sizeof summary, "%s", drawn.summary);
         else if (!st) yolo_draw_count_summary(drawn.objects, drawn.n, p->tctx->names, p->tctx->nc, summary, sizeof summary);
         char name[600], file[2048];
@@ -105,7 +105,7 @@ yolo_status yolo_predict_pictures_image(yolo_predict_pictures *p, void *state, c
             snprintf(file, sizeof file, "%s/%s", p->run_dir, name);
             st = yolo_canvas_save(canvas, file);
         }
-        for (int i = 0; !st && p->save_crop && i < drawn.n; i++) st = save_crop(p, image, &drawn.objects[i], name);
+        for (int j = 0; !st && p->save_crop && j < drawn.n; j++) st = save_crop(p, image, &drawn.objects[j], name);
         yolo_canvas_free(canvas);
     }
     if (st) return st;
@@ -116,7 +116,7 @@ yolo_status yolo_predict_pictures_image(yolo_predict_pictures *p, void *state, c
 
 void yolo_predict_pictures_close(yolo_predict_pictures *p, FILE *out) {
     if (p->images > 0)
-        fprintf(out, "Speed: %.1fms preprocess, %.1fms inference, %.1fms postprocess per image at shape (1, 3, %d, %d)\n",
+        fprintf(out, "Speed: %.1fms preprocess, %.1fms inference, %.1fms postprocess per image at shape (%d, 3, %d, %d)\n",
                 1e3 * p->seconds[0] / (double)p->images, 1e3 * p->seconds[1] / (double)p->images,
-                1e3 * p->seconds[2] / (double)p->images, p->height, p->width);
+                1e3 * p->seconds[2] / (double)p->images, p->batch, p->height, p->width);
 }

@@ -22,19 +22,19 @@ typedef struct yolo_predict_pictures {
     double line_width;            /* <= 0: from each image's size */
     double seconds[3];            /* preprocess, inference, postprocess totals */
     int64_t images;
-    int height, width;            /* the inference shape */
+    int batch, height, width;     /* the last inference shape */
 } yolo_predict_pictures;
 
 yolo_status yolo_predict_pictures_open(yolo_predict_pictures *p, const yolo_task *task, const yolo_task_context *tctx,
                                        const yolo_picture_settings *set, const char *run_dir);
-/* After the task's predict for image k of n (source `path`, decoded
- * `image`): draws, saves, crops per the keys and prints the image line
- * with its inference time. */
-yolo_status yolo_predict_pictures_image(yolo_predict_pictures *p, void *state, const yolo_batch *batch,
+/* After the task's predict for image i of the batch, file k of n (source
+ * `path`, decoded `image`): draws, saves, crops per the keys and prints the
+ * image line with its inference time. */
+yolo_status yolo_predict_pictures_image(yolo_predict_pictures *p, void *state, const yolo_batch *batch, int i,
                                         int n_outputs, const yolo_host_tensor *outputs, const yolo_image *image,
                                         const char *path, const char *out_stem, int64_t k, int64_t n,
                                         const double times[3]);
-/* "Speed: ... per image at shape (1, 3, h, w)". */
+/* "Speed: ... per image at shape (n, 3, h, w)". */
 void yolo_predict_pictures_close(yolo_predict_pictures *p, FILE *out);
 
 #endif
