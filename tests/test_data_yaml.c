@@ -88,6 +88,17 @@ static void test_paths(void) {
     write_text("elsewhere/e.yaml", text);
     CHECK(count_images("elsewhere/e.yaml", YOLO_SPLIT_TRAIN, &st) == 3);
     free(abs_root);
+    /* Roboflow's export: data.yaml in the dataset folder, train: ../train/images (found without the ../, as
+     * Ultralytics does), an unused test split that is absent, and its roboflow: mapping */
+    write_jpeg("rf/train/images/a.jpg");
+    write_jpeg("rf/train/images/b.jpg");
+    write_jpeg("rf/valid/images/c.jpg");
+    write_text("rf/data.yaml", "train: ../train/images\nval: ../valid/images\ntest: ../test/images\n\nnc: 2\n"
+                               "names: ['x', 'y']\n\nroboflow:\n  workspace: w\n  project: p\n  version: 3\n"
+                               "  license: CC BY 4.0\n  url: https://universe.roboflow.com/w/p/dataset/3\n");
+    CHECK_MSG(count_images("rf/data.yaml", YOLO_SPLIT_TRAIN, &st) == 2, "%s", yolo_last_error());
+    CHECK(count_images("rf/data.yaml", YOLO_SPLIT_VAL, &st) == 1);
+    CHECK(count_images("rf/data.yaml", YOLO_SPLIT_TEST, &st) < 0 && test_error_mentions("test/images"));
     /* a relative path not beside the yaml is looked up in YOLO_DATASETS_DIR */
     char *sets = at("sets");
     setenv("YOLO_DATASETS_DIR", sets, 1);

@@ -156,7 +156,19 @@ static bool vfs_exists(const yolo_vfs *v, const char *p) { return yolo_vfs_is_di
 /* Resolves one split entry: against root, then (folders only) the yaml's folder. */
 static char *resolve_entry(const yolo_data_config *c, const char *entry, const char *yaml_dir) {
     char *p = yolo_path_join(c->root, entry);
-    if (!p || vfs_exists(c->vfs, p) || yolo_vfs_is_archive(c->vfs) || !yaml_dir)
+    if (!p || vfs_exists(c->vfs, p))
+        return p;
+    /* Roboflow's exports put data.yaml in the dataset folder with train:
+     * ../train/images; Ultralytics, finding no such folder, drops the ../ */
+    if (strncmp(entry, "../", 3) == 0) {
+        char *r = yolo_path_join(c->root, entry + 3);
+        if (r && vfs_exists(c->vfs, r)) {
+            free(p);
+            return r;
+        }
+        free(r);
+    }
+    if (yolo_vfs_is_archive(c->vfs) || !yaml_dir)
         return p;
     char *q = yolo_path_join(yaml_dir, entry);
     if (q && vfs_exists(c->vfs, q)) {
