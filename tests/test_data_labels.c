@@ -287,6 +287,19 @@ static void test_image_folder(void) {
     yolo_dataset_free(ds);
     yolo_data_config_free(&cfg);
     free(dir);
+    /* no val/: validation/ (Ultralytics' check_cls_dataset), before test/ */
+    write_jpeg("cls2/train/cat/1.jpg", 32, 32);
+    write_jpeg("cls2/validation/cat/2.jpg", 32, 32);
+    write_jpeg("cls2/validation/cat/3.jpg", 32, 32);
+    write_jpeg("cls2/test/cat/4.jpg", 32, 32);
+    dir = yolo_path_join(root, "cls2");
+    CHECK(yolo_data_config_load(dir, YOLO_NEED_IMAGE_CLASS, &cfg) == YOLO_OK);
+    CHECK(yolo_dataset_open(&cfg, YOLO_SPLIT_VAL, &(yolo_data_spec){YOLO_NEED_IMAGE_CLASS, NULL, NULL}, NULL, &ds) == YOLO_OK);
+    CHECK_MSG(ds && ds->n == 2 && strstr(ds->samples[0].path, "/validation/"), "val from validation/: %lld images",
+              ds ? (long long)ds->n : -1LL);
+    yolo_dataset_free(ds);
+    yolo_data_config_free(&cfg);
+    free(dir);
 }
 
 int main(void) {

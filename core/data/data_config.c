@@ -310,6 +310,10 @@ static yolo_status default_splits(yolo_data_config *c, unsigned needs) {
     const char **dirs = (needs & YOLO_NEED_IMAGE_CLASS) ? cls_dirs : det_dirs;
     for (int s = 0; s < YOLO_SPLIT_COUNT; s++) {
         char *p = yolo_path_join(c->root, dirs[s]);
+        if (p && dirs == cls_dirs && s == YOLO_SPLIT_VAL && !yolo_vfs_is_dir(c->vfs, p)) {
+            free(p); /* Ultralytics' check_cls_dataset: val/, else validation/ (else test/: finish) */
+            p = yolo_path_join(c->root, "validation");
+        }
         if (p && yolo_vfs_is_dir(c->vfs, p)) {
             yolo_status st = add_split(c, (yolo_split)s, p);
             if (st != YOLO_OK)
