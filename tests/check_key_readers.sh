@@ -36,7 +36,7 @@ awk '/^ *[A-Z_]+\(/ { row = $0 } row && !/^ *[A-Z_]+\(/ { row = row " " $0 } row
             field=$key ;;
         LAUNCH | RUN | OPTIM | LOADER | CKPT | VAL | PREDICT | DIST)
             field=$(printf '%s' "$rest" | cut -d, -f2 | tr -d ' ' | sed 's/.*\.//')
-            case $field in split_name) field=split ;; half) field=half_best ;; batch_given) field=batch ;; esac ;;
+            case $field in split_name) field=split ;; half) field=half_best ;; batch_given) field=batch ;; imgsz_given) field=imgsz ;; esac ;;
         CORE | PLUGIN | REFUSED) field= ;;
         *) continue ;;
         esac

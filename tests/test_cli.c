@@ -111,6 +111,11 @@ static void test_binary(void) {
            "Ultralytics downloads its released weights by name");
     EXPECT(run(real_dir, "info", "model=/nonexistent/yolov8n.pt", NULL), 1, "err", "/nonexistent/yolov8n.pt");
     CHECK(strstr(err_text, "Ultralytics downloads") == NULL); /* a path: just the file's absence */
+    /* imgsz: an integer or [h, w], each a multiple of 32 */
+    EXPECT(run(real_dir, "detect", "predict", "model=yolov8n.yaml", "source=nowhere", "imgsz=96,160,32", NULL), 2, "err",
+           "imgsz: an integer or [h, w]");
+    EXPECT(run(real_dir, "detect", "predict", "model=yolov8n.yaml", "source=nowhere", "imgsz=[96,100]", NULL), 2, "err",
+           "imgsz=100: must be a positive multiple of 32");
     /* Ultralytics' tasks that are not built: said so, with where a plugin would come from */
     EXPECT(run(real_dir, "pose", "train", "data=coco8-pose.yaml", NULL), 2, "err", "task 'pose' is not built",
            "tasks found: ", "sdk/README.md");

@@ -131,6 +131,23 @@ static void check_rect_predict(const char *shapes_val) {
     CHECK_MSG(one && two && la == lb && memcmp(one, two, la) == 0, "a mixed batch's rows differ from rect=False's");
     free(one);
     free(two);
+
+    /* imgsz=[h, w] (predict and export take it): a square image fits h and pads
+     * w only to the stride (96x96), or to w with rect=False (96x160) */
+    snprintf(args, sizeof args, "detect predict model=%s/yolov8n-shapes.pt imgsz=96,160 source=mixed/b.png save=False",
+             ref);
+    rc = test_run_yolo(tmp, args);
+    CHECK_MSG(rc == 0 && log_has("mixed/b.png: 96x96", NULL, 0), "imgsz=96,160: exit %d (see %s/log.txt)", rc, tmp);
+    snprintf(args, sizeof args, "detect predict model=%s/yolov8n-shapes.pt imgsz=[96,160] rect=False "
+             "source=mixed/b.png save=False", ref);
+    rc = test_run_yolo(tmp, args);
+    CHECK_MSG(rc == 0 && log_has("mixed/b.png: 96x160", NULL, 0), "imgsz=[96,160] rect=False: exit %d (see %s/log.txt)",
+              rc, tmp);
+    /* val takes one size, as Ultralytics: max(h, w), said so */
+    snprintf(args, sizeof args, "detect val model=%s/yolov8n-shapes.pt data=shapes imgsz=96,160 plots=False", ref);
+    rc = test_run_yolo(tmp, args);
+    CHECK_MSG(rc == 0 && log_has("updating to 'imgsz=160'", NULL, 0), "val imgsz=96,160: exit %d (see %s/log.txt)",
+              rc, tmp);
     yolo_image_free(&full);
     yolo_image_free(&wide);
 }

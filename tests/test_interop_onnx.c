@@ -233,6 +233,15 @@ static void check_cli(void) {
                       file_has(log, "opset 13"),
                   "metadata of %s (see %s)", onnx_path, log);
     }
+    /* imgsz=[h, w]: a rectangular input, and Ultralytics' metadata says it */
+    snprintf(args, sizeof args, "detect export model=%s imgsz=96,160 opset=17", pt);
+    CHECK_MSG(test_run_yolo(tmp, args) == 0, "export imgsz=96,160 exited non-zero (see %s/log.txt)", tmp);
+    rc = run(cmd);
+    if (rc != 3) {
+        snprintf(log, sizeof log, "%s/check.txt", tmp);
+        CHECK_MSG(rc == 0 && file_has(log, "metadata imgsz: [96, 160]") && file_has(log, "input images: [1, 3, 96, 160]"),
+                  "imgsz=96,160: %s (see %s)", onnx_path, log);
+    }
     static const struct {
         const char *args, *needle;
     } refused[] = {{"format=tflite", "not built; built formats: onnx, safetensors"},

@@ -103,7 +103,7 @@ static void probe_text(const yolo_config_key *key, const yolo_config_value *now,
             snprintf(out, size, "%s", key->type == YOLO_CONFIG_STRING ? "probe_value" : "probe.ckpt");
         }
         break;
-    case YOLO_CONFIG_INT_LIST: snprintf(out, size, "3"); break;
+    case YOLO_CONFIG_INT_LIST: snprintf(out, size, "%lld", lo > 3 ? (long long)lo : 3LL); break;
     case YOLO_CONFIG_NUMBER: snprintf(out, size, "%lld", (long long)(now->i + 1 <= hi ? now->i + 1 : now->i - 1)); break;
     default: snprintf(out, size, "unexpected"); break;
     }
@@ -166,7 +166,7 @@ static void test_fields_read(void) {
         fields++;
         /* the field is named after its key (a swapped row shows here), but for these */
         static const char *const renamed[][2] = {{"split", "split_name"}, {"dist_bucket_mb", "bucket_mb"},
-                                                                {"batch", "batch_given"}};
+                                                                {"batch", "batch_given"}, {"imgsz", "imgsz_given"}};
         const char *field_name = row->key;
         for (size_t r = 0; r < sizeof renamed / sizeof *renamed; r++)
             if (strcmp(row->key, renamed[r][0]) == 0) field_name = renamed[r][1];

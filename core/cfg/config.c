@@ -383,6 +383,11 @@ yolo_status yolo_config_get_int(const yolo_config *cfg, const char *key, int64_t
     const config_entry *e;
     yolo_status st = lookup(cfg, key, &e);
     if (st != YOLO_OK) return st;
+    /* an integer list key given one bare integer (imgsz=640) reads as that integer */
+    if (e->value.kind == YOLO_VALUE_INT_LIST && e->value.n == 1 && e->value.b) {
+        *out = e->value.list[0];
+        return YOLO_OK;
+    }
     if (e->value.kind != YOLO_VALUE_INT) return wrong_kind(e, "an integer");
     *out = e->value.i;
     return YOLO_OK;

@@ -34,7 +34,8 @@ const yolo_config_key yolo_core_keys[] = {
     KEY("time", F, T | N | GT, 0, 0, NULL),
     KEY("patience", I, T | GE, 0, 0, NULL),
     KEY("batch", NUM, T | V | P | GE | R, -1, 0, NULL), /* images, or AutoBatch: -1 or a memory fraction (0, 1) */
-    KEY("imgsz", I, ALL | IN | R, 32, 16384, NULL), /* 16384^2 is past the decoders' pixel limit already */
+    /* an integer, or [h, w] for predict and export (16384^2 is past the decoders' pixel limit already) */
+    KEY("imgsz", IL, ALL | IN | R, 32, 16384, NULL),
     KEY("save", B, T | P, 0, 0, NULL),
     KEY("save_period", I, T | GE, -1, 0, NULL),
     KEY("cache", BS, T, 0, 0, "ram|disk"),

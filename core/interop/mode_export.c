@@ -2,7 +2,7 @@
  *
  * Keys, as Ultralytics' exporter reads them:
  *   format     onnx | safetensors (any other format is refused by name)
- *   imgsz      the traced image size (square); batch: the traced batch
+ *   imgsz      the traced image size: an integer, or [h, w]; batch: the traced batch
  *              (1 unless given, as Ultralytics' Model.export sets it)
  *   opset      12..17 (null: 17)
  *   half       onnx: fp16 export needs a GPU in Ultralytics, which warns
@@ -104,7 +104,7 @@ static yolo_status export_onnx(yolo_session *s, const char *model_path, bool is_
                                                                                       : NULL;
     yolo_export_meta_input mi = {.model_name = yolo_model_name(s->model), .data = data, .version = YOLO_VERSION,
                                  .task = s->task->name, .stride = yolo_model_grid_stride(s->model), .batch = batch,
-                                 .height = s->set.run.imgsz, .width = s->set.run.imgsz, .channels = yolo_model_in_channels(s->model),
+                                 .height = s->set.run.imgsz_h, .width = s->set.run.imgsz_w, .channels = yolo_model_in_channels(s->model),
                                  .opset = opset, .nc = yolo_model_nc(s->model), .half = false, .simplify = simplify,
                                  .dynamic = dynamic,
                                  .names = s->tctx.names};
@@ -113,8 +113,8 @@ static yolo_status export_onnx(yolo_session *s, const char *model_path, bool is_
     char path[1100];
     output_path(model_path, ".onnx", is_yaml, path, sizeof path);
     printf("ONNX: starting export with opset %d, input images [%d, %d, %d, %d]...\n", opset, batch,
-           yolo_model_in_channels(s->model), s->set.run.imgsz, s->set.run.imgsz);
-    yolo_onnx_options oo = {.batch = batch, .height = s->set.run.imgsz, .width = s->set.run.imgsz, .opset = opset,
+           yolo_model_in_channels(s->model), s->set.run.imgsz_h, s->set.run.imgsz_w);
+    yolo_onnx_options oo = {.batch = batch, .height = s->set.run.imgsz_h, .width = s->set.run.imgsz_w, .opset = opset,
                             .dynamic = dynamic, .metadata = meta.kv, .n_metadata = meta.n, .producer_version = YOLO_VERSION};
     int n_out = 0;
     st = yolo_onnx_export(s->model, &oo, path, &n_out);

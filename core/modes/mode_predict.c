@@ -57,29 +57,30 @@ static bool is_archive_name(const char *name) {
 }
 
 /* The model's input: Ultralytics' LetterBox. The image is scaled to fit
- * size x size (bilinear both ways, cv2.INTER_LINEAR), then padded with grey
- * on both sides: to the square (auto=False), or only to the next multiple
+ * imgsz, th x tw (bilinear both ways, cv2.INTER_LINEAR), then padded with grey
+ * on both sides: to th x tw (auto=False), or only to the next multiple
  * of the grid stride (auto=True: what Model.predict's rect=True gives a .pt
  * model when the batch's images share one size; a 640x480 photo runs at
  * 640x480, not 640x640). letterbox_size gives the canvas, letterbox_into
  * fills a CHW plane set of that size. */
-static void letterbox_fit(const yolo_image *src, int size, int *nw, int *nh) {
-    double r = fmin((double)size / src->width, (double)size / src->height);
+static void letterbox_fit(const yolo_image *src, int th, int tw, int *nw, int *nh) {
+    double r = fmin((double)tw / src->width, (double)th / src->height);
     *nw = (int)lround(src->width * r), *nh = (int)lround(src->height * r);
     if (*nw < 1) *nw = 1;
     if (*nh < 1) *nh = 1;
 }
 
-static void letterbox_size(const yolo_image *src, int size, int stride, int *cw, int *ch) {
+static void letterbox_size(const yolo_image *src, int th, int tw, int stride, int *cw, int *ch) {
     int nw, nh;
-    letterbox_fit(src, size, &nw, &nh);
-    *cw = stride > 0 ? nw + (size - nw) % stride : size;
-    *ch = stride > 0 ? nh + (size - nh) % stride : size;
+    letterbox_fit(src, th, tw, &nw, &nh);
+    *cw = stride > 0 ? nw + (tw - nw) % stride : tw;
+    *ch = stride > 0 ? nh + (th - nh) % stride : th;
 }
 
-static yolo_status letterbox_into(const yolo_image *src, int size, int cw, int ch, uint8_t *chw, yolo_image_meta *meta) {
+static yolo_status letterbox_into(const yolo_image *src, int th, int tw, int cw, int ch, uint8_t *chw,
+                                  yolo_image_meta *meta) {
     int nw, nh;
-    letterbox_fit(src, size, &nw, &nh);
+    letterbox_fit(src, th, tw, &nw, &nh);
     int left = (int)lround((cw - nw) / 2.0 - 0.1), top = (int)lround((ch - nh) / 2.0 - 0.1);
     yolo_image resized = {0}, canvas = {0};
     yolo_status st = yolo_image_resize(src, nw, nh, false, &resized);
@@ -320,8 +321,9 @@ static yolo_status predict_batch(predictor *p, int64_t first, int count, const c
     bool classify = (p->s.hooks->data.needs & YOLO_NEED_IMAGE_CLASS) != 0, same = true;
     for (int i = 1; i < n; i++)
         same = same && images[i].width == images[0].width && images[i].height == images[0].height;
-    int size = p->s.set.run.imgsz, w = size, h = size;
-    if (!classify) letterbox_size(&images[0], size, same ? p->stride : 0, &w, &h);
+    const int size = p->s.set.run.imgsz, th = p->s.set.run.imgsz_h, tw = p->s.set.run.imgsz_w;
+    int w = size, h = size;
+    if (!classify) letterbox_size(&images[0], th, tw, same ? p->stride : 0, &w, &h);
     int32_t cls[YOLO_PREDICT_BATCH_MAX];
     yolo_aug_record aug[YOLO_PREDICT_BATCH_MAX] = {{0}};
     yolo_image_meta meta[YOLO_PREDICT_BATCH_MAX];
@@ -335,7 +337,8 @@ static yolo_status predict_batch(predictor *p, int64_t first, int count, const c
     for (int i = 0; !st && i < n; i++) {
         cls[i] = -1;
         uint8_t *chw = batch.images + per_image * (size_t)i;
-        st = classify ? center_crop(&images[i], size, chw, &meta[i]) : letterbox_into(&images[i], size, w, h, chw, &meta[i]);
+        st = classify ? center_crop(&images[i], size, chw, &meta[i])
+                      : letterbox_into(&images[i], th, tw, w, h, chw, &meta[i]);
     }
     yolo_model_graph *mg = NULL;
     if (!st) st = yolo_graph_cache_get(&p->graphs, &batch, &mg);
@@ -370,7 +373,12 @@ yolo_status yolo_mode_predict(const yolo_mode_context *ctx) {
     if (!st) {
         p.graphs = (yolo_graph_cache){.model = p.s.model, .training = false};
         p.stride = rect ? yolo_model_grid_stride(p.s.model) : 0;
-        if (!rect) printf("rect=False: every image letterboxed to %dx%d\n", p.s.set.run.imgsz, p.s.set.run.imgsz);
+        const yolo_run_settings *run = &p.s.set.run;
+        if (!rect) printf("rect=False: every image letterboxed to %dx%d\n", run->imgsz_h, run->imgsz_w);
+        if (run->imgsz_h != run->imgsz_w && (p.s.hooks->data.needs & YOLO_NEED_IMAGE_CLASS))
+            st = yolo_error(YOLO_ERR_CONFIG, "imgsz=[%d, %d] (%s): classify predicts on a centre-cropped square; give "
+                            "one size (e.g. imgsz=%d)", run->imgsz_h, run->imgsz_w, yolo_config_source(p.s.cfg, "imgsz"),
+                            run->imgsz);
         p.batch = yolo_config_layer_of(p.s.cfg, "batch") > YOLO_CONFIG_LAYER_TASK ? p.s.set.run.batch : 1;
         char given[64] = "";
         yolo_config_format(p.s.cfg, "batch", given, sizeof given);

@@ -23,6 +23,7 @@ yolo_status yolo_mode_val(const yolo_mode_context *ctx) {
         st = yolo_error(YOLO_ERR_CONFIG, "batch=%s (%s): AutoBatch chooses training batches; val takes a batch of 1 "
                         "or more images (e.g. batch=16)", given, yolo_config_source(s.cfg, "batch"));
     }
+    if (!st) yolo_session_square_imgsz(&s);
     if (!st) st = yolo_session_load_model(&s);
     if (!st) st = yolo_session_apply_half(&s);
     const yolo_run_settings *run = &s.set.run;

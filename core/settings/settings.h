@@ -38,7 +38,10 @@ typedef struct yolo_launch_settings {
 /* What every mode needs to open a session: data, model, size, device. */
 typedef struct yolo_run_settings {
     const char *model, *data, *device; /* NULL when null */
-    int imgsz, workers, threads;
+    int workers, threads;
+    yolo_config_value imgsz_given; /* imgsz= as given: an integer or [h, w] */
+    int imgsz;                     /* derived: the integer, or max(h, w) (train and val take one size) */
+    int imgsz_h, imgsz_w;          /* derived: [h, w], or imgsz twice (predict and export) */
     yolo_config_value batch_given; /* batch= as given: images, or AutoBatch's -1 / 0 / fraction */
     int batch;                     /* derived: images (0 while AutoBatch has not chosen) */
     double autobatch;              /* derived: AutoBatch's memory fraction, 0: off */

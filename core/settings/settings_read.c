@@ -98,11 +98,25 @@ static yolo_status check_batch(yolo_run_settings *r) {
     return YOLO_OK;
 }
 
+/* imgsz: an integer, or Ultralytics' [h, w] (predict and export letterbox
+ * to it; train and val take max(h, w), as Ultralytics does, saying so). */
+static yolo_status check_imgsz(yolo_run_settings *r) {
+    const yolo_config_value *v = &r->imgsz_given;
+    if (v->kind != YOLO_VALUE_INT_LIST || v->n < 1 || v->n > 2)
+        return yolo_error(YOLO_ERR_CONFIG, "imgsz: an integer or [h, w] (e.g. imgsz=640 or imgsz=[384,640])");
+    r->imgsz_h = (int)v->list[0];
+    r->imgsz_w = (int)v->list[v->n - 1];
+    r->imgsz = r->imgsz_h > r->imgsz_w ? r->imgsz_h : r->imgsz_w;
+    for (int i = 0; i < v->n; i++)
+        if (v->list[i] % 32)
+            return yolo_error(YOLO_ERR_CONFIG, "imgsz=%lld: must be a positive multiple of 32 (the model's largest "
+                              "stride)", (long long)v->list[i]);
+    return YOLO_OK;
+}
+
 static yolo_status check_run(yolo_run_settings *r) {
-    if (r->imgsz < 32 || r->imgsz % 32)
-        return yolo_error(YOLO_ERR_CONFIG, "imgsz=%d: must be a positive multiple of 32 (the model's largest stride)",
-                          r->imgsz);
-    return check_batch(r);
+    yolo_status st = check_imgsz(r);
+    return st ? st : check_batch(r);
 }
 
 static yolo_status check_optim(const yolo_optim_settings *o) {

@@ -47,7 +47,7 @@ const yolo_key_reader yolo_settings_keys[] = {
     OPTIM("time", time, D),
     OPTIM("patience", patience, I),
     RUN("batch", batch_given, V),
-    RUN("imgsz", imgsz, I),
+    RUN("imgsz", imgsz_given, V),
     CKPT("save", save, B),
     PICTURES("save", save, B),
     CKPT("save_period", save_period, I),

@@ -87,6 +87,8 @@ yolo_status yolo_session_open(const yolo_mode_context *ctx, yolo_session *s, con
     yolo_status st = yolo_settings_fill(s->cfg, YOLO_SETTINGS_RUN, &given);
     /* predict reads data only when the user names it (the task's default data is not needed) */
     bool data_named = given.run.data && yolo_config_layer_of(s->cfg, "data") > YOLO_CONFIG_LAYER_TASK;
+    const char *model_given = opt->model ? opt->model : given.run.model;
+    if (!st && model_given) st = yolo_refuse_exported_model(model_given); /* before the data: the first thing wrong */
     if (!st && (opt->need_data || data_named)) st = load_data(ctx, s, given.run.data);
     if (!st) st = yolo_settings_fill(s->cfg, YOLO_SETTINGS_RUN, &given); /* after the data yaml's keys */
     char model[1024] = ""; /* a copy: the merge replaces the configuration's strings */
@@ -130,9 +132,19 @@ int yolo_model_grid_stride(const yolo_model *model) {
     return gs;
 }
 
+void yolo_session_square_imgsz(yolo_session *s) {
+    yolo_run_settings *run = &s->set.run;
+    if (run->imgsz_h == run->imgsz_w) return;
+    fprintf(stderr, "WARNING: updating to 'imgsz=%d'. 'train' and 'val' imgsz must be an integer, while 'predict' and "
+                    "'export' imgsz may be a [h, w] list or an integer, i.e. 'yolo export imgsz=640,480' or 'yolo "
+                    "export imgsz=640'\n", run->imgsz);
+    run->imgsz_h = run->imgsz_w = run->imgsz;
+}
+
 yolo_status yolo_session_check_imgsz(const yolo_session *s) {
-    const int gs = yolo_model_grid_stride(s->model), imgsz = s->set.run.imgsz;
-    if (imgsz % gs == 0) return YOLO_OK;
+    const int gs = yolo_model_grid_stride(s->model), h = s->set.run.imgsz_h, w = s->set.run.imgsz_w;
+    const int imgsz = h % gs ? h : w;
+    if (h % gs == 0 && w % gs == 0) return YOLO_OK;
     return yolo_error(YOLO_ERR_CONFIG, "imgsz=%d (%s): must be a multiple of %d, the largest stride of %s (imgsz=%d "
                       "or %d)", imgsz, yolo_config_source(s->cfg, "imgsz"), gs, s->model_name,
                       imgsz / gs * gs > 0 ? imgsz / gs * gs : gs, (imgsz / gs + 1) * gs);

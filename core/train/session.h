@@ -57,6 +57,10 @@ yolo_status yolo_session_build_model(yolo_session *s, const char *model, yolo_mo
 /* Ultralytics' grid size gs: max(the model's largest stride, 32); batch
  * shapes and image sizes are multiples of it. */
 int yolo_model_grid_stride(const yolo_model *model);
+/* train and val take one size: imgsz=[h, w] becomes max(h, w), saying
+ * so in Ultralytics' words (predict and export letterbox to [h, w]). */
+void yolo_session_square_imgsz(yolo_session *s);
+
 /* imgsz against s->model's grid size: a P6 model (stride 64) refuses an
  * imgsz that is a multiple of 32 only, naming both (its graph could not
  * join the levels; Ultralytics rounds up with a warning). */

@@ -64,6 +64,7 @@ static yolo_status build_models(yolo_trainer *t) {
         if (!st) printf("Transferred %zu/%zu items from %s\n", transferred, total, t->weights_from);
     }
     if (!st) st = yolo_trainer_apply_freeze(t->s.model, &t->s.set.optim.freeze);
+    yolo_session_square_imgsz(&t->s);
     if (!st) st = yolo_session_check_imgsz(&t->s);
     if (st) return st;
     t->s.tctx.model = t->s.model;

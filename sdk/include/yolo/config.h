@@ -145,6 +145,7 @@ YOLO_API yolo_status yolo_config_merge_yaml_file(yolo_config *cfg, yolo_config_l
  * text of a BOOL_OR_STRING key and gives NULL for null. */
 YOLO_API yolo_status yolo_config_get(const yolo_config *cfg, const char *key, yolo_config_value *out);
 YOLO_API yolo_status yolo_config_get_bool(const yolo_config *cfg, const char *key, bool *out);
+/* get_int also reads an integer-list key given as one bare integer (imgsz=640). */
 YOLO_API yolo_status yolo_config_get_int(const yolo_config *cfg, const char *key, int64_t *out);
 YOLO_API yolo_status yolo_config_get_float(const yolo_config *cfg, const char *key, double *out);
 YOLO_API yolo_status yolo_config_get_string(const yolo_config *cfg, const char *key, const char **out);
