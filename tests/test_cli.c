@@ -96,6 +96,21 @@ static void test_binary(void) {
     EXPECT(run(real_dir, "checks", NULL), 0, "out", "yolo ", "CPU backend", "oneDNN", "OpenBLAS", "Vulkan", "MPI",
            "detect", "classify", "segment", "ABI 1.", "libyolo-detect.so");
     EXPECT(run(real_dir, "checks", "verbose=true", NULL), 2, "err", "takes no arguments");
+    /* Ultralytics' settings, cfg and copy-cfg: shown, never written (settings.json is its tools') */
+    EXPECT(run(real_dir, "settings", NULL), 0, "out", "datasets_dir: ", "settings.json: ", "cache_dir: ");
+    EXPECT(run(real_dir, "settings", "datasets_dir=/x", NULL), 2, "err", "never written", "YOLO_DATASETS_DIR");
+    EXPECT(run(real_dir, "cfg", NULL), 0, "out", "task: detect", "mode: train", "epochs: 100");
+    EXPECT(run(real_dir, "cfg", "epochs=3", NULL), 2, "err", "'yolo cfg' takes no arguments");
+    char cwd[1024], tmp_cfg[] = "/tmp/yolo_test_cli_cfg_XXXXXX";
+    if (getcwd(cwd, sizeof cwd) && mkdtemp(tmp_cfg) && chdir(tmp_cfg) == 0) {
+        EXPECT(run(real_dir, "copy-cfg", NULL), 0, "out", "default_copy.yaml", "yolo cfg=");
+        char copied[1 << 15];
+        read_file("default_copy.yaml", copied, sizeof copied);
+        CHECK(strstr(copied, "epochs: 100") != NULL);
+        unlink("default_copy.yaml");
+        CHECK(chdir(cwd) == 0);
+        rmdir(tmp_cfg);
+    }
     /* configuration errors: 2, naming key and value, suggesting the near key */
     EXPECT(run(real_dir, "detect", "train", "epoch=3", NULL), 2, "err", "'epoch'", "epoch=3", "did you mean 'epochs'");
     EXPECT(run(real_dir, "--task", "detect", "train", "epochs=1.5", NULL), 2, "err", "'epochs=1.5'", "integer");

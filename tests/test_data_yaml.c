@@ -8,6 +8,7 @@
 
 #include "data/archive.h"
 #include "data/dataset.h"
+#include "data/datasets_dir.h"
 #include "data/fsutil.h"
 #include "data/image.h"
 #include "data/warn.h"
@@ -109,6 +110,26 @@ static void test_paths(void) {
     CHECK(yolo_data_config_load("a", YOLO_NEED_BOXES, &cfg) == YOLO_OK && cfg.nc == 2);
     yolo_data_config_free(&cfg);
     unsetenv("YOLO_DATASETS_DIR");
+    /* without it, the datasets_dir of Ultralytics' settings.json (read, never written) */
+    char *config = at("config"), json[1200];
+    setenv("YOLO_CONFIG_DIR", config, 1);
+    snprintf(json, sizeof json, "{\n  \"settings_version\": \"0.0.6\",\n  \"datasets_dir\" : \"%s\",\n  \"runs_dir\": "
+             "\"runs\"\n}\n", sets);
+    write_text("config/Ultralytics/settings.json", json);
+    CHECK_MSG(yolo_data_config_load("a", YOLO_NEED_BOXES, &cfg) == YOLO_OK && cfg.nc == 2, "%s", yolo_last_error());
+    yolo_data_config_free(&cfg);
+    CHECK(count_images("elsewhere/f.yaml", YOLO_SPLIT_TRAIN, &st) == 3);
+    const char *from = NULL;
+    char *dir = yolo_datasets_dir(&from);
+    CHECK(dir && strcmp(dir, sets) == 0 && from && strstr(from, "config/Ultralytics/settings.json"));
+    free(dir);
+    setenv("YOLO_DATASETS_DIR", config, 1); /* the variable wins */
+    dir = yolo_datasets_dir(&from);
+    CHECK(dir && strcmp(dir, config) == 0 && strcmp(from, "YOLO_DATASETS_DIR") == 0);
+    free(dir);
+    unsetenv("YOLO_DATASETS_DIR");
+    unsetenv("YOLO_CONFIG_DIR");
+    free(config);
     free(sets);
     /* path: X where only X.zip exists: the archive is used */
     char *ds_dir = at("sets/ds"), *zip = at("zipped/ds.zip"), *zdir = at("zipped");
@@ -121,6 +142,21 @@ static void test_paths(void) {
     char *dsd = at("sets/ds");
     CHECK(yolo_data_config_load(dsd, YOLO_NEED_BOXES, &cfg) != YOLO_OK); /* no names anywhere */
     free(dsd);
+}
+
+/* settings.json strings: escapes decoded, a key's text inside a value skipped, malformed refused */
+static void test_json_strings(void) {
+    char *v = yolo_json_string_value("{\"a\": \"x\", \"datasets_dir\": \"\\/d\\u00fcr\\ud83d\\ude00 \\\"q\\\"\"}", "datasets_dir");
+    CHECK_MSG(v && strcmp(v, "/d\xc3\xbcr\xf0\x9f\x98\x80 \"q\"") == 0, "decoded: %s", v ? v : "(null)");
+    free(v);
+    v = yolo_json_string_value("{\"note\": \"datasets_dir\", \"datasets_dir\": \"/ok\"}", "datasets_dir");
+    CHECK(v && strcmp(v, "/ok") == 0);
+    free(v);
+    CHECK(yolo_json_string_value("{\"datasets_dir\": 3}", "datasets_dir") == NULL);
+    CHECK(yolo_json_string_value("{\"datasets_dir\": \"/cut", "datasets_dir") == NULL);
+    CHECK(yolo_json_string_value("{\"datasets_dir\": \"\\u12\"}", "datasets_dir") == NULL);
+    CHECK(yolo_json_string_value("{\"datasets_dir\": \"\\ud83d\"}", "datasets_dir") == NULL); /* a lone surrogate */
+    CHECK(yolo_json_string_value("{}", "datasets_dir") == NULL);
 }
 
 static void test_errors(void) {
@@ -170,6 +206,7 @@ int main(void) {
     yolo_data_set_warning_handler(quiet, NULL);
     test_paths();
     test_errors();
+    test_json_strings();
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
     if (system(cmd) != 0)

@@ -78,6 +78,9 @@ int yolo_cli_main(int argc, char **argv);                      /* core/cli/cli_m
 int yolo_cli_help(const yolo_cli_args *args, FILE *out);        /* core/cli/cli_help.c */
 void yolo_cli_usage(FILE *out);
 int yolo_cli_checks(FILE *out);                                 /* core/cli/cli_checks.c */
+/* settings, cfg, copy-cfg: Ultralytics' special commands (core/cli/cli_settings.c) */
+int yolo_cli_is_command(const char *word);
+int yolo_cli_command(const yolo_cli_args *args, FILE *out);
 /* The mode's function, NULL for `checks` and unknown names (core/cli/modes.c). */
 yolo_mode_fn yolo_cli_mode_function(const char *mode);
 /* Exit code for a failure status: 2 for configuration errors, else 1. */

@@ -13,7 +13,8 @@ void yolo_cli_usage(FILE *out) {
     fprintf(out,
             "usage: yolo [--task TASK] MODE [key=value ...]\n"
             "       yolo TASK MODE [key=value ...]\n"
-            "       yolo help [MODE | TASK | KEY]   yolo MODE help   yolo checks   yolo version\n");
+            "       yolo help [MODE | TASK | KEY]   yolo MODE help   yolo checks   yolo version\n"
+            "       yolo settings   yolo cfg   yolo copy-cfg\n");
 }
 
 /* "int >= 1", "float in [0, 1]", "SGD|Adam|auto", "bool|text", ... */

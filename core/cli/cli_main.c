@@ -88,6 +88,8 @@ int yolo_cli_main(int argc, char **argv) {
         code = YOLO_EXIT_OK;
     } else if (args->help) {
         code = yolo_cli_help(args, stdout);
+    } else if (args->mode == NULL && args->n_words > 0 && yolo_cli_is_command(args->words[0])) {
+        code = yolo_cli_command(args, stdout);
     } else if (args->mode == NULL) {
         if (argc <= 1) {
             yolo_cli_usage(stderr);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "data/datasets_dir.h"
 #include "data/fsutil.h"
 #include "data/shapes.h"
 
@@ -229,31 +230,34 @@ static yolo_status open_root(yolo_data_config *c, const char *path) {
     return st;
 }
 
-/* `path:` relative -> the yaml's folder, $YOLO_DATASETS_DIR, the working directory. */
+/* `path:` relative -> the yaml's folder, the datasets folder (datasets_dir.h), the working directory. */
 static char *resolve_root(const char *path, const char *yaml_dir) {
     if (path[0] == '/')
         return strdup(path);
-    const char *env = getenv("YOLO_DATASETS_DIR");
-    const char *bases[3] = {yaml_dir, env, "."};
-    for (int i = 0; i < 3; i++) {
+    char *datasets = yolo_datasets_dir(NULL);
+    const char *bases[3] = {yaml_dir, datasets, "."};
+    char *found = NULL;
+    for (int i = 0; i < 3 && !found; i++) {
         if (!bases[i] || !bases[i][0])
             continue;
         char *p = yolo_path_join(bases[i], path);
-        if (p && (yolo_is_dir(p) || yolo_is_file(p)))
-            return p;
+        if (p && (yolo_is_dir(p) || yolo_is_file(p))) {
+            found = p;
+            break;
+        }
         size_t n = p ? strlen(p) + 5 : 0;
         char *z = p ? malloc(n) : NULL;
         if (z) {
             snprintf(z, n, "%s.zip", p);
-            if (yolo_is_file(z)) {
-                free(z);
-                return p; /* open_root switches to the .zip */
-            }
+            if (yolo_is_file(z))
+                found = p; /* open_root switches to the .zip */
         }
         free(z);
-        free(p);
+        if (!found)
+            free(p);
     }
-    return yolo_path_join(yaml_dir, path);
+    free(datasets);
+    return found ? found : yolo_path_join(yaml_dir, path);
 }
 
 /* Image-folder classes: sorted sub-folders of the train split. */
@@ -550,19 +554,20 @@ yolo_status yolo_data_config_load(const char *data, unsigned needs, yolo_data_co
         c->yaml_path = strdup(data);
         st = apply_yaml(c, data, needs, false);
     } else {
-        /* a bare name: look in $YOLO_DATASETS_DIR (coco8 -> coco8.yaml) */
-        const char *env = getenv("YOLO_DATASETS_DIR");
-        char *cand = NULL;
-        if (env && env[0]) {
+        /* a bare name: look in the datasets folder (coco8 -> coco8.yaml) */
+        char *datasets = yolo_datasets_dir(NULL), *cand = NULL;
+        if (datasets) {
             char buf[1024];
             snprintf(buf, sizeof buf, "%s%s", data, yolo_path_has_ext(data, ".yaml") ? "" : ".yaml");
-            cand = yolo_path_join(env, buf);
+            cand = yolo_path_join(datasets, buf);
         }
+        free(datasets);
         if (cand && yolo_is_file(cand)) {
             c->yaml_path = strdup(cand);
             st = apply_yaml(c, cand, needs, false);
         } else {
-            st = yolo_error(YOLO_ERR_IO, "data=%s: no such yaml, folder or archive (nor in YOLO_DATASETS_DIR)", data);
+            st = yolo_error(YOLO_ERR_IO, "data=%s: no such yaml, folder or archive (nor in the datasets folder: "
+                            "YOLO_DATASETS_DIR, or datasets_dir in Ultralytics' settings.json)", data);
         }
         free(cand);
     }
