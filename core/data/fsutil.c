@@ -160,6 +160,15 @@ bool yolo_path_is_image(const char *path) {
     return false;
 }
 
+bool yolo_path_is_video(const char *path) {
+    static const char *exts[] = {".asf", ".avi", ".gif", ".m4v", ".mkv", ".mov", ".mp4", ".mpeg", ".mpg", ".ts",
+                                 ".wmv", ".webm"};
+    for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++)
+        if (yolo_path_has_ext(path, exts[i]))
+            return true;
+    return false;
+}
+
 bool yolo_path_is_archive(const char *path) {
     static const char *exts[] = {".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar.zst"};
     for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++)

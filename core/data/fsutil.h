@@ -28,6 +28,8 @@ const char *yolo_path_basename(const char *path);
 bool yolo_path_has_ext(const char *path, const char *ext);
 /* One of the image extensions Ultralytics lists (bmp dng jpeg jpg mpo png tif tiff webp pfm). */
 bool yolo_path_is_image(const char *path);
+/* Ultralytics' VID_FORMATS (predicted frame by frame there; not built here). */
+bool yolo_path_is_video(const char *path);
 /* .zip .tar .tar.gz .tgz .tar.bz2 .tar.xz .tar.zst */
 bool yolo_path_is_archive(const char *path);
 /* Ultralytics' label path: the last "/images/" (or a leading "images/")

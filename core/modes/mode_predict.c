@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "cli/modes.h"
+#include "data/fsutil.h"
 #include "data/image.h"
 #include "data/vfs.h"
 #include "modes/load_model.h"
@@ -23,37 +24,9 @@
 /* batch= in predict: images per forward pass (Ultralytics' LoadImages batch). */
 #define YOLO_PREDICT_BATCH_MAX 256
 
-static bool is_image_name(const char *name) {
-    static const char *const exts[] = {".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp"};
-    const char *dot = strrchr(name, '.');
-    for (size_t i = 0; dot && i < sizeof exts / sizeof *exts; i++)
-        if (strcasecmp(dot, exts[i]) == 0) return true;
-    return false;
-}
-
-/* Ultralytics' VID_FORMATS: predicted frame by frame there; not built here. */
-static bool is_video_name(const char *name) {
-    static const char *const exts[] = {".asf", ".avi", ".gif", ".m4v", ".mkv", ".mov", ".mp4", ".mpeg", ".mpg", ".ts",
-                                       ".wmv", ".webm"};
-    const char *dot = strrchr(name, '.');
-    for (size_t i = 0; dot && i < sizeof exts / sizeof *exts; i++)
-        if (strcasecmp(dot, exts[i]) == 0) return true;
-    return false;
-}
-
 static yolo_status video_refused(const char *source) {
     return yolo_error(YOLO_ERR_CONFIG, "source=%s: videos are not built (no video decoder); extract its frames "
                       "(e.g. ffmpeg -i %s frames/%%06d.jpg) and give the folder", source, source);
-}
-
-static bool is_archive_name(const char *name) {
-    const char *exts[] = {".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz"};
-    size_t n = strlen(name);
-    for (size_t i = 0; i < sizeof exts / sizeof *exts; i++) {
-        size_t e = strlen(exts[i]);
-        if (n > e && strcasecmp(name + n - e, exts[i]) == 0) return true;
-    }
-    return false;
 }
 
 /* The model's input: Ultralytics' LetterBox. The image is scaled to fit
@@ -216,7 +189,7 @@ static yolo_status list_pattern(predictor *p, const char *source) {
     p->files = st ? NULL : calloc(g.gl_pathc, sizeof *p->files);
     if (!st && !p->files) st = yolo_error(YOLO_ERR_NOMEM, "out of memory");
     for (size_t i = 0; !st && i < g.gl_pathc; i++) {
-        if (!is_image_name(g.gl_pathv[i])) continue;
+        if (!yolo_path_is_image(g.gl_pathv[i])) continue;
         if (!(p->files[p->n_files] = strdup(g.gl_pathv[i]))) st = yolo_error(YOLO_ERR_NOMEM, "out of memory");
         else p->n_files++;
     }
@@ -242,12 +215,12 @@ static yolo_status list_missing(predictor *p, const char *source) {
 
 static yolo_status list_sources(predictor *p, const char *source) {
     struct stat sb;
-    bool archive = is_archive_name(source);
+    bool archive = yolo_path_is_archive(source);
     if (stat(source, &sb) != 0) return list_missing(p, source);
     yolo_status st = yolo_vfs_open(archive ? source : NULL, &p->vfs);
     if (st) return st;
     if (!archive && S_ISREG(sb.st_mode)) {
-        if (is_video_name(source)) return video_refused(source);
+        if (yolo_path_is_video(source)) return video_refused(source);
         p->files = malloc(sizeof *p->files);
         if (!p->files || !(p->files[0] = strdup(source))) return yolo_error(YOLO_ERR_NOMEM, "out of memory");
         p->n_files = 1;
@@ -260,8 +233,8 @@ static yolo_status list_sources(predictor *p, const char *source) {
     p->files = calloc((size_t)(n ? n : 1), sizeof *p->files);
     int64_t videos = 0;
     for (int64_t i = 0; i < n; i++) {
-        videos += is_video_name(all[i]);
-        if (p->files && is_image_name(all[i])) p->files[p->n_files++] = all[i];
+        videos += yolo_path_is_video(all[i]);
+        if (p->files && yolo_path_is_image(all[i])) p->files[p->n_files++] = all[i];
         else free(all[i]);
     }
     free(all);
@@ -302,7 +275,6 @@ static yolo_status predict_batch(predictor *p, int64_t first, int count, const c
     yolo_image images[YOLO_PREDICT_BATCH_MAX] = {{0}};
     int64_t which[YOLO_PREDICT_BATCH_MAX];
     int n = 0;
-    double t0 = yolo_seconds_now();
     for (int j = 0; j < count; j++) {
         const char *path = p->files[first + j];
         uint8_t *bytes = NULL;
@@ -318,6 +290,7 @@ static yolo_status predict_batch(predictor *p, int64_t first, int count, const c
         which[n++] = first + j;
     }
     if (n == 0) return YOLO_OK;
+    double t0 = yolo_seconds_now(); /* preprocess: letterbox and layout (decoding is the loader's, as Ultralytics') */
     bool classify = (p->s.hooks->data.needs & YOLO_NEED_IMAGE_CLASS) != 0, same = true;
     for (int i = 1; i < n; i++)
         same = same && images[i].width == images[0].width && images[i].height == images[0].height;
