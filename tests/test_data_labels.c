@@ -77,13 +77,13 @@ static const yolo_sample *find(const yolo_dataset *ds, const char *name) {
 }
 
 static const char *bad_files[] = {"corrupt.jpg", "truncpng.png", "tiny.jpg", "format.bmp", "cls_big.txt", "cls_neg.txt",
-                                  "cls_frac.txt", "coord_out.txt", "malformed.txt", "columns.txt", "nan.txt"};
+                                  "cls_frac.txt", "coord_out.txt", "malformed.txt", "columns.txt", "nan.txt", "bom.txt"};
 static const char *repaired_files[] = {"truncated.jpg", "dup.txt", "zero.txt"};
 
 static void make_detect_fixture(void) {
     write_text("data.yaml", "path: ds\ntrain: images/train\nval: images/train\nnames: [a, b, c]\n");
     const char *images[] = {"good", "bg_missing", "bg_empty", "cls_big", "cls_neg", "cls_frac", "coord_out", "coord_tol",
-                            "malformed", "columns", "dup", "zero", "poly", "nan"};
+                            "malformed", "columns", "dup", "zero", "poly", "nan", "bom", "windows"};
     for (size_t i = 0; i < sizeof images / sizeof images[0]; i++) {
         char rel[128];
         snprintf(rel, sizeof rel, "ds/images/train/%s.jpg", images[i]);
@@ -102,6 +102,8 @@ static void make_detect_fixture(void) {
     write_text("ds/labels/train/zero.txt", "0 0.5 0.5 0 0.1\n1 0.5 0.5 0.3 0.3\n");
     write_text("ds/labels/train/poly.txt", "1 0.1 0.1 0.9 0.2 0.5 0.8\n");
     write_text("ds/labels/train/nan.txt", "0 nan 0.5 0.1 0.1\n");
+    write_text("ds/labels/train/bom.txt", "\xEF\xBB\xBF" "0 0.5 0.5 0.1 0.1\n"); /* Ultralytics rejects it too */
+    write_text("ds/labels/train/windows.txt", "0\t5e-1 0.5 1E-1 0.1\r\n2 0.25 0.25 0.1 0.1\r\n"); /* all fine */
     write_text("ds/labels/train/orphan.txt", "0 0.5 0.5 0.1 0.1\n"); /* a label without an image */
     write_text("ds/images/train/corrupt.jpg", "not a jpeg at all, just text");
     uint8_t bmp[64] = {'B', 'M'};
@@ -145,21 +147,24 @@ static void test_bad_inputs(void) {
         return;
     char line[256];
     yolo_dataset_summary(ds, line, sizeof line);
-    CHECK_MSG(strcmp(line, "train: 8 images, 3 backgrounds, 11 corrupt, 3 repaired") == 0, "summary: %s", line);
+    CHECK_MSG(strcmp(line, "train: 9 images, 3 backgrounds, 12 corrupt, 3 repaired") == 0, "summary: %s", line);
     CHECK(!ds->from_cache);
     /* one warning per bad or repaired file, naming it */
-    CHECK_MSG(n_warnings == 14, "%d warnings", n_warnings);
+    CHECK_MSG(n_warnings == 15, "%d warnings", n_warnings);
     for (size_t i = 0; i < sizeof bad_files / sizeof bad_files[0]; i++)
         CHECK_MSG(warnings_naming(bad_files[i]) == 1, "warnings naming %s: %d", bad_files[i], warnings_naming(bad_files[i]));
     for (size_t i = 0; i < sizeof repaired_files / sizeof repaired_files[0]; i++)
         CHECK_MSG(warnings_naming(repaired_files[i]) == 1, "warnings naming %s", repaired_files[i]);
     CHECK(warnings_naming("orphan") == 0);
     CHECK(warnings_naming("cls_big.txt:2") == 1); /* the message names file and line */
+    CHECK(warnings_naming("byte-order mark") == 1);
     /* what was kept */
     const yolo_sample *s = find(ds, "good.jpg");
     CHECK(s && s->labels.n == 2 && s->width == 48 && s->height == 32);
     s = find(ds, "dup.jpg");
     CHECK(s && s->labels.n == 1);
+    s = find(ds, "windows.jpg"); /* CRLF, a tab, exponents */
+    CHECK(s && s->labels.n == 2 && fabsf(s->labels.boxes[0] - 0.5f) < 1e-6f && fabsf(s->labels.boxes[2] - 0.1f) < 1e-6f);
     s = find(ds, "zero.jpg");
     CHECK(s && s->labels.n == 1 && s->labels.cls[0] == 1);
     s = find(ds, "coord_tol.jpg"); /* within tolerance: clamped, edges clipped to the image */
@@ -177,9 +182,9 @@ static void test_bad_inputs(void) {
     yolo_dataset_free(ds);
     n_warnings = 0;
     CHECK(yolo_dataset_open(&cfg, YOLO_SPLIT_TRAIN, &(yolo_data_spec){YOLO_NEED_BOXES, NULL, NULL}, NULL, &ds) == YOLO_OK);
-    CHECK(ds && ds->from_cache && n_warnings == 14);
+    CHECK(ds && ds->from_cache && n_warnings == 15);
     yolo_dataset_summary(ds, line, sizeof line);
-    CHECK_MSG(strcmp(line, "train: 8 images, 3 backgrounds, 11 corrupt, 3 repaired") == 0, "cached summary: %s", line);
+    CHECK_MSG(strcmp(line, "train: 9 images, 3 backgrounds, 12 corrupt, 3 repaired") == 0, "cached summary: %s", line);
     s = ds ? find(ds, "good.jpg") : NULL;
     CHECK(s && s->labels.n == 2);
     yolo_dataset_free(ds);

@@ -66,6 +66,12 @@ yolo_status yolo_label_parse_yolo(const yolo_label_context *ctx, const char *tex
             tok[tl] = 0;
             char *stop;
             float v = strtof(tok, &stop);
+            if (i == 0 && j - i >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
+                /* Ultralytics rejects it too (float('\ufeff0') fails); the mark is invisible, so name it */
+                st = yolo_error(YOLO_ERR_FORMAT, "%s:1: the file starts with a UTF-8 byte-order mark (a Windows "
+                                "editor's); save it without one", file);
+                break;
+            }
             if (stop == tok || *stop || j - i >= sizeof tok || !isfinite(v)) {
                 st = yolo_error(YOLO_ERR_FORMAT, "%s:%d: malformed value '%.*s'", file, line, (int)(j - i > 40 ? 40 : j - i),
                                 text + i);
