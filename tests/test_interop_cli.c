@@ -263,5 +263,21 @@ int main(void) {
     CHECK_MSG(rc == 0 && log_has("32 images predicted", NULL, 0) && log_has("half=True: ", NULL, 0),
               "predict half=True: exit %d (see %s/log.txt)", rc, tmp);
     check_rect_predict(shapes_val);
+    /* as Ultralytics' Model: the task comes from the .pt (no 'segment' given), and its train args' imgsz is
+     * predict's when none is given (yolov8n-cls-mnist160.pt was trained at 32) */
+    const char *datasets = getenv("YOLO_DATASETS_DIR");
+    if (datasets && datasets[0]) {
+        snprintf(args, sizeof args, "val model=%s/yolov8n-seg-coco8.pt data=coco8-seg", ref);
+        rc = test_run_yolo(tmp, args);
+        CHECK_MSG(rc == 0 && log_has("Mask(P", NULL, 0), "val of a segment .pt without its task: exit %d (see %s/log.txt)",
+                  rc, tmp);
+    } else {
+        printf("val of a segment .pt without its task: skipped (YOLO_DATASETS_DIR is unset)\n");
+    }
+    snprintf(args, sizeof args, "predict model=%s/yolov8n-cls-mnist160.pt source=%s/000001.jpg save=False", ref,
+             shapes_val);
+    rc = test_run_yolo(tmp, args);
+    CHECK_MSG(rc == 0 && log_has("at shape (1, 3, 32, 32)", NULL, 0),
+              "predict of a classify .pt without task and imgsz: exit %d (see %s/log.txt)", rc, tmp);
     return test_result("test_interop_cli");
 }

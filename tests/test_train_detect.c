@@ -175,5 +175,12 @@ int main(int argc, char **argv) {
     if (rc == 0 && argc <= 1) check_pictures(dir); /* once: the default model's run */
     if (argc <= 1) check_p6(dir);
     if (rc == 0 && argc <= 1) check_sources(dir);
+    if (rc == 0 && argc <= 1) { /* a checkpoint's data and imgsz are val's and predict's when not given (Ultralytics) */
+        rc = test_run_yolo(dir, "val model=runs/detect/train/weights/last.ckpt plots=False");
+        CHECK_MSG(rc == 0 && log_has(dir, "val: 32 images"), "val from the checkpoint's data: exit %d", rc);
+        rc = test_run_yolo(dir, "predict model=runs/detect/train/weights/last.ckpt save=False "
+                                "source=cache/shapes-v1/images/val/000001.jpg");
+        CHECK_MSG(rc == 0 && log_has(dir, "000001.jpg: 128x128"), "predict at the checkpoint's imgsz: exit %d", rc);
+    }
     return test_result("test_train_detect");
 }

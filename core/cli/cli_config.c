@@ -1,7 +1,11 @@
 /* From parsed arguments to the task plugin and the merged configuration. */
 #include "cfg/suggest.h"
 #include "cli/cli.h"
+#include "ckpt/ckpt_file.h"
+#include "data/fsutil.h"
+#include "interop/pt_import.h"
 #include "plugin/plugin_loader.h"
+#include "train/checkpoint.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +57,26 @@ static const char *last_value(const yolo_cli_args *a, const char *key) {
     return v;
 }
 
+/* model=x.pt or x.ckpt and no task given: the checkpoint's task, as
+ * Ultralytics takes the task from the model (a .pt's head names it, so the
+ * plugins are loaded first). NULL when model= is no readable checkpoint:
+ * the mode then reports what is wrong with it. */
+static const char *checkpoint_task(const yolo_cli_args *args, char *buf, size_t size) {
+    const char *model = last_value(args, "model");
+    if (!model || !yolo_is_checkpoint_path(model) || !yolo_is_file(model)) return NULL;
+    yolo_plugin_found *found = NULL;
+    int n = 0;
+    if (yolo_pt_is_path(model) && yolo_plugin_scan(&found, &n) == YOLO_OK) free(found);
+    yolo_ckpt *ck = NULL;
+    if (yolo_ckpt_read(model, &ck) != YOLO_OK) {
+        yolo_error_clear();
+        return NULL;
+    }
+    snprintf(buf, size, "%s", yolo_ckpt_get_info(ck)->task);
+    yolo_ckpt_free(ck);
+    return buf[0] ? buf : NULL;
+}
+
 yolo_status yolo_cli_build_config(const yolo_cli_args *args, yolo_config **cfg_out, const yolo_task **task_out,
                                   int *exit_code) {
     *cfg_out = NULL;
@@ -97,6 +121,10 @@ yolo_status yolo_cli_build_config(const yolo_cli_args *args, yolo_config **cfg_o
     const char *cfg_file = last_value(args, "cfg");
     if (cfg_file != NULL && (st = yolo_config_merge_yaml_file(cfg, YOLO_CONFIG_LAYER_CFG, cfg_file, YOLO_CONFIG_KNOWN_ONLY)))
         goto fail;
+    char model_task[64];
+    if (task == NULL && yolo_config_layer_of(cfg, "task") == YOLO_CONFIG_LAYER_DEFAULT &&
+        (task = checkpoint_task(args, model_task, sizeof model_task)) != NULL)
+        task_from = "model";
     if (task == NULL && (st = yolo_config_get_string(cfg, "task", &task)) != YOLO_OK) goto fail;
 
     /* the task plugin: its keys and defaults */

@@ -139,7 +139,7 @@ static yolo_status export_safetensors(yolo_session *s, const char *model_path, b
 
 yolo_status yolo_mode_export(const yolo_mode_context *ctx) {
     yolo_session s;
-    yolo_session_options so = {.need_data = false};
+    yolo_session_options so = {.need_data = false, .checkpoint_args = true};
     yolo_status st = yolo_session_open(ctx, &s, &so);
     const char *format = NULL, *model = NULL;
     if (!st) format = cfg_string(s.cfg, "format", &st);

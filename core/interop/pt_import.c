@@ -271,6 +271,23 @@ static void copy_str(char *dst, size_t size, const yolo_pk_value *v) {
     if (v && v->kind == YOLO_PK_STR) snprintf(dst, size, "%s", v->s);
 }
 
+/* imgsz (an int, or [h, w]), data and single_cls of the checkpoint's train_args, as args.yaml would write them. */
+static void read_train_args(yolo_pt_model *pt, const yolo_pk_value *args) {
+    if (!args || args->kind != YOLO_PK_DICT) return;
+    const yolo_pk_value *imgsz = yolo_pk_dict_get(args, "imgsz"), *data = yolo_pk_dict_get(args, "data"),
+                        *single = yolo_pk_dict_get(args, "single_cls");
+    if (imgsz && imgsz->kind == YOLO_PK_INT) {
+        snprintf(pt->train_imgsz, sizeof pt->train_imgsz, "%lld", (long long)imgsz->i);
+    } else if (imgsz && (imgsz->kind == YOLO_PK_LIST || imgsz->kind == YOLO_PK_TUPLE) && imgsz->n == 2 &&
+               imgsz->items[0]->kind == YOLO_PK_INT && imgsz->items[1]->kind == YOLO_PK_INT) {
+        snprintf(pt->train_imgsz, sizeof pt->train_imgsz, "[%lld, %lld]", (long long)imgsz->items[0]->i,
+                 (long long)imgsz->items[1]->i);
+    }
+    if (data && data->kind == YOLO_PK_STR) copy_str(pt->train_data, sizeof pt->train_data, data);
+    if (single && single->kind == YOLO_PK_BOOL)
+        snprintf(pt->train_single_cls, sizeof pt->train_single_cls, "%s", single->b ? "true" : "false");
+}
+
 static yolo_status read_model(pt_reader *rd, const yolo_pk_value *root) {
     yolo_pt_model *pt = rd->pt;
     char buf[160];
@@ -288,6 +305,7 @@ static yolo_status read_model(pt_reader *rd, const yolo_pk_value *root) {
     const yolo_pk_value *epoch = yolo_pk_dict_get(root, "epoch");
     pt->epoch = epoch && epoch->kind == YOLO_PK_INT ? epoch->i : -1;
     copy_str(pt->version, sizeof pt->version, yolo_pk_dict_get(root, "version"));
+    read_train_args(pt, yolo_pk_dict_get(root, "train_args"));
     const yolo_pk_value *yaml = yolo_pk_attr(model, "yaml");
     yolo_status st = yolo_pt_yaml_text(yaml, rd->what, &pt->yaml_text, &pt->yaml_len);
     if (st) return st;

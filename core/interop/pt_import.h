@@ -51,6 +51,9 @@ typedef struct yolo_pt_model {
     bool from_ema;           /* the mid-training form: weights from `ema` */
     int64_t epoch;           /* the checkpoint's `epoch` (-1 when final) */
     char version[32];        /* Ultralytics version that wrote it ("" if absent) */
+    /* the train_args Model.val/predict/export take from a checkpoint (Ultralytics'
+     * _reset_ckpt_args), as args.yaml texts ("" if absent): imgsz, data, single_cls */
+    char train_imgsz[32], train_data[512], train_single_cls[8];
 } yolo_pt_model;
 
 /* Whether `path` names a PyTorch checkpoint (ends in ".pt" or ".pth"). */

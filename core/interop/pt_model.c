@@ -82,6 +82,13 @@ static yolo_status fill_meta(const yolo_pt_model *pt, const char *name, yolo_met
     if (!st) st = yolo_meta_set_str(meta, "source_format", "ultralytics-pt");
     if (!st) st = yolo_meta_set_str(meta, "ultralytics_version", pt->version);
     if (!st) st = yolo_meta_set_int(meta, "batches_tracked", pt->n_batches_tracked);
+    /* the train args val/predict/export default to, as a .ckpt's (args.yaml texts) */
+    const char *const args[][2] = {{"imgsz", pt->train_imgsz}, {"data", pt->train_data},
+                                   {"single_cls", pt->train_single_cls}};
+    yolo_meta *train_args = st ? NULL : yolo_meta_set_map(meta, "train_args");
+    if (!st && !train_args) st = yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", name);
+    for (size_t i = 0; !st && i < sizeof args / sizeof *args; i++)
+        if (args[i][1][0]) st = yolo_meta_set_str(train_args, args[i][0], args[i][1]);
     if (!st && pt->names) {
         yolo_meta *list = yolo_meta_set_list(meta, "names");
         if (!list) st = yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", name);

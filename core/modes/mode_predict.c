@@ -332,7 +332,8 @@ static yolo_status predict_batch(predictor *p, int64_t first, int count, const c
 yolo_status yolo_mode_predict(const yolo_mode_context *ctx) {
     predictor p;
     memset(&p, 0, sizeof p);
-    yolo_session_options so = {.need_data = false, .concerns = YOLO_SETTINGS_PREDICT | YOLO_SETTINGS_PICTURES};
+    yolo_session_options so = {.need_data = false, .concerns = YOLO_SETTINGS_PREDICT | YOLO_SETTINGS_PICTURES,
+                               .checkpoint_args = true};
     yolo_status st = yolo_session_open(ctx, &p.s, &so);
     const char *source = st ? NULL : p.s.set.predict.source;
     if (!st && !source)

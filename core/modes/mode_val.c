@@ -11,7 +11,8 @@
 
 yolo_status yolo_mode_val(const yolo_mode_context *ctx) {
     yolo_session s;
-    yolo_session_options so = {.need_data = true, .concerns = YOLO_SETTINGS_VAL | YOLO_SETTINGS_PICTURES};
+    yolo_session_options so = {.need_data = true, .concerns = YOLO_SETTINGS_VAL | YOLO_SETTINGS_PICTURES,
+                               .checkpoint_args = true};
     yolo_status st = yolo_session_open(ctx, &s, &so);
     bool save_txt = false; /* labels/<stem>.txt per image, as Ultralytics' validators (save_conf adds conf) */
     if (!st) st = yolo_config_get_bool(s.cfg, "save_txt", &save_txt);

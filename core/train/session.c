@@ -46,6 +46,30 @@ static yolo_status merge_model_yaml(yolo_session *s, const char *model) {
     return yolo_config_merge_yaml_file(s->cfg, YOLO_CONFIG_LAYER_MODEL, model, YOLO_CONFIG_KNOWN_ONLY);
 }
 
+/* A checkpoint's imgsz, data and single_cls as defaults (Ultralytics'
+ * _reset_ckpt_args): at the checkpoint layer, for the keys the user left at
+ * their default.yaml or task value. A file that cannot be read is left to
+ * the model loader, which names what is wrong with it. */
+static void merge_checkpoint_args(yolo_session *s, const char *model) {
+    if (!yolo_is_checkpoint_path(model) || !is_file(model)) return;
+    yolo_ckpt *ck = NULL;
+    if (yolo_ckpt_read(model, &ck) != YOLO_OK) {
+        yolo_error_clear();
+        return;
+    }
+    char source[1200];
+    snprintf(source, sizeof source, "the train args of %s", model);
+    static const char *const keys[] = {"imgsz", "data", "single_cls"};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        const char *v = yolo_checkpoint_arg(ck, keys[i]);
+        if (!v || !v[0] || strcmp(v, "null") == 0 || yolo_config_layer_of(s->cfg, keys[i]) > YOLO_CONFIG_LAYER_TASK)
+            continue;
+        if (yolo_config_set(s->cfg, YOLO_CONFIG_LAYER_CHECKPOINT, keys[i], v, source) != YOLO_OK)
+            yolo_error_clear(); /* a value this build refuses: the default stays */
+    }
+    yolo_ckpt_free(ck);
+}
+
 /* The data yaml named by data= (or the task's default) joins the configuration. */
 static yolo_status load_data(const yolo_mode_context *ctx, yolo_session *s, const char *data) {
     if (!data) data = ctx->task->default_data;
@@ -89,6 +113,12 @@ yolo_status yolo_session_open(const yolo_mode_context *ctx, yolo_session *s, con
     bool data_named = given.run.data && yolo_config_layer_of(s->cfg, "data") > YOLO_CONFIG_LAYER_TASK;
     const char *model_given = opt->model ? opt->model : given.run.model;
     if (!st && model_given) st = yolo_refuse_exported_model(model_given); /* before the data: the first thing wrong */
+    if (!st && model_given && opt->checkpoint_args) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s", model_given); /* the merge may replace the configuration's strings */
+        merge_checkpoint_args(s, path);
+        st = yolo_settings_fill(s->cfg, YOLO_SETTINGS_RUN, &given);
+    }
     if (!st && (opt->need_data || data_named)) st = load_data(ctx, s, given.run.data);
     if (!st) st = yolo_settings_fill(s->cfg, YOLO_SETTINGS_RUN, &given); /* after the data yaml's keys */
     char model[1024] = ""; /* a copy: the merge replaces the configuration's strings */

@@ -44,6 +44,10 @@ typedef struct yolo_session_options {
     /* may be NULL: under DDP each rank takes its device from a device list
      * and, with threads=0, its share of the cores */
     yolo_dist *dist;
+    /* val, predict, export: a checkpoint model= supplies imgsz, data and
+     * single_cls where neither a cfg= file nor the command line gives them
+     * (Ultralytics' Model keeps these of a checkpoint's train_args) */
+    bool checkpoint_args;
 } yolo_session_options;
 
 /* Resolves task hooks, data and model yamls (merged into the config: the
