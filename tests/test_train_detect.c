@@ -181,6 +181,13 @@ int main(int argc, char **argv) {
         rc = test_run_yolo(dir, "predict model=runs/detect/train/weights/last.ckpt save=False "
                                 "source=cache/shapes-v1/images/val/000001.jpg");
         CHECK_MSG(rc == 0 && log_has(dir, "000001.jpg: 128x128"), "predict at the checkpoint's imgsz: exit %d", rc);
+        /* a fine-tune from model=CKPT too: its data and imgsz unless given */
+        rc = test_run_yolo(dir, "train model=runs/detect/train/weights/last.ckpt epochs=1 plots=False name=ft");
+        size_t len = 0;
+        char *args = (char *)test_read_file(dir, "runs/detect/ft/args.yaml", &len);
+        CHECK_MSG(rc == 0 && args && strstr(args, "\nimgsz: 128\n") && strstr(args, "\ndata: shapes\n"),
+                  "fine-tune from the checkpoint's data and imgsz: exit %d, args.yaml %s", rc, args ? args : "(none)");
+        free(args);
     }
     return test_result("test_train_detect");
 }

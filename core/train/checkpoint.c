@@ -137,6 +137,19 @@ const char *yolo_checkpoint_arg(const yolo_ckpt *ck, const char *key) {
     return yolo_meta_str(yolo_meta_get(args, key));
 }
 
+void yolo_checkpoint_default_args(const yolo_ckpt *ck, yolo_config *cfg) {
+    char source[1200];
+    snprintf(source, sizeof source, "the train args of %s", yolo_ckpt_path(ck));
+    static const char *const keys[] = {"imgsz", "data", "single_cls"};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        const char *v = yolo_checkpoint_arg(ck, keys[i]);
+        if (!v || !v[0] || strcmp(v, "null") == 0 || yolo_config_layer_of(cfg, keys[i]) > YOLO_CONFIG_LAYER_TASK)
+            continue;
+        if (yolo_config_set(cfg, YOLO_CONFIG_LAYER_CHECKPOINT, keys[i], v, source) != YOLO_OK)
+            yolo_error_clear(); /* a value this build refuses: the default stays */
+    }
+}
+
 yolo_status yolo_checkpoint_args_yaml(const yolo_ckpt *ck, char **text, size_t *len) {
     *text = NULL;
     *len = 0;

@@ -66,6 +66,11 @@ yolo_status yolo_checkpoint_check_task(const yolo_ckpt *ck, const yolo_task *tas
 yolo_status yolo_checkpoint_args_yaml(const yolo_ckpt *ck, char **text, size_t *len);
 /* One train arg as stored (its args.yaml text), NULL if absent. */
 const char *yolo_checkpoint_arg(const yolo_ckpt *ck, const char *key);
+/* The checkpoint's imgsz, data and single_cls as defaults of cfg, as
+ * Ultralytics' Model keeps them of a checkpoint (_reset_ckpt_args): set at
+ * the checkpoint layer for the keys neither cfg= nor the command line gives
+ * (val, predict and export of model=CKPT; a fine-tune from model=CKPT). */
+void yolo_checkpoint_default_args(const yolo_ckpt *ck, yolo_config *cfg);
 
 /* What last.ckpt holds for a resume beyond the tensors (see above). */
 typedef struct yolo_resume_info {

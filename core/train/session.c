@@ -46,10 +46,9 @@ static yolo_status merge_model_yaml(yolo_session *s, const char *model) {
     return yolo_config_merge_yaml_file(s->cfg, YOLO_CONFIG_LAYER_MODEL, model, YOLO_CONFIG_KNOWN_ONLY);
 }
 
-/* A checkpoint's imgsz, data and single_cls as defaults (Ultralytics'
- * _reset_ckpt_args): at the checkpoint layer, for the keys the user left at
- * their default.yaml or task value. A file that cannot be read is left to
- * the model loader, which names what is wrong with it. */
+/* model=CHECKPOINT's train args as defaults (yolo_checkpoint_default_args).
+ * A file that cannot be read is left to the model loader, which names what
+ * is wrong with it. */
 static void merge_checkpoint_args(yolo_session *s, const char *model) {
     if (!yolo_is_checkpoint_path(model) || !is_file(model)) return;
     yolo_ckpt *ck = NULL;
@@ -57,16 +56,7 @@ static void merge_checkpoint_args(yolo_session *s, const char *model) {
         yolo_error_clear();
         return;
     }
-    char source[1200];
-    snprintf(source, sizeof source, "the train args of %s", model);
-    static const char *const keys[] = {"imgsz", "data", "single_cls"};
-    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
-        const char *v = yolo_checkpoint_arg(ck, keys[i]);
-        if (!v || !v[0] || strcmp(v, "null") == 0 || yolo_config_layer_of(s->cfg, keys[i]) > YOLO_CONFIG_LAYER_TASK)
-            continue;
-        if (yolo_config_set(s->cfg, YOLO_CONFIG_LAYER_CHECKPOINT, keys[i], v, source) != YOLO_OK)
-            yolo_error_clear(); /* a value this build refuses: the default stays */
-    }
+    yolo_checkpoint_default_args(ck, s->cfg);
     yolo_ckpt_free(ck);
 }
 

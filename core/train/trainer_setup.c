@@ -169,6 +169,7 @@ static yolo_status setup(yolo_trainer *t, const yolo_mode_context *ctx) {
     if (!st) st = yolo_trainer_open_dist(t, ctx->config);
     if (!st) st = yolo_trainer_find_resume(t, ctx);
     if (!st) st = yolo_trainer_model_source(t, ctx->task);
+    if (!st && t->ck && !t->resuming) yolo_checkpoint_default_args(t->ck, ctx->config); /* fine-tuning from model= */
     yolo_session_options so = {.need_data = true, .concerns = YOLO_SETTINGS_TRAIN,
                                .model = t->model_yaml[0] ? t->model_yaml : NULL, .dist = t->dist};
     if (!st) st = yolo_session_open(ctx, &t->s, &so);
