@@ -94,6 +94,7 @@ static void test_binary(void) {
     EXPECT(run(real_dir, "help", "detect", NULL), 0, "out", "task detect", "libyolo-detect.so");
     EXPECT(run(real_dir, "help", "epoch", NULL), 2, "err", "'epoch'", "did you mean 'epochs'");
     EXPECT(run(real_dir, "checks", NULL), 0, "out", "yolo ", "CPU backend", "oneDNN", "OpenBLAS", "Vulkan", "MPI",
+           "images: JPEG (libjpeg-turbo", "WebP (libwebp", "TIFF (libtiff",
            "detect", "classify", "segment", "ABI 1.", "libyolo-detect.so");
     EXPECT(run(real_dir, "checks", "verbose=true", NULL), 2, "err", "takes no arguments");
     /* Ultralytics' settings, cfg and copy-cfg: shown, never written (settings.json is its tools') */

@@ -1,6 +1,7 @@
 /* `yolo checks`: version, CPU backend, Vulkan, MPI, and the plugins found. */
 #include "backend/backend.h"
 #include "cli/cli.h"
+#include "data/image.h"
 #include "dist/dist.h"
 #include "plugin/plugin_loader.h"
 
@@ -48,6 +49,10 @@ int yolo_cli_checks(FILE *out) {
         fprintf(out, "  amp=True on %s trains with %s\n", yolo_backend_name(vk), yolo_backend_precision(vk));
         yolo_backend_free(vk);
     }
+
+    char formats[256];
+    yolo_image_formats_describe(formats, sizeof formats);
+    fprintf(out, "images: %s\n", formats);
 
     char mpi[MPI_MAX_LIBRARY_VERSION_STRING] = "";
     int len = 0;

@@ -34,6 +34,10 @@ typedef struct yolo_image_info {
  * else YOLO_ERR_FORMAT naming `name` and the size. */
 yolo_status yolo_image_check_size(int64_t width, int64_t height, const char *name);
 
+/* "JPEG (libjpeg-turbo 2.1.5), PNG (libpng 1.6.39), BMP, WebP (libwebp
+ * 1.2.4), TIFF (libtiff 4.5.0)": the formats decoded and with what. */
+void yolo_image_formats_describe(char *buf, size_t size);
+
 /* Reads the header only. Errors (YOLO_ERR_FORMAT) name `name`. */
 yolo_status yolo_image_probe(const uint8_t *bytes, size_t len, const char *name, yolo_image_info *info);
 

@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <turbojpeg.h>
+#if __has_include(<jconfig.h>) /* libjpeg62-turbo-dev's: LIBJPEG_TURBO_VERSION, for yolo checks */
+#include <jconfig.h>
+#endif
 
 #include "data/fsutil.h"
 #include "data/image_formats.h"
@@ -104,6 +107,21 @@ static yolo_image_format sniff(const uint8_t *b, size_t len) {
     if (len >= 12 && memcmp(b, "RIFF", 4) == 0 && memcmp(b + 8, "WEBP", 4) == 0)
         return YOLO_IMAGE_WEBP;
     return YOLO_IMAGE_UNKNOWN;
+}
+
+void yolo_image_formats_describe(char *buf, size_t size) {
+    char webp[32], tiff[32];
+    yolo_webp_version(webp, sizeof webp);
+    yolo_tiff_version(tiff, sizeof tiff);
+#ifdef LIBJPEG_TURBO_VERSION
+#define YOLO_STR2(x) #x
+#define YOLO_STR(x) YOLO_STR2(x)
+    const char *jpeg = YOLO_STR(LIBJPEG_TURBO_VERSION);
+#else
+    const char *jpeg = "?";
+#endif
+    snprintf(buf, size, "JPEG (libjpeg-turbo %s), PNG (libpng %s), BMP, WebP (libwebp %s), TIFF (libtiff %s)", jpeg,
+             png_get_libpng_ver(NULL), webp, tiff);
 }
 
 yolo_status yolo_image_check_size(int64_t width, int64_t height, const char *name) {

@@ -18,6 +18,10 @@ yolo_status yolo_bmp_encode(const yolo_image *image, uint8_t **out, size_t *len)
 yolo_status yolo_webp_probe(const uint8_t *bytes, size_t len, const char *name, int *width, int *height);
 yolo_status yolo_webp_decode(const uint8_t *bytes, size_t len, const char *name, yolo_image *out);
 
+/* The libraries' versions, for `yolo checks` ("1.2.4"). */
+void yolo_webp_version(char *buf, size_t size);
+void yolo_tiff_version(char *buf, size_t size);
+
 yolo_status yolo_tiff_probe(const uint8_t *bytes, size_t len, const char *name, int *width, int *height,
                             int *orientation);
 yolo_status yolo_tiff_decode(const uint8_t *bytes, size_t len, const char *name, yolo_image *out);

@@ -98,6 +98,14 @@ static yolo_status open_checked(const uint8_t *bytes, size_t len, const char *na
     return YOLO_OK;
 }
 
+void yolo_tiff_version(char *buf, size_t size) {
+    const char *v = TIFFGetVersion(); /* "LIBTIFF, Version 4.5.0\nCopyright ..." */
+    const char *at = v ? strstr(v, "Version ") : NULL;
+    at = at ? at + 8 : v ? v : "?";
+    size_t n = strcspn(at, "\n");
+    snprintf(buf, size, "%.*s", (int)n, at);
+}
+
 yolo_status yolo_tiff_probe(const uint8_t *bytes, size_t len, const char *name, int *width, int *height,
                             int *orientation) {
     mem_file m;

@@ -1,6 +1,7 @@
 /* WebP decoding through libwebp: lossy, lossless and with alpha (dropped, as
  * OpenCV's imread drops it). An animated WebP is refused, as OpenCV refuses
  * it. WebP's EXIF orientation is not applied: OpenCV does not apply it. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <webp/decode.h>
 
@@ -15,6 +16,11 @@ static yolo_status features(const uint8_t *bytes, size_t len, const char *name, 
     if (f->has_animation)
         return yolo_error(YOLO_ERR_UNSUPPORTED, "%s: animated WebP not supported (one still image per file)", name);
     return yolo_image_check_size(f->width, f->height, name);
+}
+
+void yolo_webp_version(char *buf, size_t size) {
+    int v = WebPGetDecoderVersion(); /* 0xMMmmpp */
+    snprintf(buf, size, "%d.%d.%d", v >> 16 & 255, v >> 8 & 255, v & 255);
 }
 
 yolo_status yolo_webp_probe(const uint8_t *bytes, size_t len, const char *name, int *width, int *height) {
