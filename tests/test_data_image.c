@@ -154,6 +154,15 @@ static void test_bad_files(void) {
     CHECK(test_error_mentions("junk.jpg"));
     const uint8_t bmp[16] = {'B', 'M', 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14};
     CHECK(yolo_image_probe(bmp, sizeof bmp, "x.bmp", &info) == YOLO_ERR_FORMAT && test_error_mentions("x.bmp"));
+    /* a tables-only JPEG (DQT, no frame): libjpeg-turbo's header call succeeds and sets no size; an
+     * error naming the file, never a size read from uninitialised memory (found by fuzzing) */
+    uint8_t tables[2 + 4 + 1 + 64 + 2] = {0xFF, 0xD8, 0xFF, 0xDB, 0x00, 0x43, 0x00};
+    for (int i = 0; i < 64; i++) tables[7 + i] = 1;
+    tables[71] = 0xFF, tables[72] = 0xD9;
+    CHECK(yolo_image_probe(tables, sizeof tables, "tables.jpg", &info) == YOLO_ERR_FORMAT &&
+          test_error_mentions("tables.jpg"));
+    CHECK(yolo_image_decode(tables, sizeof tables, "tables.jpg", 0, &img, NULL) == YOLO_ERR_FORMAT &&
+          test_error_mentions("tables.jpg"));
     /* a JPEG whose header is damaged */
     uint8_t *bad = malloc(jlen);
     memcpy(bad, jpeg, jlen);

@@ -156,7 +156,8 @@ yolo_status yolo_image_probe(const uint8_t *bytes, size_t len, const char *name,
         tjhandle tj = tjInitDecompress();
         if (!tj)
             return yolo_error(YOLO_ERR_NOMEM, "%s: cannot create a JPEG decoder", name);
-        int w, h, sub, cs;
+        /* zeroed: for a tables-only datastream (no frame) libjpeg-turbo returns success and sets nothing */
+        int w = 0, h = 0, sub = 0, cs = 0;
         int rc = tjDecompressHeader3(tj, bytes, (unsigned long)len, &w, &h, &sub, &cs);
         if (rc != 0) {
             yolo_status st = yolo_error(YOLO_ERR_FORMAT, "%s: corrupt JPEG header: %s", name, tjGetErrorStr2(tj));
@@ -226,7 +227,7 @@ static yolo_status decode_jpeg(const uint8_t *bytes, size_t len, const char *nam
     tjhandle tj = tjInitDecompress();
     if (!tj)
         return yolo_error(YOLO_ERR_NOMEM, "%s: cannot create a JPEG decoder", name);
-    int w, h, sub, cs;
+    int w = 0, h = 0, sub = 0, cs = 0; /* as the probe's: a tables-only stream leaves them unset */
     yolo_status st = YOLO_OK;
     if (tjDecompressHeader3(tj, bytes, (unsigned long)len, &w, &h, &sub, &cs) != 0) {
         st = yolo_error(YOLO_ERR_FORMAT, "%s: corrupt JPEG: %s", name, tjGetErrorStr2(tj));
