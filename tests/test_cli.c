@@ -185,7 +185,8 @@ static yolo_config *build(int *exit_code, const char *const *argv) {
     const yolo_task *task;
     *exit_code = -1;
     if (yolo_cli_parse(argc, (char **)argv, args) != YOLO_OK) *exit_code = YOLO_EXIT_USAGE;
-    else if (yolo_cli_build_config(args, &cfg, &task, exit_code) == YOLO_OK) CHECK(strcmp(task->name, argv[0]) == 0);
+    else if (yolo_cli_build_config(args, &cfg, &task, exit_code) == YOLO_OK)
+        CHECK_MSG(strcmp(task->name, argv[0]) == 0, "task %s, expected %s (%s)", task->name, argv[0], argv[2]);
     free(args);
     return cfg;
 }
@@ -247,6 +248,45 @@ static void test_in_process(void) {
         yolo_config_free(cfg);
     }
     unlink(path);
+    /* no task given: the model yaml's, as Ultralytics guesses it (its stem,
+     * or a file's head), from the command line or cfg= */
+    cfg = BUILD(&code, "segment", "train", "model=yolov8n-seg.yaml");
+    CHECK_MSG(cfg != NULL, "%s", yolo_last_error());
+    yolo_config_free(cfg);
+    cfg = BUILD(&code, "classify", "val", "model=yolo11s-cls.yaml", "data=mnist160");
+    CHECK_MSG(cfg != NULL && strcmp(str(cfg, "data"), "mnist160") == 0, "%s", yolo_last_error());
+    yolo_config_free(cfg);
+    cfg = BUILD(&code, "detect", "detect", "train", "model=yolov8n-seg.yaml"); /* a task given wins */
+    CHECK_MSG(cfg != NULL, "%s", yolo_last_error());
+    yolo_config_free(cfg);
+    cfg = BUILD(&code, "pose", "train", "model=yolov8n-pose.yaml");
+    CHECK(cfg == NULL && test_error_mentions("the task of model=yolov8n-pose.yaml") && test_error_mentions("'pose'"));
+    const char *heads[][2] = {{"[[-1, 1, Classify, [nc]]]", "classify"}, {"[[[-1], 1, Segment, [nc, 32, 64]]]", "segment"},
+                              {"[[[-1], 1, Detect, [nc]]]", "detect"}};
+    for (int i = 0; i < 3; i++) {
+        char model_path[] = "/tmp/yolo_test_cli_model_XXXXXX.yaml", model_arg[80];
+        fd = mkstemps(model_path, 5);
+        char text[256];
+        snprintf(text, sizeof text, "nc: 3\nbackbone: [[-1, 1, Conv, [16, 3, 2]]]\nhead: %s\n", heads[i][0]);
+        CHECK(fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+        close(fd);
+        snprintf(model_arg, sizeof model_arg, "model=%s", model_path);
+        cfg = BUILD(&code, heads[i][1], "train", model_arg);
+        CHECK_MSG(cfg != NULL, "%s: %s", heads[i][1], yolo_last_error());
+        yolo_config_free(cfg);
+        /* the same model named in cfg= */
+        char cfg_path[] = "/tmp/yolo_test_cli_cfg_XXXXXX", model_cfg_arg[64];
+        snprintf(text, sizeof text, "model: %s\n", model_path);
+        fd = mkstemp(cfg_path);
+        CHECK(fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+        close(fd);
+        snprintf(model_cfg_arg, sizeof model_cfg_arg, "cfg=%s", cfg_path);
+        cfg = BUILD(&code, heads[i][1], "train", model_cfg_arg);
+        CHECK_MSG(cfg != NULL, "cfg= %s: %s", heads[i][1], yolo_last_error());
+        yolo_config_free(cfg);
+        unlink(cfg_path);
+        unlink(model_path);
+    }
     /* plugin keys: defaults at the task layer, bare bool keys, validation */
     setenv("YOLO_PLUGIN_PATH", fixture_dir, 1);
     cfg = BUILD(&code, "fixture", "--task", "fixture", "train", "fixture_flag", "fixture_gain=3", "fixture_style=FANCY");

@@ -4,6 +4,7 @@
 #include "ckpt/ckpt_file.h"
 #include "data/fsutil.h"
 #include "interop/pt_import.h"
+#include "nn/model_task.h"
 #include "plugin/plugin_loader.h"
 #include "train/checkpoint.h"
 
@@ -57,13 +58,11 @@ static const char *last_value(const yolo_cli_args *a, const char *key) {
     return v;
 }
 
-/* model=x.pt or x.ckpt and no task given: the checkpoint's task, as
- * Ultralytics takes the task from the model (a .pt's head names it, so the
- * plugins are loaded first). NULL when model= is no readable checkpoint:
- * the mode then reports what is wrong with it. */
-static const char *checkpoint_task(const yolo_cli_args *args, char *buf, size_t size) {
-    const char *model = last_value(args, "model");
-    if (!model || !yolo_is_checkpoint_path(model) || !yolo_is_file(model)) return NULL;
+/* The task of a checkpoint, as Ultralytics takes the task from the model
+ * (a .pt's head names it, so the plugins are loaded first). NULL when it is
+ * no readable checkpoint: the mode then reports what is wrong with it. */
+static const char *checkpoint_task(const char *model, char *buf, size_t size) {
+    if (!yolo_is_file(model)) return NULL;
     yolo_plugin_found *found = NULL;
     int n = 0;
     if (yolo_pt_is_path(model) && yolo_plugin_scan(&found, &n) == YOLO_OK) free(found);
@@ -75,6 +74,20 @@ static const char *checkpoint_task(const yolo_cli_args *args, char *buf, size_t 
     snprintf(buf, size, "%s", yolo_ckpt_get_info(ck)->task);
     yolo_ckpt_free(ck);
     return buf[0] ? buf : NULL;
+}
+
+/* No task given: the model's (model= on the command line, else in cfg=),
+ * a checkpoint's or a model yaml's, as Ultralytics' YOLO(model).task. */
+static const char *model_task(const yolo_cli_args *args, const yolo_config *cfg, char *buf, size_t size) {
+    const char *model = last_value(args, "model");
+    if (!model && yolo_config_layer_of(cfg, "model") == YOLO_CONFIG_LAYER_CFG &&
+        yolo_config_get_string(cfg, "model", &model) != YOLO_OK)
+        model = NULL;
+    if (!model) return NULL;
+    if (yolo_is_checkpoint_path(model)) return checkpoint_task(model, buf, size);
+    if (yolo_path_has_ext(model, ".yaml") || yolo_path_has_ext(model, ".yml"))
+        return yolo_model_yaml_task(model, buf, size);
+    return NULL;
 }
 
 yolo_status yolo_cli_build_config(const yolo_cli_args *args, yolo_config **cfg_out, const yolo_task **task_out,
@@ -121,9 +134,9 @@ yolo_status yolo_cli_build_config(const yolo_cli_args *args, yolo_config **cfg_o
     const char *cfg_file = last_value(args, "cfg");
     if (cfg_file != NULL && (st = yolo_config_merge_yaml_file(cfg, YOLO_CONFIG_LAYER_CFG, cfg_file, YOLO_CONFIG_KNOWN_ONLY)))
         goto fail;
-    char model_task[64];
+    char task_buf[64];
     if (task == NULL && yolo_config_layer_of(cfg, "task") == YOLO_CONFIG_LAYER_DEFAULT &&
-        (task = checkpoint_task(args, model_task, sizeof model_task)) != NULL)
+        (task = model_task(args, cfg, task_buf, sizeof task_buf)) != NULL)
         task_from = "model";
     if (task == NULL && (st = yolo_config_get_string(cfg, "task", &task)) != YOLO_OK) goto fail;
 
@@ -133,6 +146,8 @@ yolo_status yolo_cli_build_config(const yolo_cli_args *args, yolo_config **cfg_o
     snprintf(task_name, sizeof task_name, "%s", task);
     st = yolo_plugin_load_task(task_name, &plugin);
     if (st != YOLO_OK) {
+        if (task_from != NULL && strcmp(task_from, "model") == 0)
+            st = yolo_error_context(st, "the task of model=%s", last_value(args, "model") ? last_value(args, "model") : "(in cfg=)");
         *exit_code = in_list(tasks, task_name) ? YOLO_EXIT_FAILURE : YOLO_EXIT_USAGE;
         yolo_config_free(cfg);
         return st;

@@ -79,6 +79,15 @@ static bool is_file(const char *path) {
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+bool model_yaml_file(const char *model, char *path, size_t size) {
+    char unified[MODEL_NAME_MAX];
+    const char *found = unified_name(model, unified, sizeof(unified)) && is_file(unified) ? unified
+                        : is_file(model)                                                   ? model
+                                                                                           : NULL;
+    int n = found ? snprintf(path, size, "%s", found) : -1;
+    return n > 0 && (size_t)n < size;
+}
+
 static yolo_status read_file(const char *path, char **text, size_t *size) {
     FILE *f = fopen(path, "rb");
     if (!f) return yolo_error(YOLO_ERR_IO, "%s: cannot open the model yaml", path);
@@ -382,10 +391,9 @@ yolo_status yolo_model_load(const char *model, yolo_backend *backend, const yolo
     yolo_status refused = yolo_refuse_exported_model(model);
     if (refused) return refused;
     if (yolo_pt_is_path(model)) return yolo_pt_model_load(model, backend, opt, out); /* an Ultralytics .pt */
-    char unified[MODEL_NAME_MAX];
+    char unified[MODEL_NAME_MAX], path[MODEL_NAME_MAX];
     bool has_unified = unified_name(model, unified, sizeof(unified));
-    const char *path = has_unified && is_file(unified) ? unified : is_file(model) ? model : NULL;
-    if (path) {
+    if (model_yaml_file(model, path, sizeof(path))) {
         char *text = NULL;
         size_t size = 0;
         yolo_status st = read_file(path, &text, &size);

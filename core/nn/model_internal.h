@@ -111,6 +111,11 @@ bool module_join_name(yolo_module_ctx *ctx, char *buf, size_t size, const char *
 yolo_status model_forward_all(yolo_model *m, yolo_graph *g, yolo_tensor *images, bool training,
                               yolo_model_outputs *out, yolo_tensor **layer_out);
 
+/* core/nn/model_build.c: the yaml file a model name resolves to, its
+ * unified name first ("yolov8n-seg.yaml" -> "yolov8-seg.yaml"), as the
+ * loader resolves it; false if neither is a file (an embedded yaml or none). */
+bool model_yaml_file(const char *model, char *path, size_t size);
+
 /* core/nn/model_info.c */
 int64_t model_layer_param_count(const yolo_model *m, int layer);
 
