@@ -131,6 +131,8 @@ static void check_sources(const char *dir) {
     CHECK_MSG(rc == 2 && log_has(dir, "URLs and streams are not built"), "a URL source: exit %d", rc);
     rc = test_run_yolo(dir, "detect predict model=runs/detect/train/weights/last.ckpt source=0");
     CHECK_MSG(rc == 2 && log_has(dir, "source=0: cameras are not built"), "a camera source: exit %d", rc);
+    rc = test_run_yolo(dir, "detect predict model=runs/detect/train/weights/last.ckpt source=screen");
+    CHECK_MSG(rc == 2 && log_has(dir, "source=screen: screen capture is not built"), "a screen source: exit %d", rc);
     test_write_text(dir, "clips/a.mp4", "not decoded");
     rc = test_run_yolo(dir, "detect predict model=runs/detect/train/weights/last.ckpt source=clips/a.mp4");
     CHECK_MSG(rc == 2 && log_has(dir, "source=clips/a.mp4: videos are not built"), "a video source: exit %d", rc);

@@ -199,7 +199,7 @@ static yolo_status list_pattern(predictor *p, const char *source) {
 }
 
 /* What a source that is no file may be meant as: a pattern, or a URL,
- * stream or camera (not built: said so). */
+ * stream, camera or screen (not built: said so). */
 static yolo_status list_missing(predictor *p, const char *source) {
     static const char *const schemes[] = {"http://", "https://", "rtsp://", "rtmp://", "tcp://"};
     for (size_t i = 0; i < sizeof schemes / sizeof schemes[0]; i++)
@@ -209,6 +209,9 @@ static yolo_status list_missing(predictor *p, const char *source) {
     if (source[0] && strspn(source, "0123456789") == strlen(source))
         return yolo_error(YOLO_ERR_CONFIG, "source=%s: cameras are not built; give image files, a folder, a "
                           "pattern or an archive", source);
+    if (strncasecmp(source, "screen", 6) == 0) /* Ultralytics' screenshot source: "screen", "screen 0 10 20 640 480" */
+        return yolo_error(YOLO_ERR_CONFIG, "source=%s: screen capture is not built; save a screenshot and give "
+                          "its path", source);
     if (strpbrk(source, "*?[")) return list_pattern(p, source);
     return yolo_error(YOLO_ERR_IO, "source=%s: no such file or folder", source);
 }
