@@ -18,6 +18,7 @@ static const yolo_config_key fixture_keys[] = {
     {"fixture_flag", YOLO_CONFIG_BOOL, YOLO_CONFIG_ALL_MODES, 0, 0, NULL, "false", "a fixture switch"},
     {"fixture_style", YOLO_CONFIG_STRING, YOLO_CONFIG_TRAIN, 0, 0, "plain|fancy", "plain", "a fixture choice"},
 };
+static const char *const fixture_keys_read[] = {"box"}; /* of the core keys for some tasks only */
 static const yolo_task task = {
     .abi = {YOLO_PLUGIN_ABI_MAJOR, YOLO_PLUGIN_ABI_MINOR},
     .name = "fixture",
@@ -29,6 +30,8 @@ static const yolo_task task = {
     .n_modules = 1,
     .config_keys = fixture_keys,
     .n_config_keys = 3,
+    .task_keys_read = fixture_keys_read,
+    .n_task_keys_read = 1,
 };
 EXPORT const yolo_task *yolo_task_register(void) { return &task; }
 
@@ -58,6 +61,18 @@ static const yolo_config_key keys[] = {
 };
 static const yolo_task task = {
     .abi = {YOLO_PLUGIN_ABI_MAJOR, YOLO_PLUGIN_ABI_MINOR}, .name = "badkeys", .config_keys = keys, .n_config_keys = 1};
+EXPORT const yolo_task *yolo_task_register(void) { return &task; }
+
+#elif defined(FIXTURE_OLD_MINOR)
+/* A minor-1 table: its table ends before task_keys_read, so whatever lies
+ * there (garbage here) is never read. */
+static const yolo_task task = {.abi = {YOLO_PLUGIN_ABI_MAJOR, 1}, .name = "oldminor", .version = "1",
+                               .task_keys_read = (const char *const *)8, .n_task_keys_read = -3};
+EXPORT const yolo_task *yolo_task_register(void) { return &task; }
+
+#elif defined(FIXTURE_BAD_KEYS_READ)
+/* Says it reads two task keys and gives no list. */
+static const yolo_task task = {.abi = {YOLO_PLUGIN_ABI_MAJOR, 2}, .name = "badread", .n_task_keys_read = 2};
 EXPORT const yolo_task *yolo_task_register(void) { return &task; }
 
 #elif defined(FIXTURE_NULL_TABLE)

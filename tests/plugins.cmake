@@ -5,7 +5,8 @@
 set(YOLO_FIXTURE_PLUGIN_DIR ${CMAKE_BINARY_DIR}/tests/plugin-fixtures)
 set(yolo_fixture_variants
   fixture:FIXTURE_GOOD badabi:FIXTURE_BAD_ABI newminor:FIXTURE_NEW_MINOR nosymbol:FIXTURE_NO_SYMBOL
-  misnamed:FIXTURE_MISNAMED badkeys:FIXTURE_BAD_KEYS nulltable:FIXTURE_NULL_TABLE)
+  misnamed:FIXTURE_MISNAMED badkeys:FIXTURE_BAD_KEYS nulltable:FIXTURE_NULL_TABLE oldminor:FIXTURE_OLD_MINOR
+  badread:FIXTURE_BAD_KEYS_READ)
 set(yolo_fixture_targets "")
 foreach(variant ${yolo_fixture_variants})
   string(REPLACE ":" ";" parts ${variant})

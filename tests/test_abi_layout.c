@@ -19,7 +19,7 @@
 #include "yolo/tensor.h"
 
 #define RECORDED_ABI_MAJOR 1
-#define RECORDED_ABI_MINOR 1
+#define RECORDED_ABI_MINOR 2
 
 typedef struct layout {
     const char *name;
@@ -53,7 +53,7 @@ static const layout layouts[] = {
     LAYOUT(yolo_model_tensor, 16),
     LAYOUT(yolo_model_info, 32),
     LAYOUT(yolo_abi_version, 8),
-    LAYOUT(yolo_task, 112),
+    LAYOUT(yolo_task, 128), /* 1.2: task_keys_read appended, read by minor */
     LAYOUT(yolo_host_tensor, 48),
     LAYOUT(yolo_task_context, 64),
     LAYOUT(yolo_prediction_text, 16),

@@ -299,6 +299,16 @@ static void test_in_process(void) {
         CHECK(strcmp(str(cfg, "fixture_style"), "fancy") == 0 && strcmp(str(cfg, "model"), "fixture-model.yaml") == 0);
         yolo_config_free(cfg);
     }
+    /* a key only other tasks read: a warning that it has no effect (the fixture reads box) */
+    EXPECT(run(fixture_dir, "fixture", "train", "dropout=0.1", "box=5", NULL), 1, "err",
+           "WARNING: dropout=0.1 (command line) has no effect on task 'fixture' (its reader: the classify plugin");
+    CHECK(strstr(err_text, "box=") == NULL);
+    EXPECT(run(fixture_dir, "oldminor", "train", "dropout=0.1", NULL), 1, "err", "oldminor");
+    CHECK(strstr(err_text, "WARNING") == NULL); /* it does not say what it reads */
+    EXPECT(run(real_dir, "detect", "val", "overlap_mask=false", "mask_ratio=4", "conf=0.1", "model=nope.yaml", NULL), 1,
+           "err", "WARNING: overlap_mask=false (command line) has no effect on task 'detect'");
+    CHECK(strstr(err_text, "mask_ratio") == NULL && strstr(err_text, "conf=") == NULL); /* a default; detect's */
+    setenv("YOLO_PLUGIN_PATH", fixture_dir, 1);
     cfg = BUILD(&code, "fixture", "--task", "fixture", "train", "fixture_gian=3");
     CHECK(cfg == NULL && code == YOLO_EXIT_USAGE && test_error_mentions("did you mean 'fixture_gain'"));
     cfg = BUILD(&code, "badabi", "--task", "badabi", "train");

@@ -60,6 +60,7 @@ static void test_errors(void) {
     EXPECT_FAIL("misnamed", "libyolo-misnamed.so", "'othername'", "'misnamed'");
     EXPECT_FAIL("badkeys", "libyolo-badkeys.so", "'epochs'", "already defined");
     EXPECT_FAIL("nulltable", "libyolo-nulltable.so", YOLO_PLUGIN_ENTRY, "no task table");
+    EXPECT_FAIL("badread", "libyolo-badread.so", "lists 2 task keys read but no table");
     /* a missing task lists the directories searched and the tasks found */
     EXPECT_FAIL("nosuchtask", "task 'nosuchtask' not found", "libyolo-nosuchtask.so", fixture_dir, "YOLO_PLUGIN_PATH",
                 "next to the executable", "tasks found", "detect", "fixture");
@@ -91,6 +92,13 @@ static void test_fixture(void) {
     const yolo_module_type *head = yolo_plugin_find_module("FixtureHead", &owner);
     CHECK(head != NULL && owner == t && strcmp(head->name, "FixtureHead") == 0);
     CHECK(yolo_plugin_find_module("NoSuchHead", NULL) == NULL);
+    int n_read = 0;
+    const char *const *read = yolo_plugin_task_keys_read(t, &n_read);
+    CHECK(read != NULL && n_read == 1 && strcmp(read[0], "box") == 0);
+    /* a minor-1 table's would-be task_keys_read is never read */
+    const yolo_task *old = NULL;
+    CHECK_MSG(yolo_plugin_load_task("oldminor", &old) == YOLO_OK, "%s", yolo_last_error());
+    CHECK(old != NULL && yolo_plugin_task_keys_read(old, &n_read) == NULL && n_read == 0);
     /* the same file by path is the same registered task */
     CHECK(yolo_plugin_load_file(file, "fixture", &again) == YOLO_OK && again == t);
 }
@@ -122,7 +130,7 @@ static void test_scan(void) {
                       found[i].error);
         }
     }
-    CHECK_MSG(ok >= 4 && failed == 7, "ok %d failed %d", ok, failed);
+    CHECK_MSG(ok >= 5 && failed == 8, "ok %d failed %d", ok, failed); /* 3 real, fixture, oldminor; 8 bad fixtures */
     free(found);
 }
 

@@ -6,6 +6,7 @@
 #include "interop/pt_import.h"
 #include "nn/model_task.h"
 #include "plugin/plugin_loader.h"
+#include "settings/settings.h"
 #include "train/checkpoint.h"
 
 #include <stdio.h>
@@ -191,6 +192,9 @@ yolo_status yolo_cli_build_config(const yolo_cli_args *args, yolo_config **cfg_o
         goto fail;
     if (args->mode != NULL && (st = yolo_config_set(cfg, YOLO_CONFIG_LAYER_CLI, "mode", args->mode, SOURCE_CLI)))
         goto fail;
+    int n_read = 0;
+    const char *const *read = yolo_plugin_task_keys_read(plugin, &n_read);
+    yolo_settings_warn_unread_task_keys(cfg, plugin->name, read, n_read, stderr);
     *cfg_out = cfg;
     *task_out = plugin;
     *exit_code = YOLO_EXIT_OK;

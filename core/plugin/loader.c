@@ -47,6 +47,14 @@ static yolo_status check_table(const char *path, const yolo_task *t, const char 
     if (t->n_config_keys < 0 || (t->n_config_keys > 0 && t->config_keys == NULL))
         return yolo_error(YOLO_ERR_PLUGIN, "%s: task '%s' lists %d configuration keys but no table", path, t->name,
                           t->n_config_keys);
+    if (t->abi.minor >= 2 && (t->n_task_keys_read < 0 || (t->n_task_keys_read > 0 && t->task_keys_read == NULL)))
+        return yolo_error(YOLO_ERR_PLUGIN, "%s: task '%s' lists %d task keys read but no table", path, t->name,
+                          t->n_task_keys_read);
+    int n_read = 0;
+    const char *const *read = yolo_plugin_task_keys_read(t, &n_read);
+    for (int i = 0; i < n_read; i++)
+        if (read[i] == NULL || read[i][0] == '\0')
+            return yolo_error(YOLO_ERR_PLUGIN, "%s: task '%s': task key read %d has no name", path, t->name, i);
     if (t->n_config_keys > 0) {
         /* the keys must be valid and must not redefine a core key */
         yolo_config *cfg;

@@ -64,6 +64,9 @@ int yolo_plugin_task_count(void);
 const yolo_task *yolo_plugin_task_at(int index);
 /* The file a registered task was loaded from. */
 const char *yolo_plugin_task_file(const yolo_task *task);
+/* The task's task_keys_read (yolo/plugin.h) and their count; NULL (and
+ * 0) when it declares none, or its table predates ABI minor 2. */
+const char *const *yolo_plugin_task_keys_read(const yolo_task *task, int *n);
 /* A head module type registered by any loaded task (first registered
  * wins); *owner (if not NULL) gets its task. */
 const struct yolo_module_type *yolo_plugin_find_module(const char *name, const yolo_task **owner);

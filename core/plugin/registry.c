@@ -83,6 +83,12 @@ const char *yolo_plugin_task_file(const yolo_task *task) {
     return path;
 }
 
+const char *const *yolo_plugin_task_keys_read(const yolo_task *task, int *n) {
+    bool declared = task->abi.major == 1 && task->abi.minor >= 2 && task->task_keys_read != NULL;
+    *n = declared ? task->n_task_keys_read : 0;
+    return declared ? task->task_keys_read : NULL;
+}
+
 const struct yolo_module_type *yolo_plugin_find_module(const char *name, const yolo_task **owner) {
     const struct yolo_module_type *found = NULL;
     if (name == NULL) return NULL;

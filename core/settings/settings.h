@@ -183,6 +183,13 @@ yolo_status yolo_settings_fill_launch(const yolo_config *cfg, yolo_launch_settin
 /* An error for the first REFUSED row of rows[0..n) whose key holds
  * another value than default.yaml's (naming the key, value and source). */
 yolo_status yolo_settings_check_refused(const yolo_config *cfg, const yolo_key_reader *rows, int n);
+/* One warning line on `log` for each key of the table's task-plugin rows
+ * (YOLO_KEY_TASK_PLUGIN) that holds another value than default.yaml's and
+ * is not among keys_read[0..n), the keys the run's task reads: it has no
+ * effect on that task (Ultralytics ignores it silently). Nothing when
+ * keys_read is NULL (the task does not say). */
+void yolo_settings_warn_unread_task_keys(const yolo_config *cfg, const char *task, const char *const *keys_read,
+                                         int n, FILE *log);
 /* yolo_settings_check_refused over the table, yolo_settings_fill, then
  * each concern's checks and derived fields (errors name the key, its value
  * and where it came from). */

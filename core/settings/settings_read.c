@@ -179,6 +179,28 @@ yolo_status yolo_settings_check_refused(const yolo_config *cfg, const yolo_key_r
     return st;
 }
 
+void yolo_settings_warn_unread_task_keys(const yolo_config *cfg, const char *task, const char *const *keys_read,
+                                         int n, FILE *log) {
+    if (!keys_read) return;
+    yolo_config *defaults = NULL;
+    for (int k = 0; k < yolo_settings_key_count; k++) {
+        const yolo_key_reader *row = &yolo_settings_keys[k];
+        if (row->use != YOLO_KEY_TASK_PLUGIN) continue;
+        bool read = false, changed = false;
+        for (int i = 0; i < n && !read; i++) read = strcmp(keys_read[i], row->key) == 0;
+        char now[256], was[256];
+        if (read) continue;
+        if (differs(cfg, row, &defaults, now, was, sizeof now, &changed) != YOLO_OK) {
+            yolo_error_clear(); /* a formatting failure only skips its line */
+            continue;
+        }
+        if (changed)
+            fprintf(log, "WARNING: %s=%s (%s) has no effect on task '%s' (its reader: %s)\n", row->key, now,
+                    yolo_config_source(cfg, row->key), task, row->reader);
+    }
+    yolo_config_free(defaults);
+}
+
 yolo_status yolo_settings_read(const yolo_config *cfg, unsigned concerns, yolo_settings *out) {
     yolo_status st = yolo_settings_check_refused(cfg, yolo_settings_keys, yolo_settings_key_count);
     if (!st) st = yolo_settings_fill(cfg, concerns, out);

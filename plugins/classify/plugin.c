@@ -11,6 +11,9 @@
 
 #define YOLO_CLASSIFY_VERSION "0.1.0"
 
+/* the core keys for some tasks only that this one reads (yolo/plugin.h) */
+static const char *const keys_read[] = {"classes", "dropout", "label_smoothing"};
+
 static const yolo_task classify_task = {
     .abi = {YOLO_PLUGIN_ABI_MAJOR, YOLO_PLUGIN_ABI_MINOR},
     .name = "classify",
@@ -26,6 +29,8 @@ static const yolo_task classify_task = {
     .config_keys = NULL, /* no keys of its own: the core's default.yaml holds Ultralytics' */
     .n_config_keys = 0,
     .hooks = &classify_task_hooks, /* classify_task.h */
+    .task_keys_read = keys_read,
+    .n_task_keys_read = (int)(sizeof keys_read / sizeof keys_read[0]),
 };
 
 __attribute__((visibility("default"))) const yolo_task *yolo_task_register(void) { return &classify_task; }

@@ -138,6 +138,9 @@ static const yolo_module_type pose_module = {
 };
 static const yolo_module_type *const pose_modules[] = {&pose_module};
 
+/* the core keys for some tasks only that pose reads: the detection toolkit's */
+static const char *const pose_keys_read[] = {YOLO_DETECTION_KEYS_READ};
+
 static const yolo_task pose_task = {
     .abi = {YOLO_PLUGIN_ABI_MAJOR, YOLO_PLUGIN_ABI_MINOR},
     .name = "pose",
@@ -153,6 +156,8 @@ static const yolo_task pose_task = {
     .config_keys = pose_config_keys, /* pose, kobj: the keypoint loss gains */
     .n_config_keys = 2,
     .hooks = &pose_task_hooks, /* pose_task.c */
+    .task_keys_read = pose_keys_read,
+    .n_task_keys_read = (int)(sizeof pose_keys_read / sizeof pose_keys_read[0]),
 };
 
 __attribute__((visibility("default"))) const yolo_task *yolo_task_register(void) { return &pose_task; }

@@ -412,6 +412,12 @@ typedef struct yolo_det_eval {
     int32_t *classes; /* the classes filter (nms.classes points here) */
 } yolo_det_eval;
 
+/* The core keys the detection toolkit reads (yolo_det_eval_init and
+ * the criterion's box, cls and dfl), for a box task's task_keys_read
+ * (yolo/plugin.h). */
+#define YOLO_DETECTION_KEYS_READ                                                                                 \
+    "verbose", "single_cls", "conf", "iou", "max_det", "agnostic_nms", "classes", "save_conf", "box", "cls", "dfl"
+
 /* Reads mode, conf, iou, max_det, verbose, single_cls, agnostic_nms,
  * classes and save_conf from ctx->cfg (a missing key keeps Ultralytics'
  * default) and copies nc and names. `who` prefixes error messages. */

@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define YOLO_PLUGIN_ABI_MAJOR 1
-#define YOLO_PLUGIN_ABI_MINOR 1
+#define YOLO_PLUGIN_ABI_MINOR 2
 #define YOLO_PLUGIN_ENTRY "yolo_task_register"
 
 struct yolo_module_type; /* yolo/model.h */
@@ -40,7 +40,8 @@ typedef struct yolo_abi_version {
 
 /* The task table. Fields are only ever appended: a field added in minor N
  * is read by the loader only from plugins whose abi.minor >= N, so an
- * older plugin's shorter table stays valid. Every field below is minor 1. */
+ * older plugin's shorter table stays valid. Fields are minor 1 unless
+ * marked. */
 typedef struct yolo_task {
     yolo_abi_version abi;               /* must be first: {YOLO_PLUGIN_ABI_MAJOR, YOLO_PLUGIN_ABI_MINOR} */
     const char *name;                   /* task name: "detect", "pose", ... */
@@ -63,6 +64,15 @@ typedef struct yolo_task {
     /* Training, validation and prediction hooks (yolo/task.h); NULL while a
      * task has only its model (those modes then say so). */
     const struct yolo_task_hooks *hooks;
+    /* Minor 2. Of the core's keys that only task plugins read (box, cls,
+     * dfl, overlap_mask, mask_ratio, dropout, label_smoothing, and the box
+     * tasks' verbose, single_cls, conf, iou, max_det, agnostic_nms, classes,
+     * save_conf), the ones this task reads: a value other than the default
+     * given for another is a warning that it has no effect on this task.
+     * NULL: not declared, no warnings; a task that reads none gives an
+     * empty list (n 0, a non-NULL pointer). */
+    const char *const *task_keys_read;
+    int n_task_keys_read;
 } yolo_task;
 
 typedef const yolo_task *(*yolo_task_register_fn)(void);
