@@ -3,6 +3,7 @@
  * arguments become the merged configuration a mode function gets. */
 #include "cli/cli.h"
 #include "plugin/plugin_loader.h"
+#include "settings/settings.h"
 #include "test_util.h"
 
 #include <fcntl.h>
@@ -248,6 +249,28 @@ static void test_in_process(void) {
         yolo_config_free(cfg);
     }
     unlink(path);
+    /* an args.yaml that Ultralytics wrote: every key it repeats at its default passes (the
+     * refused ones too), pose/kobj/save_dir (keys of no task here) are skipped */
+    char ultra_arg[1200];
+    snprintf(ultra_arg, sizeof ultra_arg, "cfg=%s/tests/fixtures/ultralytics-8.3.163-args.yaml", getenv("YOLO_SOURCE_DIR"));
+    cfg = BUILD(&code, "detect", "train", ultra_arg);
+    CHECK_MSG(cfg != NULL, "%s", yolo_last_error());
+    if (cfg) {
+        yolo_settings set;
+        CHECK_MSG(yolo_settings_read(cfg, YOLO_SETTINGS_TRAIN | YOLO_SETTINGS_PREDICT, &set) == YOLO_OK, "%s",
+                  yolo_last_error());
+        CHECK(set.run.imgsz == 160 && set.run.batch == 4 && set.optim.epochs == 2 && set.optim.warmup_bias_lr == 0.0);
+        CHECK(strcmp(str(cfg, "tracker"), "botsort.yaml") == 0 && strcmp(str(cfg, "name"), "yolov8n-coco8") == 0);
+        yolo_config_free(cfg);
+    }
+    char gains_path[] = "/tmp/yolo_test_cli_gains_XXXXXX", gains_arg[64];
+    fd = mkstemp(gains_path);
+    CHECK(fd >= 0 && write(fd, "kobj: 1\npose: 5.0\n", 18) == 18);
+    close(fd);
+    snprintf(gains_arg, sizeof gains_arg, "cfg=%s", gains_path);
+    cfg = BUILD(&code, "detect", "train", gains_arg);
+    CHECK(cfg == NULL && test_error_mentions(":2: pose=5.0 is a loss gain of Ultralytics' pose task"));
+    unlink(gains_path);
     /* no task given: the model yaml's, as Ultralytics guesses it (its stem,
      * or a file's head), from the command line or cfg= */
     cfg = BUILD(&code, "segment", "train", "model=yolov8n-seg.yaml");

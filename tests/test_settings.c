@@ -272,9 +272,17 @@ static void test_refused(void) {
 
 /* The keys refused by the table: each refuses a non-default value with its reason. */
 static void test_table_refusals(void) {
-    static const char *const cases[][2] = {{"deterministic", "false"}};
+    /* Ultralytics 8.3's keys for what is not built: their defaults pass (an
+     * Ultralytics args.yaml repeats them), any other value is refused */
+    static const char *const cases[][3] = {
+        {"deterministic", "false", "true"}, {"dnn", "true", "false"},        {"vid_stride", "2", "1"},
+        {"stream_buffer", "true", "false"}, {"visualize", "true", "false"},  {"augment", "true", "false"},
+        {"embed", "[21]", "null"},           {"show", "true", "false"},      {"save_frames", "true", "false"},
+        {"cutmix", "0.5", "0.0"},            {"tracker", "bytetrack.yaml", "botsort.yaml"}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         yolo_settings set;
+        CHECK_MSG(read_with(cases[i][0], cases[i][2], &set) == YOLO_OK, "%s=%s (the default): %s", cases[i][0],
+                  cases[i][2], yolo_last_error());
         CHECK_MSG(read_with(cases[i][0], cases[i][1], &set) == YOLO_ERR_CONFIG, "%s=%s was accepted", cases[i][0],
                   cases[i][1]);
         CHECK_MSG(strstr(yolo_last_error(), cases[i][0]) && strstr(yolo_last_error(), "not supported"), "%s",

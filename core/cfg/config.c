@@ -280,6 +280,30 @@ static bool is_dataset_key(const char *key) {
     return false;
 }
 
+/* YOLO_CONFIG_ARGS_YAML: the keys of an Ultralytics args.yaml that no key
+ * here matches. NULL: skipped whatever it holds. */
+static const struct {
+    const char *key, *ultralytics_default;
+} args_yaml_only[] = {{"save_dir", NULL}, {"pose", "12.0"}, {"kobj", "1.0"}};
+
+/* Whether an args.yaml item that is no key here is skipped; an error when
+ * it holds a value that would matter. */
+static yolo_status args_yaml_skip(const yolo_yaml_item *item, const char *where, bool *skip) {
+    *skip = false;
+    for (size_t i = 0; i < sizeof args_yaml_only / sizeof *args_yaml_only; i++) {
+        if (strcmp(item->key, args_yaml_only[i].key) != 0) continue;
+        const char *def = args_yaml_only[i].ultralytics_default;
+        char *end = NULL;
+        double v = item->value ? strtod(item->value, &end) : 0;
+        if (def && (!item->value || end == item->value || *end || v != strtod(def, NULL)))
+            return yolo_error(YOLO_ERR_CONFIG, "%s: %s=%s is a loss gain of Ultralytics' pose task, which is not "
+                              "loaded here (tasks: 'yolo checks'); remove it or leave it at %s", where, item->key,
+                              item->value ? item->value : "null", def);
+        *skip = true;
+    }
+    return YOLO_OK;
+}
+
 yolo_status yolo_config_merge_yaml(yolo_config *cfg, yolo_config_layer layer, const char *text, size_t size,
                                    const char *source, unsigned flags) {
     if (source == NULL) source = "yaml";
@@ -300,6 +324,8 @@ yolo_status yolo_config_merge_yaml(yolo_config *cfg, yolo_config_layer layer, co
         if ((flags & YOLO_CONFIG_DATA_YAML) && is_dataset_key(item->key)) continue;
         char where[1100];
         snprintf(where, sizeof where, "%s:%d", source, item->line);
+        bool skip = false;
+        if (e == NULL && (flags & YOLO_CONFIG_ARGS_YAML) && ((st = args_yaml_skip(item, where, &skip)) || skip)) continue;
         if (e != NULL && (item->is_mapping || (item->is_list && e->key.type != YOLO_CONFIG_INT_LIST))) {
             st = yolo_error(YOLO_ERR_CONFIG, "%s: '%s' is a %s; '%s' must be %s", where, item->key,
                             item->is_mapping ? "mapping" : "list", item->key, yolo_config_type_phrase(e->key.type));

@@ -76,11 +76,19 @@ const yolo_config_key yolo_core_keys[] = {
     FRACTION("iou", V | P),
     KEY("max_det", I, V | P | GE, 1, 0, NULL),
     KEY("half", B, V | P, 0, 0, NULL),
+    KEY("dnn", B, V | P, 0, 0, NULL),
     KEY("plots", B, T | V, 0, 0, NULL),
     /* predict */
     KEY("source", S, P | N, 0, 0, NULL),
+    KEY("vid_stride", I, P | GE, 1, 0, NULL),
+    KEY("stream_buffer", B, P, 0, 0, NULL),
+    KEY("visualize", B, V | P, 0, 0, NULL),
+    KEY("augment", B, V | P, 0, 0, NULL),
     KEY("agnostic_nms", B, V | P, 0, 0, NULL),
     KEY("classes", IL, V | P | N | GE, 0, 0, NULL),
+    KEY("embed", IL, P | N | GE, 0, 0, NULL),
+    KEY("show", B, P, 0, 0, NULL),
+    KEY("save_frames", B, P, 0, 0, NULL),
     /* export (core/interop/mode_export.c) */
     KEY("format", S, 0, 0, 0, NULL),
     KEY("keras", B, 0, 0, 0, NULL),
@@ -125,6 +133,7 @@ const yolo_config_key yolo_core_keys[] = {
     FRACTION("bgr", T),
     FRACTION("mosaic", T),
     FRACTION("mixup", T),
+    FRACTION("cutmix", T),
     FRACTION("copy_paste", T),
     KEY("copy_paste_mode", S, T, 0, 0, "flip|mixup"),
     KEY("auto_augment", S, T | N, 0, 0, "randaugment|autoaugment|augmix"),
@@ -132,6 +141,8 @@ const yolo_config_key yolo_core_keys[] = {
     KEY("crop_fraction", F, T | V | P | GT | YOLO_CONFIG_MAX, 0, 1, NULL),
     /* custom config */
     KEY("cfg", S, ALL | N, 0, 0, NULL),
+    /* tracker */
+    KEY("tracker", S, 0, 0, 0, NULL),
 };
 
 const int yolo_core_key_count = (int)(sizeof yolo_core_keys / sizeof yolo_core_keys[0]);

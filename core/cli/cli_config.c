@@ -166,7 +166,8 @@ yolo_status yolo_cli_build_config(const yolo_cli_args *args, yolo_config **cfg_o
         goto fail;
 
     /* cfg=FILE again, now with the plugin's keys, then the command line */
-    if (cfg_file != NULL && (st = yolo_config_merge_yaml_file(cfg, YOLO_CONFIG_LAYER_CFG, cfg_file, 0)) != YOLO_OK)
+    if (cfg_file != NULL &&
+        (st = yolo_config_merge_yaml_file(cfg, YOLO_CONFIG_LAYER_CFG, cfg_file, YOLO_CONFIG_ARGS_YAML)) != YOLO_OK)
         goto fail;
     for (int i = 0; i < args->n_pairs; i++)
         if ((st = yolo_config_set(cfg, YOLO_CONFIG_LAYER_CLI, args->keys[i], args->values[i], SOURCE_CLI)) != YOLO_OK)

@@ -130,6 +130,12 @@ enum {
      * download, kpt_shape, flip_idx) describe the data, not the run, and
      * are skipped even where a configuration key has the same name (`val`). */
     YOLO_CONFIG_DATA_YAML = 1u << 2,
+    /* A cfg= yaml, which may be an args.yaml that Ultralytics wrote: its
+     * save_dir (a record of that run) is skipped, and so are its pose
+     * task's loss gains pose and kobj at their defaults where no loaded
+     * task defines them (another value is an error). Every other unknown
+     * key is still an error. */
+    YOLO_CONFIG_ARGS_YAML = 1u << 3,
 };
 
 /* Merges a yaml mapping of key: value pairs (`source` names it in messages,
