@@ -416,6 +416,47 @@ static void test_round_trip(void) {
     yolo_config_free(cfg);
 }
 
+/* A default run's args.yaml holds only keys that Ultralytics 8.3 knows (its
+ * `yolo cfg=args.yaml` refuses others); a key of ours that is set is kept. */
+static void test_args_yaml_for_ultralytics(void) {
+    const char *src = getenv("YOLO_SOURCE_DIR");
+    if (!src) {
+        printf("skipped the Ultralytics args.yaml check: YOLO_SOURCE_DIR is not set (run through ctest)\n");
+        return;
+    }
+    char path[1200], known[16384] = "\n";
+    snprintf(path, sizeof path, "%s/tests/fixtures/ultralytics-8.3.163-args.yaml", src);
+    FILE *f = fopen(path, "r");
+    CHECK_MSG(f != NULL, "%s", path);
+    char line[512];
+    size_t len = 1;
+    while (f && fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (line[0] == '#' || !colon) continue;
+        len += (size_t)snprintf(known + len, sizeof known - len, "%.*s\n", (int)(colon - line), line);
+    }
+    if (f) fclose(f);
+    yolo_config *cfg = fresh();
+    char *text = NULL;
+    size_t size;
+    CHECK(yolo_config_to_yaml(cfg, &text, &size) == YOLO_OK);
+    int keys = 0;
+    for (char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        char want[80];
+        snprintf(want, sizeof want, "\n%.*s\n", (int)(strchr(p, ':') - p), p);
+        CHECK_MSG(strstr(known, want) != NULL, "args.yaml key '%.*s' is not one of Ultralytics 8.3's", (int)strlen(want) - 2,
+                  want + 1);
+        keys++;
+    }
+    CHECK_MSG(keys >= 100, "%d keys", keys);
+    free(text);
+    CHECK(cli(cfg, "threads", "2") == YOLO_OK && cli(cfg, "sync_bn", "false") == YOLO_OK);
+    CHECK(yolo_config_to_yaml(cfg, &text, &size) == YOLO_OK);
+    CHECK(strstr(text, "\nthreads: 2\n") != NULL && strstr(text, "sync_bn") == NULL); /* set; set to the default */
+    free(text);
+    yolo_config_free(cfg);
+}
+
 static void test_run_dir(void) {
     char tmpl[] = "/tmp/yolo_test_config_XXXXXX";
     char *tmp = mkdtemp(tmpl);
@@ -479,6 +520,7 @@ int main(void) {
     test_resume();
     test_plugin_keys();
     test_round_trip();
+    test_args_yaml_for_ultralytics();
     test_run_dir();
     return test_result("test_config");
 }

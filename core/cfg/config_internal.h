@@ -10,6 +10,8 @@
 /* core/cfg/keys.c: the core keys (defaults and help come from default.yaml). */
 extern const yolo_config_key yolo_core_keys[];
 extern const int yolo_core_key_count;
+/* The core keys that Ultralytics 8.3's default.yaml lacks (NULL-terminated). */
+extern const char *const yolo_core_keys_beyond_ultralytics[];
 
 /* core/cfg/value.c: parses `text` (as written on a command line or as a
  * yaml scalar; `quoted`: a quoted yaml scalar, always text) into `out` for

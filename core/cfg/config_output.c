@@ -9,6 +9,25 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Ultralytics' `yolo cfg=args.yaml` refuses a key it lacks, so args.yaml
+ * lists those (yolo_core_keys_beyond_ultralytics) only where they hold
+ * another value than the default: the args.yaml of a run that used none of
+ * them is one Ultralytics takes. A key left out reads back as its default. */
+static bool left_out(const yolo_config_key *key, const yolo_config_value *value) {
+    bool beyond = false;
+    for (int i = 0; yolo_core_keys_beyond_ultralytics[i] && !beyond; i++)
+        beyond = strcmp(key->name, yolo_core_keys_beyond_ultralytics[i]) == 0;
+    if (!beyond) return false;
+    yolo_config_value def;
+    if (yolo_config_parse_value(key, key->default_value ? key->default_value : "", false, "default.yaml", &def)) {
+        yolo_error_clear();
+        return false;
+    }
+    bool same = yolo_config_value_equal(value, &def);
+    yolo_config_value_clear(&def);
+    return same;
+}
+
 yolo_status yolo_config_to_yaml(const yolo_config *cfg, char **text_out, size_t *size_out) {
     *text_out = NULL;
     size_t cap = 4096, len = 0;
@@ -20,6 +39,7 @@ yolo_status yolo_config_to_yaml(const yolo_config *cfg, char **text_out, size_t 
         const yolo_config_key *key = yolo_config_key_at(cfg, i);
         yolo_config_value value;
         yolo_config_get(cfg, key->name, &value);
+        if (left_out(key, &value)) continue;
         int vlen = yolo_config_value_format(&value, NULL, 0);
         size_t need = len + strlen(key->name) + (size_t)vlen + 4;
         if (need > cap) {

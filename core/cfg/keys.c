@@ -146,3 +146,8 @@ const yolo_config_key yolo_core_keys[] = {
 };
 
 const int yolo_core_key_count = (int)(sizeof yolo_core_keys / sizeof yolo_core_keys[0]);
+
+const char *const yolo_core_keys_beyond_ultralytics[] = {
+    "threads", "world", "dist_timeout", "dist_bucket_mb", "sync_bn", /* this project's own */
+    "label_smoothing", "crop_fraction",                             /* dropped by Ultralytics 8.2 and 8.3 */
+    NULL};

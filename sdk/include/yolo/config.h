@@ -171,7 +171,11 @@ YOLO_API const yolo_config_key *yolo_config_key_at(const yolo_config *cfg, int i
 YOLO_API const yolo_config_key *yolo_config_find_key(const yolo_config *cfg, const char *name);
 
 /* ---- output ---- */
-/* The whole configuration as a yaml text (malloc'd, NUL-terminated; free()). */
+/* The whole configuration as a yaml text (malloc'd, NUL-terminated; free()),
+ * as args.yaml: the core keys that Ultralytics 8.3 lacks (threads, world,
+ * dist_timeout, dist_bucket_mb, sync_bn, label_smoothing, crop_fraction)
+ * only where they differ from the default, so that Ultralytics takes it as
+ * cfg=; every key left out reads back as its default. */
 YOLO_API yolo_status yolo_config_to_yaml(const yolo_config *cfg, char **text, size_t *size);
 /* Creates the run directory <project>/<name> (project: runs/<task> if null;
  * name: the mode if null), trying name2, name3, ... while it exists unless
