@@ -133,6 +133,31 @@ RESUME_UNUSED static bool resume_same_file(const char *a, const char *b) {
     return same;
 }
 
+/* Whether two results.csv files are equal but for their time column (the
+ * second: wall seconds, the one column equal runs do not share). */
+RESUME_UNUSED static bool resume_same_results(const char *a, const char *b) {
+    FILE *f[2] = {fopen(a, "r"), fopen(b, "r")};
+    bool same = f[0] && f[1];
+    char line[2][8192];
+    while (same) {
+        char *got[2] = {fgets(line[0], sizeof line[0], f[0]), fgets(line[1], sizeof line[1], f[1])};
+        if (!got[0] || !got[1]) {
+            same = !got[0] && !got[1];
+            break;
+        }
+        char *rest[2];
+        for (int i = 0; i < 2; i++) {
+            char *c1 = strchr(line[i], ','), *c2 = c1 ? strchr(c1 + 1, ',') : NULL;
+            rest[i] = c2 ? c2 : line[i];
+            if (c1) c1[1] = '\0'; /* keep the epoch */
+        }
+        same = strcmp(line[0], line[1]) == 0 && strcmp(rest[0], rest[1]) == 0;
+    }
+    for (int i = 0; i < 2; i++)
+        if (f[i]) fclose(f[i]);
+    return same;
+}
+
 /* Whether the task plugin's table sets `.hooks` (training is built). */
 RESUME_UNUSED static bool resume_plugin_has_hooks(const char *task) {
     const char *src = getenv("YOLO_SOURCE_DIR");

@@ -88,7 +88,7 @@ int main(void) {
     CHECK_MSG(n2 == n3 && memcmp(ddp, ddp2, sizeof(double[3]) * (size_t)n2) == 0, "two DDP runs' step losses differ");
     snprintf(a, sizeof a, "%s/runs/detect/ddp/results.csv", dir);
     snprintf(b, sizeof b, "%s/runs/detect/ddp2/results.csv", dir);
-    CHECK_MSG(resume_same_file(a, b), "results.csv of two DDP runs differ");
+    CHECK_MSG(resume_same_results(a, b), "results.csv of two DDP runs differ");
     snprintf(a, sizeof a, "%s/runs/detect/ddp/weights/last.ckpt", dir);
     snprintf(b, sizeof b, "%s/runs/detect/ddp2/weights/last.ckpt", dir);
     CHECK_MSG(resume_compare_ckpts(a, b) == 0, "last.ckpt of two DDP runs differ");

@@ -49,7 +49,19 @@ static bool log_has(const char *dir, const char *text) {
 static void check_pictures(const char *dir) {
     char run[700];
     snprintf(run, sizeof run, "%s/runs/detect/train", dir);
-    check_picture(run, "results.png", 7 * 480, 2 * 480); /* 13 results.csv columns after epoch */
+    check_picture(run, "results.png", 7 * 480, 2 * 480); /* 13 results.csv columns after epoch and time */
+    /* Ultralytics' columns in its order: epoch, time (seconds, rising), losses, metrics, lr */
+    char csv[800];
+    double seconds[8];
+    snprintf(csv, sizeof csv, "%s/results.csv", run);
+    int rows = test_csv_column(csv, "time", seconds, 8);
+    CHECK_MSG(rows >= 2 && seconds[0] > 0 && seconds[1] > seconds[0], "%s: time column (%d rows)", csv, rows);
+    FILE *csv_file = fopen(csv, "r");
+    char header[512] = "";
+    CHECK(csv_file && fgets(header, sizeof header, csv_file));
+    if (csv_file) fclose(csv_file);
+    const char *want = "epoch,time,train/box_loss,train/cls_loss,train/dfl_loss,metrics/precision(B)";
+    CHECK_MSG(strncmp(header, want, strlen(want)) == 0, "%s", header);
     check_picture(run, "labels.jpg", 1600, 1600);
     for (int k = 0; k < 3; k++) {
         char name[64];

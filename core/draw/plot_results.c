@@ -73,7 +73,7 @@ static yolo_status read_csv(const char *path, csv_table *t) {
         t->n_rows++;
     }
     fclose(f);
-    if (!st && (t->n_cols < 2 || t->n_rows < 1)) st = yolo_error(YOLO_ERR_FORMAT, "%s: no epochs to plot", path);
+    if (!st && (t->n_cols < 3 || t->n_rows < 1)) st = yolo_error(YOLO_ERR_FORMAT, "%s: no epochs to plot", path);
     if (st) free(t->v), t->v = NULL;
     return st;
 }
@@ -84,19 +84,23 @@ yolo_status yolo_plot_results(const char *run_dir) {
     csv_table t;
     yolo_status st = read_csv(path, &t);
     if (st) return st;
-    int charts = t.n_cols - 1, rows = charts > 1 ? 2 : 1, cols = (charts + rows - 1) / rows;
+    /* a chart per column after the epoch, but the time (as Ultralytics' plot_results) */
+    int col[MAX_COLUMNS], charts = 0;
+    for (int k = 1; k < t.n_cols; k++)
+        if (strcmp(t.names[k], "time") != 0) col[charts++] = k;
+    int rows = charts > 1 ? 2 : 1, cols = (charts + rows - 1) / rows;
     yolo_canvas *c = yolo_canvas_create(cols * CELL, rows * CELL, (yolo_color){255, 255, 255});
     double *x = malloc((size_t)t.n_rows * sizeof *x), *y = malloc((size_t)t.n_rows * sizeof *y),
            *ys = malloc((size_t)t.n_rows * sizeof *ys);
     if (!c || !x || !y || !ys) st = yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", path);
     for (int k = 0; !st && k < charts; k++) {
-        for (int r = 0; r < t.n_rows; r++) x[r] = t.v[(size_t)r * t.n_cols], y[r] = t.v[(size_t)r * t.n_cols + k + 1];
+        for (int r = 0; r < t.n_rows; r++) x[r] = t.v[(size_t)r * t.n_cols], y[r] = t.v[(size_t)r * t.n_cols + col[k]];
         smooth(y, t.n_rows, ys);
         double ox = (k % cols) * CELL, oy = (k / cols) * CELL;
         chart_axes a = {.left = ox + 70, .top = oy + 40, .right = ox + CELL - 15, .bottom = oy + CELL - 45, .font = 15};
         chart_range(x, t.n_rows, &a.xmin, &a.xmax);
         chart_range(y, t.n_rows, &a.ymin, &a.ymax);
-        chart_draw_axes(c, &a, t.names[k + 1], NULL, NULL);
+        chart_draw_axes(c, &a, t.names[col[k]], NULL, NULL);
         yolo_color blue = chart_cycle_color(0), orange = chart_cycle_color(1);
         chart_draw_line(c, &a, x, y, t.n_rows, 2, blue, 0, t.n_rows < 200 ? 3.5 : 0);
         if (t.n_rows > 1) chart_draw_line(c, &a, x, ys, t.n_rows, 2, orange, 2, 0);

@@ -78,7 +78,7 @@ static void csv_init(yolo_results_csv *r, const char *run_dir, const yolo_task_h
 /* The header line (with its newline). */
 static void csv_header(const yolo_results_csv *r, char *buf, size_t size) {
     int n_loss = r->n_loss < 0 ? -r->n_loss : r->n_loss;
-    size_t n = (size_t)snprintf(buf, size, "epoch");
+    size_t n = (size_t)snprintf(buf, size, "epoch,time"); /* Ultralytics' columns, in its order */
     for (int i = 0; i < n_loss && n < size; i++) n += (size_t)snprintf(buf + n, size - n, ",train/%s", r->loss_names[i]);
     for (int i = 0; i < r->n_metrics && n < size; i++) n += (size_t)snprintf(buf + n, size - n, ",%s", r->metric_names[i]);
     for (int i = 0; r->n_loss > 0 && i < n_loss && n < size; i++)
@@ -125,12 +125,12 @@ yolo_status yolo_results_csv_resume(yolo_results_csv *r, const char *run_dir, co
     return YOLO_OK;
 }
 
-yolo_status yolo_results_csv_append(yolo_results_csv *r, int epoch, const float *train_items, const double *metrics,
-                                    const float *val_items, const float *lr) {
+yolo_status yolo_results_csv_append(yolo_results_csv *r, int epoch, double seconds, const float *train_items,
+                                    const double *metrics, const float *val_items, const float *lr) {
     FILE *f = fopen(r->path, "a");
     if (!f) return yolo_error(YOLO_ERR_IO, "%s: cannot append", r->path);
     int n_loss = r->n_loss < 0 ? -r->n_loss : r->n_loss;
-    fprintf(f, "%d", epoch + 1);
+    fprintf(f, "%d,%.6g", epoch + 1, seconds);
     for (int i = 0; i < n_loss; i++) fprintf(f, ",%.5g", (double)train_items[i]);
     for (int i = 0; i < r->n_metrics; i++) fprintf(f, ",%.5g", metrics[i]);
     if (r->n_loss > 0)

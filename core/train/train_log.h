@@ -43,8 +43,11 @@ yolo_status yolo_results_csv_open(yolo_results_csv *r, const char *run_dir, cons
  * the rows kept. */
 yolo_status yolo_results_csv_resume(yolo_results_csv *r, const char *run_dir, const yolo_task_hooks *hooks, int rows,
                                     int *kept);
-yolo_status yolo_results_csv_append(yolo_results_csv *r, int epoch, const float *train_items, const double *metrics,
-                                    const float *val_items, const float *lr);
+/* One row: the epoch (0-based, written 1-based), the seconds this process
+ * has trained (Ultralytics' time column; wall time, so the one column that
+ * differs between equal runs), the losses, metrics and learning rates. */
+yolo_status yolo_results_csv_append(yolo_results_csv *r, int epoch, double seconds, const float *train_items,
+                                    const double *metrics, const float *val_items, const float *lr);
 
 double yolo_seconds_now(void);
 /* CPU time of the calling thread. */

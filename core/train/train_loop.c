@@ -210,7 +210,8 @@ static yolo_status train(yolo_trainer *t) {
             if (st) break;
             print_metrics_line(h, &r);
         }
-        if (t->rank == 0) st = yolo_results_csv_append(&t->csv, epoch, items, r.metrics, r.losses, t->opt->lr);
+        if (t->rank == 0) st = yolo_results_csv_append(&t->csv, epoch, yolo_seconds_now() - t0, items, r.metrics, r.losses,
+                                                        t->opt->lr);
         bool is_best = r.fitness >= t->best_fitness;
         if (is_best) {
             t->best_fitness = r.fitness;
