@@ -91,8 +91,11 @@ head -n 1 "$csv" | grep -q "train/count_loss" || fail "results.csv lacks train/c
 head -n 1 "$csv" | grep -q "metrics/count_accuracy" || fail "results.csv lacks metrics/count_accuracy"
 [ "$(wc -l < "$csv")" -eq 5 ] || fail "results.csv has $(($(wc -l < "$csv") - 1)) rows, expected 4"
 cat "$csv"
-first=$(sed -n 2p "$csv" | cut -d, -f2)
-last=$(sed -n 5p "$csv" | cut -d, -f2)
+# by name, as a reader of Ultralytics' results.csv should (epoch, time, then the losses)
+column() { awk -F, -v name="$1" -v row="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i }
+                                             NR == row && c { print $c }' "$csv"; }
+first=$(column train/count_loss 2)
+last=$(column train/count_loss 5)
 awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < a) }' || fail "train/count_loss did not fall: $first -> $last"
 
 # The detection toolkit through pkg-config: a program using yolo/detection.h.
