@@ -59,14 +59,21 @@ static const char *last_value(const yolo_cli_args *a, const char *key) {
     return v;
 }
 
+/* Loads every task plugin found: a model's task is the plugin that owns
+ * its head (a failed plugin is reported by the mode that needs it). */
+static void load_all_plugins(void) {
+    yolo_plugin_found *found = NULL;
+    int n = 0;
+    if (yolo_plugin_scan(&found, &n) == YOLO_OK) free(found);
+    yolo_error_clear();
+}
+
 /* The task of a checkpoint, as Ultralytics takes the task from the model
  * (a .pt's head names it, so the plugins are loaded first). NULL when it is
  * no readable checkpoint: the mode then reports what is wrong with it. */
 static const char *checkpoint_task(const char *model, char *buf, size_t size) {
     if (!yolo_is_file(model)) return NULL;
-    yolo_plugin_found *found = NULL;
-    int n = 0;
-    if (yolo_pt_is_path(model) && yolo_plugin_scan(&found, &n) == YOLO_OK) free(found);
+    if (yolo_pt_is_path(model)) load_all_plugins();
     yolo_ckpt *ck = NULL;
     if (yolo_ckpt_read(model, &ck) != YOLO_OK) {
         yolo_error_clear();
@@ -86,8 +93,9 @@ static const char *model_task(const yolo_cli_args *args, const yolo_config *cfg,
         model = NULL;
     if (!model) return NULL;
     if (yolo_is_checkpoint_path(model)) return checkpoint_task(model, buf, size);
-    if (yolo_path_has_ext(model, ".yaml") || yolo_path_has_ext(model, ".yml"))
-        return yolo_model_yaml_task(model, buf, size);
+    if (!yolo_path_has_ext(model, ".yaml") && !yolo_path_has_ext(model, ".yml")) return NULL;
+    load_all_plugins();
+    return yolo_model_yaml_task(model, buf, size);
     return NULL;
 }
 

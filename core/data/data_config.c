@@ -566,8 +566,8 @@ yolo_status yolo_data_config_load(const char *data, unsigned needs, yolo_data_co
             c->yaml_path = strdup(cand);
             st = apply_yaml(c, cand, needs, false);
         } else {
-            st = yolo_error(YOLO_ERR_IO, "no such yaml, folder or archive (nor in the datasets folder: "
-                            "YOLO_DATASETS_DIR, or datasets_dir in Ultralytics' settings.json)");
+            st = yolo_error(YOLO_ERR_IO, "data=%s: no such yaml, folder or archive (nor in the datasets folder: "
+                            "YOLO_DATASETS_DIR, or datasets_dir in Ultralytics' settings.json)", data);
         }
         free(cand);
     }

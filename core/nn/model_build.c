@@ -131,17 +131,33 @@ static const yolo_task *task_at(const yolo_model_options *opt, int t) {
 
 static int task_count(const yolo_model_options *opt) { return (opt ? opt->n_tasks : 0) + yolo_plugin_task_count(); }
 
-static const char *find_embedded(const yolo_model_options *opt, const char *name, const char **task) {
+/* The text of the yaml a loaded task embeds as `name`; *found: that name
+ * (the task table's), *task: the task's. */
+static const char *find_embedded(const yolo_model_options *opt, const char *name, const char **found,
+                                 const char **task) {
     for (int t = 0; t < task_count(opt); t++) {
         const yolo_task *tk = task_at(opt, t);
         if (!tk || !tk->model_yaml_names || !tk->model_yaml_texts) continue;
         for (int i = 0; i < tk->n_model_yamls; i++)
             if (tk->model_yaml_names[i] && !strcmp(tk->model_yaml_names[i], name)) {
+                *found = tk->model_yaml_names[i];
                 *task = tk->name;
                 return tk->model_yaml_texts[i];
             }
     }
     return NULL;
+}
+
+const char *model_find_embedded(const yolo_model_options *opt, const char *model, const char **found,
+                                const char **task) {
+    char unified[MODEL_NAME_MAX], plain[MODEL_NAME_MAX];
+    bool has_unified = unified_name(model, unified, sizeof(unified));
+    const char *text = NULL;
+    if (has_unified) text = find_embedded(opt, base_name(unified), found, task);
+    if (!text && has_unified && without_u(unified, plain, sizeof(plain)))
+        text = find_embedded(opt, base_name(plain), found, task);
+    if (!text) text = find_embedded(opt, base_name(model), found, task);
+    return text;
 }
 
 /* ---- module lookup ---- */
@@ -402,13 +418,7 @@ yolo_status yolo_model_load(const char *model, yolo_backend *backend, const yolo
         free(text);
         return st;
     }
-    const char *task = NULL, *text = NULL, *found = NULL;
-    char plain[MODEL_NAME_MAX];
-    if (has_unified && (text = find_embedded(opt, base_name(unified), &task))) found = base_name(unified);
-    if (!text && has_unified && without_u(unified, plain, sizeof(plain)) &&
-        (text = find_embedded(opt, base_name(plain), &task)))
-        found = base_name(plain);
-    if (!text && (text = find_embedded(opt, base_name(model), &task))) found = base_name(model);
+    const char *task = NULL, *found = NULL, *text = model_find_embedded(opt, model, &found, &task);
     if (!text) {
         char list[512] = "";
         size_t len = 0;

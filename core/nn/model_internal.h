@@ -115,6 +115,12 @@ yolo_status model_forward_all(yolo_model *m, yolo_graph *g, yolo_tensor *images,
  * unified name first ("yolov8n-seg.yaml" -> "yolov8-seg.yaml"), as the
  * loader resolves it; false if neither is a file (an embedded yaml or none). */
 bool model_yaml_file(const char *model, char *path, size_t size);
+/* The text of the yaml a loaded task (opt's, then the registry's) embeds
+ * for a model name that is no file: its unified name, that without the
+ * YOLOv5u 'u', or the name itself. *found: the embedded name, *task: the
+ * task embedding it. NULL if none does. */
+const char *model_find_embedded(const yolo_model_options *opt, const char *model, const char **found,
+                                const char **task);
 
 /* core/nn/model_info.c */
 int64_t model_layer_param_count(const yolo_model *m, int layer);

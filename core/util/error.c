@@ -48,8 +48,10 @@ yolo_status yolo_error_context(yolo_status status, const char *fmt, ...) {
     vsnprintf(prefix, sizeof prefix, fmt, ap);
     va_end(ap);
     memcpy(old, error_message, sizeof old);
-    /* prefix ": " old, truncated to the buffer */
+    /* prefix ": " old, truncated to the buffer; a message that already
+     * starts with that context keeps it once */
     size_t used = strlen(prefix);
+    if (strncmp(old, prefix, used) == 0 && old[used] == ':') return status;
     memcpy(error_message, prefix, used + 1);
     if (used + 2 < sizeof error_message) {
         memcpy(error_message + used, ": ", 3);

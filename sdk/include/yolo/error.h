@@ -41,7 +41,8 @@ YOLO_API yolo_status yolo_error(yolo_status status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* Prefixes the current message with more context ("loading x.ckpt: ...")
- * and returns `status` unchanged. */
+ * and returns `status` unchanged; a message that already starts with that
+ * context and a colon is left as it is. */
 YOLO_API yolo_status yolo_error_context(yolo_status status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
