@@ -278,7 +278,7 @@ static void test_table_refusals(void) {
         {"deterministic", "false", "true"}, {"dnn", "true", "false"},        {"vid_stride", "2", "1"},
         {"stream_buffer", "true", "false"}, {"visualize", "true", "false"},  {"augment", "true", "false"},
         {"embed", "[21]", "null"},           {"show", "true", "false"},      {"save_frames", "true", "false"},
-        {"cutmix", "0.5", "0.0"},            {"tracker", "bytetrack.yaml", "botsort.yaml"}};
+        {"tracker", "bytetrack.yaml", "botsort.yaml"}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         yolo_settings set;
         CHECK_MSG(read_with(cases[i][0], cases[i][2], &set) == YOLO_OK, "%s=%s (the default): %s", cases[i][0],

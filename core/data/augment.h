@@ -49,9 +49,10 @@ typedef struct yolo_augment_params {
     float bgr;            /* 0: probability that the channels are swapped RGB -> BGR (detect/segment/pose) */
     float mosaic;         /* 1.0 */
     float mixup;          /* 0 */
+    float cutmix;         /* 0: probability of Ultralytics 8.3's CutMix (a region of a partner pasted) */
     float copy_paste;     /* 0: fraction of the eligible instances pasted (segment: needs polygons) */
     yolo_copy_paste_mode copy_paste_mode; /* flip */
-    int close_mosaic;     /* 10: mosaic, mixup and copy_paste off for the last N epochs */
+    int close_mosaic;     /* 10: mosaic, mixup, cutmix and copy_paste off for the last N epochs */
     yolo_auto_augment auto_augment; /* randaugment: classify training */
     float erasing;        /* 0.4: classify random erasing */
     float crop_fraction;  /* 1.0: classify val crop */
@@ -129,6 +130,19 @@ void yolo_augment_hsv(const yolo_augment_params *p, struct yolo_rng *rng, yolo_i
  * many were pasted. Draws nothing. */
 yolo_status yolo_copy_paste(float p, yolo_image *img, yolo_instances *ins, const yolo_image *src_img,
                             const yolo_instances *src_ins, int *pasted);
+
+/* CutMix (Ultralytics 8.3's CutMix._mix_transform) on img and its
+ * instances (pixel xyxy) from a partner of the same size (from, from_ins:
+ * already mosaicked and warped, as Ultralytics' pre_transform leaves it).
+ * Draws three candidate regions from rng (side sqrt(1 - lambda) of the
+ * image's, lambda ~ Beta(1, 1), centre uniform) and keeps one, drawn among
+ * those that overlap none of img's boxes; the partner's pixels in it are
+ * copied over img, and its instances that overlap it by an intersection
+ * over their box area >= 0.1 (0.01 when img's instances have polygons) are
+ * appended, clipped to it. Nothing changes when no region is free or no
+ * partner instance overlaps it; *applied says whether it did. */
+yolo_status yolo_cutmix(struct yolo_rng *rng, yolo_image *img, yolo_instances *ins, const yolo_image *from,
+                        const yolo_instances *from_ins, bool *applied);
 
 /* The random perspective step alone (exposed for tests): warps `image`
  * (instances in pixel xyxy form) to out_w x out_h drawing from `rng`,

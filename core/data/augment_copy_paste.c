@@ -15,13 +15,6 @@
 
 #define COPY_PASTE_MAX_IOA 0.30f
 
-/* Ultralytics' bbox_ioa(box1, box2)[i, j]: the intersection over box2's area (eps 1e-7). */
-static float box_ioa(const float *a, const float *b) {
-    float iw = fminf(a[2], b[2]) - fmaxf(a[0], b[0]), ih = fminf(a[3], b[3]) - fmaxf(a[1], b[1]);
-    float inter = (iw > 0 ? iw : 0) * (ih > 0 ? ih : 0);
-    return inter / ((b[2] - b[0]) * (b[3] - b[1]) + 1e-7f);
-}
-
 typedef struct candidate {
     int index;
     float max_ioa;
@@ -43,7 +36,7 @@ static yolo_status paste(float p, yolo_image *img, yolo_instances *ins, const yo
     for (int i = 0; st == YOLO_OK && i < n; i++) {
         float worst = 0;
         for (int j = 0; j < own; j++)
-            worst = fmaxf(worst, box_ioa(from_ins->boxes + 4 * i, ins->boxes + 4 * j));
+            worst = fmaxf(worst, yolo_box_ioa(from_ins->boxes + 4 * i, ins->boxes + 4 * j));
         if (worst < COPY_PASTE_MAX_IOA)
             cand[chosen++] = (candidate){i, worst};
     }

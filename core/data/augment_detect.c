@@ -1,8 +1,8 @@
 /* Detection-family augmentation: mosaic, copy-paste, random perspective,
- * mixup, HSV, flips; letterbox for validation (see augment.h). Order and
- * formulas as Ultralytics' v8_transforms (ultralytics/data/augment.py):
+ * mixup, CutMix, HSV, flips; letterbox for validation (see augment.h). Order
+ * and formulas as Ultralytics' v8_transforms (ultralytics/data/augment.py):
  * Mosaic, CopyPaste (flip mode), RandomPerspective, CopyPaste (mixup
- * mode), MixUp, Albumentations (off), RandomHSV, RandomFlip. */
+ * mode), MixUp, CutMix, Albumentations (off), RandomHSV, RandomFlip. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -372,6 +372,7 @@ static yolo_status augment_train(const yolo_augment_params *p, bool mosaic_on, u
     bool paste = mosaic_on && p->copy_paste > 0;
     copy_paste_stream cp = {seed, epoch, YOLO_RNG_COPY_PASTE_PARTNER, index};
     copy_paste_stream cp_of_partner = {seed, epoch, YOLO_RNG_COPY_PASTE_MIXUP_PARTNER, index};
+    copy_paste_stream cp_of_cutmix = {seed, epoch, YOLO_RNG_COPY_PASTE_CUTMIX_PARTNER, index};
     st = pre_transform(p, mosaic_on, &rng, index, src, ow, oh, &out->image, &out->instances, rec, &out->meta,
                        paste ? &cp : NULL);
     if (st != YOLO_OK)
@@ -402,6 +403,28 @@ static yolo_status augment_train(const yolo_augment_params *p, bool mosaic_on, u
         rec->mixup = 1;
         rec->mixup_partner = partner;
         rec->mixup_lambda = (float)lambda;
+        if (st != YOLO_OK)
+            return st;
+    }
+    /* CutMix: a region of another independently augmented partner. Drawn
+     * only when on, so cutmix=0 keeps the other draws as they were. */
+    if (mosaic_on && p->cutmix > 0 && yolo_rng_bernoulli(&rng, p->cutmix)) {
+        int64_t partner = draw_partner(&rng, src, index, p->mosaic_window);
+        yolo_rng prng;
+        yolo_rng_init(&prng, seed, YOLO_RNG_CUTMIX_PARTNER, (uint32_t)epoch, (uint32_t)index);
+        yolo_image img2 = {0};
+        yolo_instances ins2;
+        yolo_instances_init(&ins2, out->instances.kpt_count, out->instances.kpt_dims);
+        yolo_aug_record rec2 = {0};
+        yolo_image_meta meta2 = {0};
+        bool applied = false;
+        st = pre_transform(p, mosaic_on, &prng, partner, src, ow, oh, &img2, &ins2, &rec2, &meta2,
+                           paste ? &cp_of_cutmix : NULL);
+        if (st == YOLO_OK)
+            st = yolo_cutmix(&rng, &out->image, &out->instances, &img2, &ins2, &applied);
+        yolo_image_free(&img2);
+        yolo_instances_free(&ins2);
+        rec->cutmix = applied;
         if (st != YOLO_OK)
             return st;
     }

@@ -145,6 +145,12 @@ void yolo_ins_clip(yolo_instances *ins, float width, float height) {
     hide_outside_keypoints(ins, width, height);
 }
 
+float yolo_box_ioa(const float *a, const float *b) {
+    float iw = fminf(a[2], b[2]) - fmaxf(a[0], b[0]), ih = fminf(a[3], b[3]) - fmaxf(a[1], b[1]);
+    float inter = (iw > 0 ? iw : 0) * (ih > 0 ? ih : 0);
+    return inter / ((b[2] - b[0]) * (b[3] - b[1]) + 1e-7f);
+}
+
 void yolo_ins_filter(yolo_instances *ins, const bool *keep) {
     size_t stride = kpt_stride(ins);
     int out = 0, pout = 0;

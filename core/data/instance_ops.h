@@ -28,6 +28,9 @@ void yolo_ins_flip_ud(yolo_instances *ins, float height);
  * visibility 0 (or 0,0 without a visibility column). */
 void yolo_ins_clip(yolo_instances *ins, float width, float height);
 
+/* Ultralytics' bbox_ioa(box1, box2)[i, j] for one pair of pixel xyxy boxes:
+ * their intersection over b's area (eps 1e-7). */
+float yolo_box_ioa(const float *a, const float *b);
 /* Keeps instances k with keep[k]; compacts all arrays. */
 void yolo_ins_filter(yolo_instances *ins, const bool *keep);
 

@@ -21,6 +21,8 @@ typedef enum yolo_rng_purpose {
     YOLO_RNG_DROPOUT = 7,
     YOLO_RNG_COPY_PASTE_PARTNER = 8,        /* the independent augmentation of a copy_paste (mixup mode) partner */
     YOLO_RNG_COPY_PASTE_MIXUP_PARTNER = 9,  /* the same, for the mixup partner's own copy_paste */
+    YOLO_RNG_CUTMIX_PARTNER = 10,           /* the independent augmentation of a CutMix partner */
+    YOLO_RNG_COPY_PASTE_CUTMIX_PARTNER = 11, /* the CutMix partner's own copy_paste */
     YOLO_RNG_USER = 64,          /* first purpose free for plugins and tests */
 } yolo_rng_purpose;
 

@@ -151,7 +151,7 @@ const yolo_key_reader yolo_settings_keys[] = {
     AUGMENT(bgr),
     AUGMENT(mosaic),
     AUGMENT(mixup),
-    REFUSED("cutmix", "CutMix is not built yet (mosaic, mixup and copy_paste are)"),
+    AUGMENT(cutmix),
     AUGMENT(copy_paste),
     LOADER("copy_paste_mode", copy_paste_mode, S),
     LOADER("auto_augment", auto_augment, S),

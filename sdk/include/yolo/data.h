@@ -139,6 +139,7 @@ typedef struct yolo_aug_record {
     float degrees, scale, shear_x, shear_y, perspective_x, perspective_y;
     float translate_x, translate_y; /* output pixels */
     float hsv_gain[3];          /* r_h, r_s, r_v in [-1,1] x hsv_{h,s,v} */
+    uint8_t cutmix;             /* 1: a CutMix region pasted (in the struct's former padding) */
     int64_t mixup_partner;
     float mixup_lambda;         /* weight of this sample's image */
     float crop[4];              /* classify: random resized crop x, y, w, h (source pixels) */
