@@ -6,8 +6,9 @@
  *     hsv_* colour jitter); randaugment, the default, is test_train_classify's;
  *   - bad values refused before training, naming the value and the valid
  *     ones: auto_augment=trivialaugment, copy_paste_mode=paste,
- *     copy_paste=1.5; and copy_paste on a task without polygons (detect)
- *     says it has no effect.
+ *     copy_paste=1.5; and copy_paste on a task without polygons (detect),
+ *     a classify key on detect (erasing) and detect keys (mosaic) or hsv_*
+ *     beside a policy on classify say they have no effect.
  * The augmentations' effects themselves are shown by
  * test_augment_copy_paste and test_augment_policies. */
 #include <math.h>
@@ -65,8 +66,17 @@ int main(void) {
     static const char *const policies[] = {"autoaugment", "augmix", "null"};
     static const char *const names[] = {"autoaugment", "augmix", "jitter"}; /* name=null would be the default name */
     for (int k = 0; k < 3; k++) {
-        snprintf(args, sizeof args, "%s auto_augment=%s", cls, policies[k]);
+        /* keys classify does not read are said (the jitter is hsv_*'s only without a policy) */
+        snprintf(args, sizeof args, "%s auto_augment=%s hsv_h=0.02 mosaic=0.5", cls, policies[k]);
         train(dir, "classify", names[k], args, 2, "train/loss");
+        CHECK(log_has(dir, "mosaic=0.5 (command line) has no effect: it is a detect/segment training augmentation",
+                      NULL));
+        char log_path[600];
+        snprintf(log_path, sizeof log_path, "%s/log.txt", dir);
+        char *log = test_read_text(log_path);
+        bool hsv_warned = log && strstr(log, "hsv_h=0.02 (command line) has no effect");
+        CHECK_MSG(hsv_warned == (k < 2), "auto_augment=%s: hsv_h warning %d", policies[k], hsv_warned);
+        free(log);
     }
 
     refused(dir, "classify train data=shapes epochs=1 imgsz=32 auto_augment=trivialaugment", "trivialaugment",
@@ -75,9 +85,9 @@ int main(void) {
     refused(dir, "segment train data=shapes epochs=1 imgsz=64 copy_paste=1.5", "copy_paste", NULL);
     /* detect labels carry no polygons: said, not silently skipped */
     int rc = test_run_yolo(dir, "detect train data=shapes model=yolov8n.yaml epochs=1 imgsz=32 batch=8 fraction=0.1 "
-                                "val=False plots=False workers=0 copy_paste=0.5 name=detect");
+                                "val=False plots=False workers=0 copy_paste=0.5 erasing=0.1 name=detect");
     CHECK_MSG(rc == 0, "detect train with copy_paste exited %d", rc);
-    CHECK(log_has(dir, "copy_paste=0.5 has no effect", NULL));
+    CHECK(log_has(dir, "copy_paste=0.5 has no effect", "erasing=0.1 (command line) has no effect: it is a classify"));
 
     int result = test_result("test_train_augment");
     if (result == 0) {

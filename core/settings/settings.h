@@ -190,6 +190,9 @@ yolo_status yolo_settings_check_refused(const yolo_config *cfg, const yolo_key_r
  * keys_read is NULL (the task does not say). */
 void yolo_settings_warn_unread_task_keys(const yolo_config *cfg, const char *task, const char *const *keys_read,
                                          int n, FILE *log);
+/* One warning line on `log` for each of keys[0..n) that holds another
+ * value than default.yaml's: "key=value (source) has no effect: why". */
+void yolo_settings_warn_no_effect(const yolo_config *cfg, const char *const *keys, int n, const char *why, FILE *log);
 /* yolo_settings_check_refused over the table, yolo_settings_fill, then
  * each concern's checks and derived fields (errors name the key, its value
  * and where it came from). */

@@ -179,6 +179,22 @@ yolo_status yolo_settings_check_refused(const yolo_config *cfg, const yolo_key_r
     return st;
 }
 
+void yolo_settings_warn_no_effect(const yolo_config *cfg, const char *const *keys, int n, const char *why, FILE *log) {
+    yolo_config *defaults = NULL;
+    for (int i = 0; i < n; i++) {
+        yolo_key_reader row = {.key = keys[i]};
+        char now[256], was[256];
+        bool changed = false;
+        if (differs(cfg, &row, &defaults, now, was, sizeof now, &changed) != YOLO_OK) {
+            yolo_error_clear(); /* a formatting failure only skips its line */
+            continue;
+        }
+        if (changed)
+            fprintf(log, "WARNING: %s=%s (%s) has no effect: %s\n", keys[i], now, yolo_config_source(cfg, keys[i]), why);
+    }
+    yolo_config_free(defaults);
+}
+
 void yolo_settings_warn_unread_task_keys(const yolo_config *cfg, const char *task, const char *const *keys_read,
                                          int n, FILE *log) {
     if (!keys_read) return;

@@ -81,18 +81,28 @@ static yolo_status create_loader(yolo_trainer *t) {
     if (t->rank == 0 && set->loader.augment.copy_paste > 0 && !(needs & YOLO_NEED_POLYGONS))
         fprintf(stderr, "WARNING: copy_paste=%g has no effect: it pastes instance polygons, and this task's labels "
                         "have none\n", set->loader.augment.copy_paste);
-    bool auto_augment_given = yolo_config_layer_of(t->s.cfg, "auto_augment") > YOLO_CONFIG_LAYER_DEFAULT;
-    if (t->rank == 0 && !(needs & YOLO_NEED_IMAGE_CLASS) && auto_augment_given && set->loader.auto_augment &&
-        strcmp(set->loader.auto_augment, "randaugment") != 0)
-        fprintf(stderr, "WARNING: auto_augment=%s has no effect: it is a classify training augmentation\n",
-                set->loader.auto_augment);
+    /* the detect family (boxes) and classify (image classes) augment with different keys */
+    static const char *const box_only[] = {"mosaic", "mixup", "cutmix", "degrees", "translate", "shear",
+                                           "perspective", "bgr", "close_mosaic"};
+    static const char *const classify_only[] = {"auto_augment", "erasing", "crop_fraction"};
+    static const char *const colour[] = {"hsv_h", "hsv_s", "hsv_v"};
+    bool classify = (needs & YOLO_NEED_IMAGE_CLASS) != 0;
+    if (t->rank == 0 && classify)
+        yolo_settings_warn_no_effect(t->s.cfg, box_only, (int)(sizeof box_only / sizeof *box_only),
+                                     "it is a detect/segment training augmentation", stderr);
+    if (t->rank == 0 && !classify)
+        yolo_settings_warn_no_effect(t->s.cfg, classify_only, (int)(sizeof classify_only / sizeof *classify_only),
+                                     "it is a classify augmentation", stderr);
+    if (t->rank == 0 && classify && set->loader.augment.auto_augment != YOLO_AUTO_AUGMENT_NONE)
+        yolo_settings_warn_no_effect(t->s.cfg, colour, 3,
+                                     "classify applies the hsv_* colour jitter only with auto_augment=null (a policy "
+                                     "replaces it, as in Ultralytics)", stderr);
     yolo_loader_options lo = {.batch = set->run.batch / t->world, .workers = set->run.workers, .rank = t->rank,
                               .world = t->world, .seed = (uint64_t)set->run.seed,
                               .augment = true, .shuffle = true, .epochs = set->optim.epochs,
                               .cache_ram = set->loader.cache_ram, .aug = set->loader.augment,
                               .rect = set->loader.rect, .multi_scale = set->loader.multi_scale,
                               .stride = yolo_model_grid_stride(t->s.model)};
-    bool classify = (t->s.hooks->data.needs & YOLO_NEED_IMAGE_CLASS) != 0;
     if (classify && (lo.rect || lo.multi_scale)) /* Ultralytics' classify trainer reads neither */
         return yolo_error(YOLO_ERR_CONFIG, "%s=True (%s): not for the classify task (its batches are imgsz crops)",
                           lo.rect ? "rect" : "multi_scale",
