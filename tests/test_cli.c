@@ -323,6 +323,9 @@ static void test_in_process(void) {
         CHECK(strcmp(str(cfg, "fixture_style"), "fancy") == 0 && strcmp(str(cfg, "model"), "fixture-model.yaml") == 0);
         yolo_config_free(cfg);
     }
+    /* Ultralytics' modes and commands that are not built say so (track was "did you mean 'train'") */
+    EXPECT(run(real_dir, "track", "model=x.pt", NULL), 2, "err", "'track' is Ultralytics' but not built here", "videos");
+    EXPECT(run(real_dir, "detect", "benchmark", NULL), 2, "err", "'benchmark' is Ultralytics' but not built here");
     /* a missing data yaml is named once (the session's context is the loader's own prefix) */
     EXPECT(run(real_dir, "detect", "val", "data=nope.yaml", "model=yolov8n.yaml", NULL), 1, "err",
            "data=nope.yaml: no such yaml, folder or archive");

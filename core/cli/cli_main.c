@@ -16,7 +16,27 @@ static int fail(yolo_status status, int exit_code) {
     return exit_code;
 }
 
+/* Ultralytics' modes and commands that are not built here, and why. */
+static const struct {
+    const char *word, *why;
+} not_built[] = {
+    {"track", "object tracking runs on videos and streams, which are not built either"},
+    {"benchmark", "it times every export format; the built ones are onnx and safetensors (yolo export)"},
+    {"solutions", "Ultralytics Solutions (counting, heatmaps, ...) run on videos and streams"},
+    {"hub", "Ultralytics HUB is a network service; this build has no network code"},
+    {"login", "Ultralytics HUB is a network service; this build has no network code"},
+    {"logout", "Ultralytics HUB is a network service; this build has no network code"},
+    {"explorer", "the dataset explorer needs a web UI and embeddings"},
+    {"streamlit-predict", "live inference needs a web UI and a camera"},
+};
+
 static int no_mode(const yolo_cli_args *args) {
+    for (int i = 0; i < args->n_words; i++)
+        for (size_t k = 0; k < sizeof not_built / sizeof *not_built; k++)
+            if (strcmp(args->words[i], not_built[k].word) == 0)
+                return fail(yolo_error(YOLO_ERR_CONFIG, "'%s' is Ultralytics' but not built here: %s (built modes: "
+                                       "train, val, predict, export, info, checks)", args->words[i], not_built[k].why),
+                            YOLO_EXIT_USAGE);
     const char *modes[16];
     for (int i = 0; i < yolo_cli_mode_count; i++) modes[i] = yolo_cli_modes[i].name;
     for (int i = 0; i < args->n_words; i++) {
