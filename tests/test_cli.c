@@ -336,8 +336,12 @@ static void test_in_process(void) {
     CHECK(strstr(err_text, "box=") == NULL);
     EXPECT(run(fixture_dir, "oldminor", "train", "dropout=0.1", NULL), 1, "err", "oldminor");
     CHECK(strstr(err_text, "WARNING") == NULL); /* it does not say what it reads */
-    EXPECT(run(real_dir, "detect", "val", "overlap_mask=false", "mask_ratio=4", "conf=0.1", "model=nope.yaml", NULL), 1,
-           "err", "WARNING: overlap_mask=false (command line) has no effect on task 'detect'");
+    EXPECT(run(real_dir, "detect", "val", "overlap_mask=false", "mask_ratio=4", "conf=0.1", "model=nope.yaml", "epochs=3",
+               "source=a.jpg", "imgsz=64", NULL),
+           1, "err", "WARNING: overlap_mask=false (command line) has no effect on task 'detect'",
+           "WARNING: epochs=3 (command line) has no effect: a training key, and the mode is val",
+           "WARNING: source=a.jpg (command line) has no effect: a predict key, and the mode is val");
+    CHECK(strstr(err_text, "imgsz=") == NULL); /* every mode reads it */
     CHECK(strstr(err_text, "mask_ratio") == NULL && strstr(err_text, "conf=") == NULL); /* a default; detect's */
     setenv("YOLO_PLUGIN_PATH", fixture_dir, 1);
     cfg = BUILD(&code, "fixture", "--task", "fixture", "train", "fixture_gian=3");

@@ -10,6 +10,12 @@
 /* core/cfg/keys.c: the core keys (defaults and help come from default.yaml). */
 extern const yolo_config_key yolo_core_keys[];
 extern const int yolo_core_key_count;
+/* The core keys that only one mode reads (NULL-terminated): training's
+ * schedule, optimizer and augmentation; predict's source and pictures;
+ * export's format options. */
+extern const char *const yolo_core_train_only_keys[];
+extern const char *const yolo_core_predict_only_keys[];
+extern const char *const yolo_core_export_only_keys[];
 /* The core keys that Ultralytics 8.3's default.yaml lacks (NULL-terminated). */
 extern const char *const yolo_core_keys_beyond_ultralytics[];
 

@@ -147,6 +147,17 @@ const yolo_config_key yolo_core_keys[] = {
 
 const int yolo_core_key_count = (int)(sizeof yolo_core_keys / sizeof yolo_core_keys[0]);
 
+const char *const yolo_core_train_only_keys[] = {
+    "epochs", "time", "patience", "save_period", "pretrained", "optimizer", "cos_lr", "close_mosaic", "resume",
+    "amp", "fraction", "profile", "freeze", "multi_scale", "dropout", "sync_bn", "dist_bucket_mb", "val",
+    "lr0", "lrf", "momentum", "weight_decay", "warmup_epochs", "warmup_momentum", "warmup_bias_lr", "nbs",
+    "label_smoothing", "hsv_h", "hsv_s", "hsv_v", "degrees", "translate", "scale", "shear", "perspective", "flipud",
+    "fliplr", "bgr", "mosaic", "mixup", "cutmix", "copy_paste", "copy_paste_mode", "auto_augment", "erasing", NULL};
+const char *const yolo_core_predict_only_keys[] = {"source", "save_crop", "show_labels", "show_conf", "show_boxes",
+                                                   "line_width", NULL};
+const char *const yolo_core_export_only_keys[] = {"format", "keras", "optimize", "int8", "dynamic", "simplify",
+                                                  "opset", "workspace", "nms", NULL};
+
 const char *const yolo_core_keys_beyond_ultralytics[] = {
     "threads", "world", "dist_timeout", "dist_bucket_mb", "sync_bn", /* this project's own */
     "label_smoothing", "crop_fraction",                             /* dropped by Ultralytics 8.2 and 8.3 */

@@ -1,4 +1,5 @@
 /* From parsed arguments to the task plugin and the merged configuration. */
+#include "cfg/config_internal.h"
 #include "cfg/suggest.h"
 #include "cli/cli.h"
 #include "ckpt/ckpt_file.h"
@@ -97,6 +98,27 @@ static const char *model_task(const yolo_cli_args *args, const yolo_config *cfg,
     load_all_plugins();
     return yolo_model_yaml_task(model, buf, size);
     return NULL;
+}
+
+/* Keys given on the command line that the mode does not read are said
+ * (Ultralytics ignores them without a word): a training key in val, a
+ * predict or export key in train, ... Only the command line's: a cfg= file
+ * (an args.yaml) repeats every key. */
+static void warn_other_mode_keys(const yolo_config *cfg, const char *mode) {
+    static const struct {
+        const char *mode, *what;
+        const char *const *keys;
+    } only[] = {{"train", "a training key", yolo_core_train_only_keys},
+                {"predict", "a predict key", yolo_core_predict_only_keys},
+                {"export", "an export key", yolo_core_export_only_keys}};
+    for (size_t g = 0; mode && g < sizeof only / sizeof *only; g++) {
+        if (strcmp(mode, only[g].mode) == 0) continue;
+        char why[128];
+        snprintf(why, sizeof why, "%s, and the mode is %s", only[g].what, mode);
+        for (int i = 0; only[g].keys[i]; i++)
+            if (yolo_config_layer_of(cfg, only[g].keys[i]) == YOLO_CONFIG_LAYER_CLI)
+                yolo_settings_warn_no_effect(cfg, &only[g].keys[i], 1, why, stderr);
+    }
 }
 
 yolo_status yolo_cli_build_config(const yolo_cli_args *args, yolo_config **cfg_out, const yolo_task **task_out,
@@ -204,6 +226,7 @@ yolo_status yolo_cli_build_config(const yolo_cli_args *args, yolo_config **cfg_o
     int n_read = 0;
     const char *const *read = yolo_plugin_task_keys_read(plugin, &n_read);
     yolo_settings_warn_unread_task_keys(cfg, plugin->name, read, n_read, stderr);
+    warn_other_mode_keys(cfg, args->mode);
     *cfg_out = cfg;
     *task_out = plugin;
     *exit_code = YOLO_EXIT_OK;
