@@ -4,6 +4,7 @@
 #include "cli/cli.h"
 #include "ckpt/ckpt_file.h"
 #include "data/fsutil.h"
+#include "dist/dist.h"
 #include "interop/pt_import.h"
 #include "nn/model_task.h"
 #include "plugin/plugin_loader.h"
@@ -225,8 +226,10 @@ yolo_status yolo_cli_build_config(const yolo_cli_args *args, yolo_config **cfg_o
         goto fail;
     int n_read = 0;
     const char *const *read = yolo_plugin_task_keys_read(plugin, &n_read);
-    yolo_settings_warn_unread_task_keys(cfg, plugin->name, read, n_read, stderr);
-    warn_other_mode_keys(cfg, args->mode);
+    if (yolo_dist_env_detect().rank == 0) { /* once per run, not once per rank */
+        yolo_settings_warn_unread_task_keys(cfg, plugin->name, read, n_read, stderr);
+        warn_other_mode_keys(cfg, args->mode);
+    }
     *cfg_out = cfg;
     *task_out = plugin;
     *exit_code = YOLO_EXIT_OK;
