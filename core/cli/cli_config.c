@@ -98,7 +98,6 @@ static const char *model_task(const yolo_cli_args *args, const yolo_config *cfg,
     if (!yolo_path_has_ext(model, ".yaml") && !yolo_path_has_ext(model, ".yml")) return NULL;
     load_all_plugins();
     return yolo_model_yaml_task(model, buf, size);
-    return NULL;
 }
 
 /* Keys given on the command line that the mode does not read are said
@@ -178,8 +177,9 @@ yolo_status yolo_cli_build_config(const yolo_cli_args *args, yolo_config **cfg_o
     snprintf(task_name, sizeof task_name, "%s", task);
     st = yolo_plugin_load_task(task_name, &plugin);
     if (st != YOLO_OK) {
+        const char *model = last_value(args, "model");
         if (task_from != NULL && strcmp(task_from, "model") == 0)
-            st = yolo_error_context(st, "the task of model=%s", last_value(args, "model") ? last_value(args, "model") : "(in cfg=)");
+            st = yolo_error_context(st, "the task of model=%s", model ? model : "(in cfg=)");
         *exit_code = in_list(tasks, task_name) ? YOLO_EXIT_FAILURE : YOLO_EXIT_USAGE;
         yolo_config_free(cfg);
         return st;

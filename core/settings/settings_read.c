@@ -179,19 +179,26 @@ yolo_status yolo_settings_check_refused(const yolo_config *cfg, const yolo_key_r
     return st;
 }
 
+/* Whether key holds another value than default.yaml's (its text in now);
+ * a formatting failure is no (only its warning line is skipped). */
+static bool given_other_value(const yolo_config *cfg, const char *key, yolo_config **defaults, char *now,
+                              size_t size) {
+    yolo_key_reader row = {.key = key};
+    char was[256];
+    bool changed = false;
+    if (differs(cfg, &row, defaults, now, was, size < sizeof was ? size : sizeof was, &changed) != YOLO_OK) {
+        yolo_error_clear();
+        return false;
+    }
+    return changed;
+}
+
 void yolo_settings_warn_no_effect(const yolo_config *cfg, const char *const *keys, int n, const char *why, FILE *log) {
     yolo_config *defaults = NULL;
-    for (int i = 0; i < n; i++) {
-        yolo_key_reader row = {.key = keys[i]};
-        char now[256], was[256];
-        bool changed = false;
-        if (differs(cfg, &row, &defaults, now, was, sizeof now, &changed) != YOLO_OK) {
-            yolo_error_clear(); /* a formatting failure only skips its line */
-            continue;
-        }
-        if (changed)
+    char now[256];
+    for (int i = 0; i < n; i++)
+        if (given_other_value(cfg, keys[i], &defaults, now, sizeof now))
             fprintf(log, "WARNING: %s=%s (%s) has no effect: %s\n", keys[i], now, yolo_config_source(cfg, keys[i]), why);
-    }
     yolo_config_free(defaults);
 }
 
@@ -199,18 +206,12 @@ void yolo_settings_warn_unread_task_keys(const yolo_config *cfg, const char *tas
                                          int n, FILE *log) {
     if (!keys_read) return;
     yolo_config *defaults = NULL;
+    char now[256];
     for (int k = 0; k < yolo_settings_key_count; k++) {
         const yolo_key_reader *row = &yolo_settings_keys[k];
-        if (row->use != YOLO_KEY_TASK_PLUGIN) continue;
-        bool read = false, changed = false;
+        bool read = row->use != YOLO_KEY_TASK_PLUGIN; /* only the task-plugin rows are checked */
         for (int i = 0; i < n && !read; i++) read = strcmp(keys_read[i], row->key) == 0;
-        char now[256], was[256];
-        if (read) continue;
-        if (differs(cfg, row, &defaults, now, was, sizeof now, &changed) != YOLO_OK) {
-            yolo_error_clear(); /* a formatting failure only skips its line */
-            continue;
-        }
-        if (changed)
+        if (!read && given_other_value(cfg, row->key, &defaults, now, sizeof now))
             fprintf(log, "WARNING: %s=%s (%s) has no effect on task '%s' (its reader: %s)\n", row->key, now,
                     yolo_config_source(cfg, row->key), task, row->reader);
     }
