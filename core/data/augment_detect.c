@@ -359,6 +359,23 @@ yolo_status yolo_augment_letterbox(const yolo_augment_params *p, int epoch, int6
     return st;
 }
 
+/* A mix partner (mixup, CutMix) of sample `index`: sample `partner` through
+ * the same pre_transform, copy_paste included (Ultralytics' MixUp and
+ * CutMix reuse it), on its own stream (seed, purpose, epoch, index), into
+ * img2 and ins2 (pixel xyxy, ins2 initialised like `like`). Both mixes run
+ * only while mosaic is on (close_mosaic turns them off with it). */
+static yolo_status augment_partner(const yolo_augment_params *p, uint64_t seed, int epoch, int64_t index,
+                                   uint32_t purpose, int64_t partner, const yolo_aug_source *src, int ow, int oh,
+                                   const copy_paste_stream *cp, const yolo_instances *like, yolo_image *img2,
+                                   yolo_instances *ins2) {
+    yolo_rng prng;
+    yolo_rng_init(&prng, seed, purpose, (uint32_t)epoch, (uint32_t)index);
+    yolo_instances_init(ins2, like->kpt_count, like->kpt_dims);
+    yolo_aug_record rec2 = {0};
+    yolo_image_meta meta2 = {0};
+    return pre_transform(p, true, &prng, partner, src, ow, oh, img2, ins2, &rec2, &meta2, cp);
+}
+
 /* The training augmentation into ow x oh (see yolo_augment_detect). */
 static yolo_status augment_train(const yolo_augment_params *p, bool mosaic_on, uint64_t seed, int epoch, int64_t index,
                                  const int *flip_idx, const yolo_aug_source *src, int ow, int oh,
@@ -384,16 +401,10 @@ static yolo_status augment_train(const yolo_augment_params *p, bool mosaic_on, u
     if (mix) {
         int64_t partner = draw_partner(&rng, src, index, p->mosaic_window);
         double lambda = yolo_rng_beta(&rng, 32.0, 32.0);
-        yolo_rng prng;
-        yolo_rng_init(&prng, seed, YOLO_RNG_MIXUP_PARTNER, (uint32_t)epoch, (uint32_t)index);
         yolo_image img2 = {0};
         yolo_instances ins2;
-        yolo_instances_init(&ins2, out->instances.kpt_count, out->instances.kpt_dims);
-        yolo_aug_record rec2 = {0};
-        yolo_image_meta meta2 = {0};
-        /* the partner runs the same pre_transform, copy_paste included (Ultralytics' MixUp reuses it) */
-        st = pre_transform(p, mosaic_on, &prng, partner, src, ow, oh, &img2, &ins2, &rec2, &meta2,
-                           paste ? &cp_of_partner : NULL);
+        st = augment_partner(p, seed, epoch, index, YOLO_RNG_MIXUP_PARTNER, partner, src, ow, oh,
+                             paste ? &cp_of_partner : NULL, &out->instances, &img2, &ins2);
         if (st == YOLO_OK) {
             yolo_image_blend(&out->image, &img2, (float)lambda);
             st = yolo_instances_append(&out->instances, &ins2);
@@ -410,16 +421,11 @@ static yolo_status augment_train(const yolo_augment_params *p, bool mosaic_on, u
      * only when on, so cutmix=0 keeps the other draws as they were. */
     if (mosaic_on && p->cutmix > 0 && yolo_rng_bernoulli(&rng, p->cutmix)) {
         int64_t partner = draw_partner(&rng, src, index, p->mosaic_window);
-        yolo_rng prng;
-        yolo_rng_init(&prng, seed, YOLO_RNG_CUTMIX_PARTNER, (uint32_t)epoch, (uint32_t)index);
         yolo_image img2 = {0};
         yolo_instances ins2;
-        yolo_instances_init(&ins2, out->instances.kpt_count, out->instances.kpt_dims);
-        yolo_aug_record rec2 = {0};
-        yolo_image_meta meta2 = {0};
         bool applied = false;
-        st = pre_transform(p, mosaic_on, &prng, partner, src, ow, oh, &img2, &ins2, &rec2, &meta2,
-                           paste ? &cp_of_cutmix : NULL);
+        st = augment_partner(p, seed, epoch, index, YOLO_RNG_CUTMIX_PARTNER, partner, src, ow, oh,
+                             paste ? &cp_of_cutmix : NULL, &out->instances, &img2, &ins2);
         if (st == YOLO_OK)
             st = yolo_cutmix(&rng, &out->image, &out->instances, &img2, &ins2, &applied);
         yolo_image_free(&img2);
