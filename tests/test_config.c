@@ -416,6 +416,29 @@ static void test_round_trip(void) {
     yolo_config_free(cfg);
 }
 
+/* Ultralytics' deprecated key names: renamed (hide_* inverted), save_hybrid
+ * skipped at false and refused at true, on the command line and in a yaml. */
+static void test_deprecated_keys(void) {
+    yolo_config *cfg = fresh();
+    bool b = true;
+    int64_t width = 0;
+    CHECK_MSG(cli(cfg, "hide_labels", "True") == YOLO_OK && cli(cfg, "line_thickness", "3") == YOLO_OK &&
+                  cli(cfg, "boxes", "false") == YOLO_OK && cli(cfg, "save_hybrid", "False") == YOLO_OK,
+              "%s", yolo_last_error());
+    CHECK(yolo_config_get_bool(cfg, "show_labels", &b) == YOLO_OK && !b);
+    CHECK(yolo_config_get_bool(cfg, "show_boxes", &b) == YOLO_OK && !b);
+    CHECK(yolo_config_get_int(cfg, "line_width", &width) == YOLO_OK && width == 3);
+    CHECK(yolo_config_find_key(cfg, "save_hybrid") == NULL);
+    CHECK(cli(cfg, "save_hybrid", "true") == YOLO_ERR_CONFIG && test_error_mentions("save_hybrid=true") &&
+          test_error_mentions("not built"));
+    const char *yaml = "hide_conf: true\nsave_hybrid: false\nboxes: true\n";
+    CHECK_MSG(yolo_config_merge_yaml(cfg, YOLO_CONFIG_LAYER_CFG, yaml, strlen(yaml), "old_args.yaml", 0) == YOLO_OK, "%s",
+              yolo_last_error());
+    CHECK(yolo_config_get_bool(cfg, "show_conf", &b) == YOLO_OK && !b);
+    CHECK(yolo_config_get_bool(cfg, "show_boxes", &b) == YOLO_OK && !b); /* the command line is above cfg= */
+    yolo_config_free(cfg);
+}
+
 /* A default run's args.yaml holds only keys that Ultralytics 8.3 knows (its
  * `yolo cfg=args.yaml` refuses others); a key of ours that is set is kept. */
 static void test_args_yaml_for_ultralytics(void) {
@@ -520,6 +543,7 @@ int main(void) {
     test_resume();
     test_plugin_keys();
     test_round_trip();
+    test_deprecated_keys();
     test_args_yaml_for_ultralytics();
     test_run_dir();
     return test_result("test_config");

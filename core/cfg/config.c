@@ -206,15 +206,47 @@ typedef struct pending_value {
     char *source;
 } pending_value;
 
-/* Finds the key and parses the value; `check_resume`: the checkpoint layer on resume. */
+/* Ultralytics' _handle_deprecation: old key names, renamed with a warning
+ * (hide_* inverted into show_*), and save_hybrid, which it drops: here its
+ * default (false, in every old args.yaml) is skipped and true, which asked
+ * for labels not built here, is an error. */
+static const struct {
+    const char *old, *now; /* now NULL: dropped */
+    bool invert;
+} deprecated[] = {{"boxes", "show_boxes", false},
+                  {"hide_labels", "show_labels", true},
+                  {"hide_conf", "show_conf", true},
+                  {"line_thickness", "line_width", false},
+                  {"save_hybrid", NULL, false}};
+
+/* Finds the key and parses the value; `check_resume`: the checkpoint layer
+ * on resume. A dropped deprecated key leaves out->entry NULL. */
 static yolo_status prepare(yolo_config *cfg, yolo_config_layer layer, const char *key, const char *text, bool quoted,
                            const char *source, bool check_resume, pending_value *out) {
     memset(out, 0, sizeof *out);
     config_entry *e = find_entry(cfg, key);
+    bool invert = false;
+    for (size_t i = 0; e == NULL && i < sizeof deprecated / sizeof *deprecated; i++) {
+        if (strcmp(key, deprecated[i].old) != 0) continue;
+        if (deprecated[i].now == NULL) {
+            static const yolo_config_key flag = {.name = "save_hybrid", .type = YOLO_CONFIG_BOOL};
+            yolo_config_value v;
+            yolo_status st = yolo_config_parse_value(&flag, text, quoted, source, &v);
+            if (st == YOLO_OK && v.b)
+                st = yolo_error(YOLO_ERR_CONFIG, "%s: %s=%s: hybrid labels are not built (Ultralytics 8.3 removed the "
+                                "key); leave it out", source, key, text);
+            return st;
+        }
+        fprintf(stderr, "WARNING: %s: '%s' is deprecated in Ultralytics; taken as '%s'%s\n", source, key,
+                deprecated[i].now, deprecated[i].invert ? " with the opposite value" : "");
+        e = find_entry(cfg, deprecated[i].now);
+        invert = deprecated[i].invert;
+    }
     if (e == NULL) return unknown_key(cfg, key, text, source);
     yolo_config_value value;
     yolo_status st = yolo_config_parse_value(&e->key, text, quoted, source, &value);
     if (st != YOLO_OK) return st;
+    if (invert && value.kind == YOLO_VALUE_BOOL) value.b = !value.b;
     if (check_resume && !(e->key.flags & YOLO_CONFIG_RESUMABLE) && e->layer > (int)layer &&
         !yolo_config_value_equal(&e->value, &value)) {
         char had[256], ckpt[256], may[1024] = "";
@@ -243,7 +275,7 @@ static yolo_status prepare(yolo_config *cfg, yolo_config_layer layer, const char
 /* Applies a prepared value if its layer is not below the current one; frees what it does not keep. */
 static void commit(pending_value *p, yolo_config_layer layer) {
     config_entry *e = p->entry;
-    if ((int)layer >= e->layer) {
+    if (e != NULL && (int)layer >= e->layer) {
         yolo_config_value_clear(&e->value);
         free(e->source);
         e->value = p->value;
