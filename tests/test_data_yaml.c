@@ -194,6 +194,12 @@ static void test_errors(void) {
     write_text("err/empty.yaml", "path: imgs\ntrain: train\nval: empty\nnames: [x]\n");
     CHECK(count_images("err/empty.yaml", YOLO_SPLIT_TRAIN, &st) == 1);
     CHECK(count_images("err/empty.yaml", YOLO_SPLIT_VAL, &st) < 0 && test_error_mentions("no usable images"));
+    /* Ultralytics' channels: 3 is what images are here; 1 (grayscale) is not built, said with the line */
+    write_text("err/rgb.yaml", "path: imgs\ntrain: train\nval: train\nnames: [x]\nchannels: 3\n");
+    CHECK(count_images("err/rgb.yaml", YOLO_SPLIT_TRAIN, &st) == 1);
+    write_text("err/grey.yaml", "path: imgs\ntrain: train\nval: train\nnames: [x]\nchannels: 1\n");
+    CHECK(count_images("err/grey.yaml", YOLO_SPLIT_TRAIN, &st) < 0 && st == YOLO_ERR_UNSUPPORTED &&
+          test_error_mentions("grey.yaml:5: channels: 1 is not built"));
 }
 
 int main(void) {

@@ -306,7 +306,7 @@ yolo_status yolo_config_set(yolo_config *cfg, yolo_config_layer layer, const cha
 /* All or nothing: every item is checked before any is applied. */
 static bool is_dataset_key(const char *key) {
     static const char *const keys[] = {"path", "train", "val", "test", "names", "nc", "download", "kpt_shape",
-                                       "flip_idx"};
+                                       "flip_idx", "channels"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         if (strcmp(key, keys[i]) == 0) return true;
     return false;

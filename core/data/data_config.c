@@ -397,6 +397,16 @@ static yolo_status apply_yaml(yolo_data_config *c, const char *yaml_path, unsign
             }
         }
     }
+    /* Ultralytics' channels (8.3: 1 reads images as grayscale, the model
+     * takes 1 channel): images here are RGB throughout, so only 3 is taken */
+    yaml_node_t *channels = map_get(&y, top, "channels");
+    if (st == YOLO_OK && channels) {
+        int ch;
+        st = parse_int(&y, channels, "channels", 1, 64, &ch);
+        if (st == YOLO_OK && ch != 3)
+            st = yolo_error(YOLO_ERR_UNSUPPORTED, "%s:%d: channels: %d is not built: images are read as RGB (3 "
+                            "channels); remove the key or set it to 3", yaml_path, line_of(channels), ch);
+    }
     yaml_node_t *kpt = map_get(&y, top, "kpt_shape");
     if (st == YOLO_OK && kpt) {
         if (kpt->type != YAML_SEQUENCE_NODE || kpt->data.sequence.items.top - kpt->data.sequence.items.start != 2) {

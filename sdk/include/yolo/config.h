@@ -127,7 +127,7 @@ enum {
      * value that differs from it is an error naming both. */
     YOLO_CONFIG_RESUME = 1u << 1,
     /* A data yaml: its dataset keys (path, train, val, test, names, nc,
-     * download, kpt_shape, flip_idx) describe the data, not the run, and
+     * download, kpt_shape, flip_idx, channels) describe the data, not the run, and
      * are skipped even where a configuration key has the same name (`val`). */
     YOLO_CONFIG_DATA_YAML = 1u << 2,
     /* A cfg= yaml, which may be an args.yaml that Ultralytics wrote: its
