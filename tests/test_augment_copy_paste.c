@@ -18,6 +18,7 @@
 #include "data/augment.h"
 #include "data/image.h"
 #include "data/instance_ops.h"
+#include "aug_tiles.h"
 #include "test_util.h"
 
 #define W 160
@@ -27,11 +28,7 @@
 /* Tile t: a square at the left (class 10 t), a small triangle at the top
  * right (class 10 t + 1), and for tile 2 a centred square (class 29),
  * which its mirror overlaps. Pixels: a gradient, so mirrored pixels differ. */
-typedef struct fixture {
-    yolo_image images[N_TILES];
-    yolo_instances labels[N_TILES]; /* normalized */
-    int64_t order[N_TILES], position[N_TILES];
-} fixture;
+typedef aug_tiles fixture;
 
 static void add_poly(yolo_instances *ins, int cls, const float *px, int n, bool normalize) {
     float xy[16];
@@ -41,6 +38,7 @@ static void add_poly(yolo_instances *ins, int cls, const float *px, int n, bool 
 }
 
 static void make_fixture(fixture *f) {
+    f->n = N_TILES;
     for (int t = 0; t < N_TILES; t++) {
         yolo_image *im = &f->images[t];
         yolo_image_alloc(im, W, H);
@@ -58,18 +56,8 @@ static void make_fixture(fixture *f) {
             const float centre[8] = {70, 50, 90, 50, 90, 70, 70, 70};
             add_poly(&f->labels[t], 29, centre, 4, true);
         }
-        f->order[t] = f->position[t] = t;
     }
 }
-
-static yolo_status acquire(void *ctx, int64_t i, yolo_aug_tile *t) {
-    fixture *f = ctx;
-    t->image = &f->images[i];
-    t->labels = &f->labels[i];
-    t->orig_width = W, t->orig_height = H, t->image_class = -1;
-    return YOLO_OK;
-}
-static void release(void *ctx, int64_t i) { (void)ctx, (void)i; }
 
 /* A pixel copy of tile t with its instances in pixels. */
 static void pixel_copy(const fixture *f, int t, yolo_image *img, yolo_instances *ins) {
@@ -179,7 +167,7 @@ static void params(yolo_augment_params *p) {
 }
 
 static yolo_status run(fixture *f, const yolo_augment_params *p, bool mosaic_on, int64_t index, yolo_aug_output *o) {
-    yolo_aug_source src = {f, acquire, release, f->order, f->position, N_TILES};
+    yolo_aug_source src = aug_tiles_source(f);
     memset(o, 0, sizeof *o);
     yolo_instances_init(&o->instances, 0, 0);
     return yolo_augment_detect(p, true, mosaic_on, 99, 0, index, NULL, &src, o);
@@ -245,7 +233,6 @@ int main(void) {
     test_flip_unit(&f);
     test_source_unit(&f);
     test_pipeline(&f);
-    for (int t = 0; t < N_TILES; t++)
-        yolo_image_free(&f.images[t]), yolo_instances_free(&f.labels[t]);
+    aug_tiles_free(&f);
     return test_result("test_augment_copy_paste");
 }

@@ -18,6 +18,7 @@
 #include "data/image.h"
 #include "data/instance_ops.h"
 #include "data/rng.h"
+#include "aug_tiles.h"
 #include "test_util.h"
 
 #define W 96
@@ -153,26 +154,11 @@ static void test_unit(void) {
 
 /* ---- pipeline ---- */
 
-typedef struct fixture {
-    yolo_image images[N_TILES];
-    yolo_instances labels[N_TILES]; /* normalized */
-    int64_t order[N_TILES], position[N_TILES];
-} fixture;
-
-static yolo_status acquire(void *ctx, int64_t i, yolo_aug_tile *t) {
-    fixture *f = ctx;
-    t->image = &f->images[i];
-    t->labels = &f->labels[i];
-    t->orig_width = W, t->orig_height = H, t->image_class = -1;
-    return YOLO_OK;
-}
-static void release(void *ctx, int64_t i) { (void)ctx, (void)i; }
-
-static yolo_status run(fixture *f, float cutmix, bool mosaic_on, uint64_t seed, int64_t index, yolo_aug_output *o) {
+static yolo_status run(aug_tiles *f, float cutmix, bool mosaic_on, uint64_t seed, int64_t index, yolo_aug_output *o) {
     yolo_augment_params p;
     yolo_augment_defaults(&p);
     p.imgsz = 96, p.mosaic = 0, p.cutmix = cutmix;
-    yolo_aug_source src = {f, acquire, release, f->order, f->position, N_TILES};
+    yolo_aug_source src = aug_tiles_source(f);
     memset(o, 0, sizeof *o);
     yolo_instances_init(&o->instances, 0, 0);
     return yolo_augment_detect(&p, true, mosaic_on, seed, 0, index, NULL, &src, o);
@@ -184,7 +170,7 @@ static void free_output(yolo_aug_output *o) {
 }
 
 static void test_pipeline(void) {
-    fixture f;
+    aug_tiles f = {.n = N_TILES};
     for (int t = 0; t < N_TILES; t++) {
         fill(&f.images[t], 40 * t);
         yolo_instances_init(&f.labels[t], 0, 0);
@@ -192,7 +178,6 @@ static void test_pipeline(void) {
         add_box(&f.labels[t], t, (0.1f + 0.2f * (float)t) * W, 0.2f * H, (0.25f + 0.2f * (float)t) * W, 0.5f * H);
         add_box(&f.labels[t], 10 + t, 0.05f * W, (0.6f + 0.1f * (float)t) * H, 0.3f * W, 0.95f * H);
         yolo_ins_to_normalized(&f.labels[t], W, H);
-        f.order[t] = f.position[t] = t;
     }
     int pasted = 0, more = 0, runs = 0;
     for (uint64_t seed = 0; seed < 8; seed++)
@@ -214,7 +199,7 @@ static void test_pipeline(void) {
             free_output(&off), free_output(&on), free_output(&again), free_output(&closed);
         }
     CHECK_MSG(pasted > 0 && more > 0, "cutmix=1: %d of %d samples pasted, %d with more instances", pasted, runs, more);
-    for (int t = 0; t < N_TILES; t++) yolo_image_free(&f.images[t]), yolo_instances_free(&f.labels[t]);
+    aug_tiles_free(&f);
 }
 
 int main(void) {
