@@ -24,6 +24,21 @@ static void spawn_named(const char *dir, const char *name, pid_t *pid) {
 /* Runs yolo in dir (log.txt); the exit code. */
 static int yolo(const char *dir, const char *args) { return test_run_yolo(dir, args); }
 
+/* Rewrites a results.csv as it was before its time column: the second field of every line dropped. */
+static void drop_time_column(const char *path) {
+    char *text = test_read_text(path);
+    FILE *f = text ? fopen(path, "w") : NULL;
+    for (char *line = text; f && line && *line;) {
+        char *end = strchr(line, '\n'), *c1 = strchr(line, ','), *c2 = c1 ? strchr(c1 + 1, ',') : NULL;
+        if (!end || !c2 || c2 > end) break;
+        fprintf(f, "%.*s%.*s", (int)(c1 - line), line, (int)(end + 1 - c2), c2);
+        line = end + 1;
+    }
+    CHECK(f != NULL);
+    if (f) fclose(f);
+    free(text);
+}
+
 int main(void) {
     if (getenv("YOLO_SANITIZED"))
         return test_skip("several trainings take minutes under sanitizers; the Release run covers it");
@@ -105,6 +120,9 @@ int main(void) {
     rc = yolo(dir, "detect train resume model=runs/detect/a/weights/last.ckpt epochs=3 lr0=0.02");
     CHECK_MSG(rc == 2, "lr0 changed on resume: exit %d, expected 2", rc);
     CHECK(resume_file_mentions(dir, "log.txt", "cannot change on resume"));
+    /* a results.csv written before its time column (epoch,train/...) keeps its rows on resume */
+    snprintf(path, sizeof path, "%s/runs/detect/a/results.csv", dir);
+    drop_time_column(path);
     /* extend with another batch and image size */
     rc = yolo(dir, "detect train resume model=runs/detect/a/weights/last.ckpt epochs=3 batch=16 imgsz=96");
     CHECK_MSG(rc == 0, "resume with epochs=3 batch=16 imgsz=96: exit %d (see %s/log.txt)", rc, dir);
@@ -114,6 +132,9 @@ int main(void) {
     CHECK(resume_file_mentions(dir, "log.txt", "schedule is recomputed"));
     snprintf(path, sizeof path, "%s/runs/detect/a/results.csv", dir);
     CHECK_MSG(resume_csv_rows(path) == 3, "extended run: results.csv has %d rows", resume_csv_rows(path));
+    CHECK(resume_file_mentions(dir, "runs/detect/a/results.csv", "epoch,time,train/box_loss") &&
+          resume_file_mentions(dir, "runs/detect/a/results.csv", "\n1,,") &&
+          resume_file_mentions(dir, "runs/detect/a/results.csv", "\n2,,"));
     snprintf(path, sizeof path, "%s/runs/detect/a2", dir);
     CHECK_MSG(!resume_exists(path), "resume made a new run directory %s", path);
 

@@ -103,7 +103,11 @@ yolo_status yolo_results_csv_resume(yolo_results_csv *r, const char *run_dir, co
     char header[4096], line[8192], tmp[1200];
     csv_header(r, header, sizeof header);
     FILE *in = fopen(r->path, "r");
-    if (in && (!fgets(line, sizeof line, in) || strcmp(line, header) != 0)) {
+    /* a run begun before results.csv had its time column keeps its rows, the time left empty */
+    const char *after_time = header + strlen("epoch,time");
+    bool got = in && fgets(line, sizeof line, in) != NULL;
+    bool without_time = got && strncmp(line, "epoch", 5) == 0 && strcmp(line + 5, after_time) == 0;
+    if (in && (!got || (strcmp(line, header) != 0 && !without_time))) {
         fclose(in); /* another layout: start it again */
         in = NULL;
     }
@@ -116,7 +120,9 @@ yolo_status yolo_results_csv_resume(yolo_results_csv *r, const char *run_dir, co
     fputs(header, out);
     /* rows after the checkpoint's (a run killed between results.csv and last.ckpt) are dropped */
     while (in && *kept < rows && fgets(line, sizeof line, in)) {
-        fputs(line, out);
+        char *comma = without_time ? strchr(line, ',') : NULL;
+        if (comma) fprintf(out, "%.*s,%s", (int)(comma - line), line, comma);
+        else fputs(line, out);
         (*kept)++;
     }
     if (in) fclose(in);
