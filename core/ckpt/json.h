@@ -1,4 +1,5 @@
-/* json.h — a small strict JSON (RFC 8259) parser for safetensors headers.
+/* json.h — a small strict JSON (RFC 8259) parser for safetensors headers
+ * (and Ultralytics' settings.json, core/data/datasets_dir.c).
  *
  * Strict means: exactly one value, then only whitespace; no trailing
  * commas, comments, NaN or leading zeros; strings must be valid UTF-8

@@ -20,7 +20,8 @@ char *yolo_datasets_dir(const char **from);
 bool yolo_ultralytics_settings_path(char *buf, size_t size);
 
 /* The string value of `key` in a JSON object's text (its escapes decoded,
- * malloc'd), or NULL when the key is absent or not a string. */
+ * malloc'd; parsed by ckpt/json.h), or NULL when the text is not valid
+ * JSON or the key is absent or not a string. */
 char *yolo_json_string_value(const char *json, const char *key);
 
 #endif
