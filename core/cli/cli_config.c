@@ -113,11 +113,13 @@ static void warn_other_mode_keys(const yolo_config *cfg, const char *mode) {
                 {"export", "an export key", yolo_core_export_only_keys}};
     for (size_t g = 0; mode && g < sizeof only / sizeof *only; g++) {
         if (strcmp(mode, only[g].mode) == 0) continue;
+        const char *given[64];
+        int n = 0;
+        for (int i = 0; only[g].keys[i] && n < 64; i++)
+            if (yolo_config_layer_of(cfg, only[g].keys[i]) == YOLO_CONFIG_LAYER_CLI) given[n++] = only[g].keys[i];
         char why[128];
         snprintf(why, sizeof why, "%s, and the mode is %s", only[g].what, mode);
-        for (int i = 0; only[g].keys[i]; i++)
-            if (yolo_config_layer_of(cfg, only[g].keys[i]) == YOLO_CONFIG_LAYER_CLI)
-                yolo_settings_warn_no_effect(cfg, &only[g].keys[i], 1, why, stderr);
+        if (n > 0) yolo_settings_warn_no_effect(cfg, given, n, why, stderr);
     }
 }
 
