@@ -251,26 +251,40 @@ static void test_in_process(void) {
     unlink(path);
     /* an args.yaml that Ultralytics wrote: every key it repeats at its default passes (the
      * refused ones too), pose/kobj/save_dir (keys of no task here) are skipped */
-    char ultra_arg[1200];
-    snprintf(ultra_arg, sizeof ultra_arg, "cfg=%s/tests/fixtures/ultralytics-8.3.163-args.yaml", getenv("YOLO_SOURCE_DIR"));
-    cfg = BUILD(&code, "detect", "train", ultra_arg);
-    CHECK_MSG(cfg != NULL, "%s", yolo_last_error());
-    if (cfg) {
-        yolo_settings set;
-        CHECK_MSG(yolo_settings_read(cfg, YOLO_SETTINGS_TRAIN | YOLO_SETTINGS_PREDICT, &set) == YOLO_OK, "%s",
-                  yolo_last_error());
-        CHECK(set.run.imgsz == 160 && set.run.batch == 4 && set.optim.epochs == 2 && set.optim.warmup_bias_lr == 0.0);
-        CHECK(strcmp(str(cfg, "tracker"), "botsort.yaml") == 0 && strcmp(str(cfg, "name"), "yolov8n-coco8") == 0);
-        yolo_config_free(cfg);
+    /* and one in 8.4's form: multi_scale a fraction, compile, end2end,
+     * cls_pw at their defaults, rle and angle (no task here) skipped */
+    static const char *const ultra_versions[] = {"8.3.163", "8.4"};
+    for (int v = 0; v < 2; v++) {
+        char ultra_arg[1200];
+        snprintf(ultra_arg, sizeof ultra_arg, "cfg=%s/tests/fixtures/ultralytics-%s-args.yaml",
+                 getenv("YOLO_SOURCE_DIR"), ultra_versions[v]);
+        cfg = BUILD(&code, "detect", "train", ultra_arg);
+        CHECK_MSG(cfg != NULL, "%s: %s", ultra_versions[v], yolo_last_error());
+        if (cfg) {
+            yolo_settings set;
+            CHECK_MSG(yolo_settings_read(cfg, YOLO_SETTINGS_TRAIN | YOLO_SETTINGS_PREDICT, &set) == YOLO_OK, "%s: %s",
+                      ultra_versions[v], yolo_last_error());
+            CHECK(set.run.imgsz == 160 && set.run.batch == 4 && set.optim.epochs == 2 &&
+                  set.optim.warmup_bias_lr == 0.0 && set.loader.multi_scale == 0);
+            CHECK(strcmp(str(cfg, "tracker"), "botsort.yaml") == 0 && strcmp(str(cfg, "name"), "yolov8n-coco8") == 0);
+            yolo_config_free(cfg);
+        }
     }
-    char gains_path[] = "/tmp/yolo_test_cli_gains_XXXXXX", gains_arg[64];
-    fd = mkstemp(gains_path);
-    CHECK(fd >= 0 && write(fd, "kobj: 1\npose: 5.0\n", 18) == 18);
-    close(fd);
-    snprintf(gains_arg, sizeof gains_arg, "cfg=%s", gains_path);
-    cfg = BUILD(&code, "detect", "train", gains_arg);
-    CHECK(cfg == NULL && test_error_mentions(":2: pose=5.0 is a loss gain of Ultralytics' pose task"));
-    unlink(gains_path);
+    static const char *const gains[][2] = {{"kobj: 1\npose: 5.0\n", ":2: pose=5.0 is a loss gain of Ultralytics' pose task"},
+                                           {"angle: 1.0\nrle: 2\n", ":2: rle=2 is a loss gain of Ultralytics' pose (8.4) task"},
+                                           {"angle: 0.5\n", ":1: angle=0.5 is a loss gain of Ultralytics' obb (8.4) task"}};
+    for (size_t g = 0; g < sizeof gains / sizeof *gains; g++) {
+        char gains_path[] = "/tmp/yolo_test_cli_gains_XXXXXX", gains_arg[64];
+        fd = mkstemp(gains_path);
+        size_t glen = strlen(gains[g][0]);
+        CHECK(fd >= 0 && write(fd, gains[g][0], glen) == (ssize_t)glen);
+        close(fd);
+        snprintf(gains_arg, sizeof gains_arg, "cfg=%s", gains_path);
+        cfg = BUILD(&code, "detect", "train", gains_arg);
+        CHECK_MSG(cfg == NULL && test_error_mentions(gains[g][1]), "%s", yolo_last_error());
+        yolo_config_free(cfg);
+        unlink(gains_path);
+    }
     /* no task given: the model yaml's, as Ultralytics guesses it (the task
      * embedding the name, or owning a file's head), from the command line or cfg= */
     cfg = BUILD(&code, "segment", "train", "model=yolov8n-seg.yaml");

@@ -46,6 +46,7 @@ static const char *use_name(yolo_key_use use) {
     case YOLO_KEY_CORE: return "core, outside the settings";
     case YOLO_KEY_TASK_PLUGIN: return "task plugins (ctx cfg)";
     case YOLO_KEY_REFUSED: return "refused";
+    case YOLO_KEY_REFUSED_TRUE: return "refused when true";
     }
     return "?";
 }
@@ -54,7 +55,7 @@ static void test_coverage(void) {
     static char keys[256][64];
     int n = default_yaml_keys(keys, 256);
     CHECK_MSG(n > 80, "default.yaml: only %d keys found", n);
-    int counts[4] = {0};
+    int counts[5] = {0};
     for (int i = 0; i < n; i++) {
         int at = 0, rows = 0;
         const yolo_key_reader *row;
@@ -71,7 +72,7 @@ static void test_coverage(void) {
         CHECK_MSG(known, "settings_table.c row '%s' is not a key of default.yaml", yolo_settings_keys[k].key);
     }
     printf("%d keys, %d rows:", n, yolo_settings_key_count);
-    for (int u = 0; u < 4; u++) printf(" %d %s%s", counts[u], use_name((yolo_key_use)u), u < 3 ? ";" : "\n");
+    for (int u = 0; u < 5; u++) printf(" %d %s%s", counts[u], use_name((yolo_key_use)u), u < 4 ? ";" : "\n");
 }
 
 /* A value for `key` other than its default, within its range and choices, as command-line text. */
@@ -105,6 +106,7 @@ static void probe_text(const yolo_config_key *key, const yolo_config_value *now,
         break;
     case YOLO_CONFIG_INT_LIST: snprintf(out, size, "%lld", lo > 3 ? (long long)lo : 3LL); break;
     case YOLO_CONFIG_NUMBER: snprintf(out, size, "%lld", (long long)(now->i + 1 <= hi ? now->i + 1 : now->i - 1)); break;
+    case YOLO_CONFIG_BOOL_OR_NUMBER: snprintf(out, size, "%s", now->kind == YOLO_VALUE_FLOAT ? "true" : "0.25"); break;
     default: snprintf(out, size, "unexpected"); break;
     }
 }
@@ -118,7 +120,8 @@ static bool kind_fits(yolo_setting_kind kind, yolo_config_type type) {
     case YOLO_SETTING_BOOL: return type == YOLO_CONFIG_BOOL;
     case YOLO_SETTING_STRING: return type == YOLO_CONFIG_STRING;
     case YOLO_SETTING_VALUE:
-        return type == YOLO_CONFIG_BOOL_OR_STRING || type == YOLO_CONFIG_INT_LIST || type == YOLO_CONFIG_NUMBER;
+        return type == YOLO_CONFIG_BOOL_OR_STRING || type == YOLO_CONFIG_INT_LIST || type == YOLO_CONFIG_NUMBER ||
+               type == YOLO_CONFIG_BOOL_OR_NUMBER;
     }
     return false;
 }
@@ -137,6 +140,8 @@ static bool field_matches(const yolo_key_reader *row, const char *field, const y
         if (v->kind == YOLO_VALUE_INT_LIST)
             return f->kind == v->kind && f->n == v->n && f->b == v->b && (f->n == 0 || f->list[0] == v->list[0]);
         if (v->kind == YOLO_VALUE_INT) return f->kind == YOLO_VALUE_INT && f->i == v->i;
+        if (v->kind == YOLO_VALUE_FLOAT) return f->kind == YOLO_VALUE_FLOAT && f->f == v->f;
+        if (v->kind == YOLO_VALUE_BOOL) return f->kind == YOLO_VALUE_BOOL && f->b == v->b;
         return f->kind == YOLO_VALUE_STRING && v->kind == YOLO_VALUE_STRING && strcmp(f->s, v->s) == 0;
     }
     }
@@ -166,7 +171,8 @@ static void test_fields_read(void) {
         fields++;
         /* the field is named after its key (a swapped row shows here), but for these */
         static const char *const renamed[][2] = {{"split", "split_name"}, {"dist_bucket_mb", "bucket_mb"},
-                                                                {"batch", "batch_given"}, {"imgsz", "imgsz_given"}};
+                                                                {"batch", "batch_given"}, {"imgsz", "imgsz_given"},
+                                                                {"multi_scale", "multi_scale_given"}};
         const char *field_name = row->key;
         for (size_t r = 0; r < sizeof renamed / sizeof *renamed; r++)
             if (strcmp(row->key, renamed[r][0]) == 0) field_name = renamed[r][1];
@@ -245,6 +251,20 @@ static void test_checks(void) {
           set.loader.augment.auto_augment == YOLO_AUTO_AUGMENT_AUTOAUGMENT);
     CHECK(read_with("auto_augment", "augmix", &set) == YOLO_OK && set.loader.augment.auto_augment == YOLO_AUTO_AUGMENT_AUGMIX);
     CHECK(read_with("auto_augment", "null", &set) == YOLO_OK && set.loader.augment.auto_augment == YOLO_AUTO_AUGMENT_NONE);
+    /* multi_scale: Ultralytics 8.3's bool (true is a range of 0.5) or 8.4's fraction */
+    CHECK(read_with(NULL, NULL, &set) == YOLO_OK && set.loader.multi_scale == 0);
+    CHECK(read_with("multi_scale", "true", &set) == YOLO_OK && set.loader.multi_scale == 0.5);
+    CHECK(read_with("multi_scale", "0.25", &set) == YOLO_OK && set.loader.multi_scale == 0.25);
+    CHECK(read_with("multi_scale", "0.0", &set) == YOLO_OK && set.loader.multi_scale == 0);
+    CHECK(read_with("multi_scale", "1.5", &set) == YOLO_ERR_CONFIG && strstr(yolo_last_error(), "multi_scale=1.5") &&
+          strstr(yolo_last_error(), "[0, 1]"));
+    CHECK_MSG(read_with("multi_scale", "wide", &set) == YOLO_ERR_CONFIG &&
+                  strstr(yolo_last_error(), "true, false or a number"),
+              "%s", yolo_last_error());
+    /* MuSGD (Ultralytics 8.4) is a known choice, refused by name */
+    CHECK_MSG(read_with("optimizer", "musgd", &set) == YOLO_ERR_CONFIG && strstr(yolo_last_error(), "MuSGD") &&
+                  strstr(yolo_last_error(), "not built"),
+              "%s", yolo_last_error());
     /* bad values: named, with what is allowed */
     CHECK(read_with("copy_paste", "1.5", &set) == YOLO_ERR_CONFIG && strstr(yolo_last_error(), "copy_paste"));
     CHECK(read_with("copy_paste_mode", "paste", &set) == YOLO_ERR_CONFIG && strstr(yolo_last_error(), "paste") &&
@@ -278,7 +298,9 @@ static void test_table_refusals(void) {
         {"deterministic", "false", "true"}, {"dnn", "true", "false"},        {"vid_stride", "2", "1"},
         {"stream_buffer", "true", "false"}, {"visualize", "true", "false"},  {"augment", "true", "false"},
         {"embed", "[21]", "null"},           {"show", "true", "false"},      {"save_frames", "true", "false"},
-        {"tracker", "bytetrack.yaml", "botsort.yaml"}};
+        {"tracker", "bytetrack.yaml", "botsort.yaml"},
+        /* Ultralytics 8.4's */
+        {"compile", "true", "false"},        {"compile", "max-autotune", "false"}, {"cls_pw", "0.5", "0.0"}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         yolo_settings set;
         CHECK_MSG(read_with(cases[i][0], cases[i][2], &set) == YOLO_OK, "%s=%s (the default): %s", cases[i][0],
@@ -290,8 +312,23 @@ static void test_table_refusals(void) {
     }
 }
 
+/* end2end (Ultralytics 8.4): null (the model's head) and false (the NMS
+ * head) are what every model here runs; true is refused with its reason. */
+static void test_refused_true(void) {
+    yolo_settings set;
+    CHECK_MSG(read_with(NULL, NULL, &set) == YOLO_OK, "%s", yolo_last_error());
+    CHECK_MSG(read_with("end2end", "false", &set) == YOLO_OK, "end2end=false: %s", yolo_last_error());
+    CHECK_MSG(read_with("end2end", "null", &set) == YOLO_OK, "end2end=null: %s", yolo_last_error());
+    CHECK(read_with("end2end", "true", &set) == YOLO_ERR_CONFIG);
+    const char *msg = yolo_last_error();
+    CHECK_MSG(strstr(msg, "end2end=true") && strstr(msg, "command line") && strstr(msg, "one-to-one") &&
+                  strstr(msg, "null or false"),
+              "%s", msg);
+}
+
 int main(void) {
     test_refused();
+    test_refused_true();
     test_table_refusals();
     test_coverage();
     test_fields_read();

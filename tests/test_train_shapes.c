@@ -6,7 +6,8 @@
  *            a shuffled rect loader and classify data are refused;
  *            multi_scale gives several stride-multiple sizes in
  *            [0.5 imgsz, 1.5 imgsz + stride) over an epoch, bit-identical
- *            for the same seed and different for another;
+ *            for the same seed and different for another, and a fraction
+ *            f (Ultralytics 8.4) sizes in [(1 - f) imgsz, (1 + f) imgsz];
  *   train    `rect=True` warns that shuffle is off and trains on the
  *            non-square shapes it lists; two multi_scale runs with one seed
  *            log identical losses and shapes over several sizes; segment
@@ -113,10 +114,12 @@ static void test_rect_loader(const yolo_dataset *ds) {
     CHECK(yolo_loader_create(ds, &o, &l) == YOLO_ERR_CONFIG && test_error_mentions("shuffle"));
 }
 
-/* The (w, h) of every batch of epochs 0..2, and their bytes hashed. */
-static int multi_scale_sizes(const yolo_dataset *ds, uint64_t seed, bool rect, int (*sizes)[2], uint64_t *hash) {
+/* The (w, h) of every batch of epochs 0..2 at multi_scale = f, and their bytes hashed. */
+static int multi_scale_sizes(const yolo_dataset *ds, uint64_t seed, bool rect, double f, int imgsz, int (*sizes)[2],
+                             uint64_t *hash) {
     yolo_loader_options o = loader_options();
-    o.multi_scale = true;
+    o.multi_scale = f;
+    o.aug.imgsz = imgsz;
     o.rect = rect;
     o.shuffle = !rect;
     o.seed = seed;
@@ -147,8 +150,8 @@ static int multi_scale_sizes(const yolo_dataset *ds, uint64_t seed, bool rect, i
 static void test_multi_scale_loader(const yolo_dataset *ds) {
     int a[12][2], b[12][2], c[12][2];
     uint64_t ha, hb, hc;
-    int na = multi_scale_sizes(ds, 5, false, a, &ha), nb = multi_scale_sizes(ds, 5, false, b, &hb);
-    int nc = multi_scale_sizes(ds, 6, false, c, &hc);
+    int na = multi_scale_sizes(ds, 5, false, 0.5, IMGSZ, a, &ha), nb = multi_scale_sizes(ds, 5, false, 0.5, IMGSZ, b, &hb);
+    int nc = multi_scale_sizes(ds, 6, false, 0.5, IMGSZ, c, &hc);
     CHECK(na == 12 && nb == 12 && nc == 12);
     int distinct = 0, seen[8] = {0};
     for (int i = 0; i < na; i++) {
@@ -165,7 +168,7 @@ static void test_multi_scale_loader(const yolo_dataset *ds) {
     /* with rect: the rect shape scaled by sz / its long side, stride multiples */
     int r[12][2];
     uint64_t hr;
-    int nr = multi_scale_sizes(ds, 5, true, r, &hr);
+    int nr = multi_scale_sizes(ds, 5, true, 0.5, IMGSZ, r, &hr);
     int non_square = 0;
     for (int i = 0; i < nr; i++) {
         CHECK_MSG(r[i][0] % STRIDE == 0 && r[i][1] % STRIDE == 0 && r[i][0] <= 96 && r[i][1] <= 96,
@@ -173,6 +176,21 @@ static void test_multi_scale_loader(const yolo_dataset *ds) {
         non_square += r[i][0] != r[i][1];
     }
     CHECK_MSG(nr == 12 && non_square > 0, "rect multi_scale: %d batches, %d non-square", nr, non_square);
+    /* Ultralytics 8.4's fraction at imgsz 256: f = 0.25 draws from
+     * randrange(192, 352) // 32 * 32, sizes 192 to 320; f = 0.5 from
+     * randrange(128, 416), which these 12 batches leave [192, 320] for */
+    int q[12][2], h[12][2];
+    uint64_t hq, hh;
+    int nq = multi_scale_sizes(ds, 5, false, 0.25, 256, q, &hq), nh = multi_scale_sizes(ds, 5, false, 0.5, 256, h, &hh);
+    int q_distinct = 0, outside = 0, q_seen[16] = {0};
+    for (int i = 0; i < nq; i++) {
+        CHECK_MSG(q[i][0] == q[i][1] && q[i][0] % STRIDE == 0 && q[i][0] >= 192 && q[i][0] <= 320,
+                  "multi_scale=0.25 batch %d: %dx%d", i, q[i][0], q[i][1]);
+        if (q[i][0] / STRIDE < 16 && !q_seen[q[i][0] / STRIDE]++) q_distinct++;
+    }
+    for (int i = 0; i < nh; i++) outside += h[i][0] < 192 || h[i][0] > 320;
+    CHECK_MSG(nq == 12 && q_distinct >= 2, "multi_scale=0.25: %d batches, %d sizes", nq, q_distinct);
+    CHECK_MSG(nh == 12 && outside > 0, "multi_scale=0.5 at 256: every size in [192, 320]");
 }
 
 static char *read_log(void) {
@@ -242,7 +260,7 @@ static void test_rect_training(void) {
                  k ? "multi_scale" : "rect");
         rc = test_run_yolo(dir, args);
         log = read_log();
-        CHECK_MSG(rc != 0 && rc < 128 && log && strstr(log, k ? "multi_scale=True" : "rect=True") &&
+        CHECK_MSG(rc != 0 && rc < 128 && log && strstr(log, k ? "multi_scale=true" : "rect=true") &&
                       strstr(log, "classify"),
                   "classify %s: exit %d, %s", k ? "multi_scale" : "rect", rc, log ? log : "");
         free(log);

@@ -313,10 +313,12 @@ static bool is_dataset_key(const char *key) {
 }
 
 /* YOLO_CONFIG_ARGS_YAML: the keys of an Ultralytics args.yaml that no key
- * here matches. NULL: skipped whatever it holds. */
+ * here matches: save_dir (that run's record) skipped whatever it holds, the
+ * loss gains of tasks not built here skipped at their default. */
 static const struct {
-    const char *key, *ultralytics_default;
-} args_yaml_only[] = {{"save_dir", NULL}, {"pose", "12.0"}, {"kobj", "1.0"}};
+    const char *key, *ultralytics_default, *task;
+} args_yaml_only[] = {{"save_dir", NULL, NULL}, {"pose", "12.0", "pose"}, {"kobj", "1.0", "pose"},
+                      {"rle", "1.0", "pose (8.4)"}, {"angle", "1.0", "obb (8.4)"}};
 
 /* Whether an args.yaml item that is no key here is skipped; an error when
  * it holds a value that would matter. */
@@ -328,9 +330,9 @@ static yolo_status args_yaml_skip(const yolo_yaml_item *item, const char *where,
         char *end = NULL;
         double v = item->value ? strtod(item->value, &end) : 0;
         if (def && (!item->value || end == item->value || *end || v != strtod(def, NULL)))
-            return yolo_error(YOLO_ERR_CONFIG, "%s: %s=%s is a loss gain of Ultralytics' pose task, which is not "
+            return yolo_error(YOLO_ERR_CONFIG, "%s: %s=%s is a loss gain of Ultralytics' %s task, which is not "
                               "loaded here (tasks: 'yolo checks'); remove it or leave it at %s", where, item->key,
-                              item->value ? item->value : "null", def);
+                              item->value ? item->value : "null", args_yaml_only[i].task, def);
         *skip = true;
     }
     return YOLO_OK;

@@ -20,6 +20,7 @@
 #define BS YOLO_CONFIG_BOOL_OR_STRING
 #define IL YOLO_CONFIG_INT_LIST
 #define NUM YOLO_CONFIG_NUMBER
+#define BN YOLO_CONFIG_BOOL_OR_NUMBER
 
 #define KEY(name, type, flags, min, max, choices) {name, type, flags, min, max, choices, NULL, NULL}
 #define FRACTION(name, modes) KEY(name, F, (modes) | IN, 0, 1, NULL)
@@ -46,7 +47,7 @@ const yolo_config_key yolo_core_keys[] = {
     KEY("name", S, ALL | N, 0, 0, NULL),
     KEY("exist_ok", B, ALL, 0, 0, NULL),
     KEY("pretrained", BS, T, 0, 0, NULL),
-    KEY("optimizer", S, T, 0, 0, "SGD|Adam|Adamax|AdamW|NAdam|RAdam|RMSProp|auto"),
+    KEY("optimizer", S, T, 0, 0, "SGD|MuSGD|Adam|Adamax|AdamW|NAdam|RAdam|RMSProp|auto"),
     KEY("verbose", B, ALL | R, 0, 0, NULL),
     KEY("seed", I, T | GE, 0, 0, NULL),
     KEY("deterministic", B, T, 0, 0, NULL),
@@ -59,7 +60,9 @@ const yolo_config_key yolo_core_keys[] = {
     FRACTION("fraction", T),
     KEY("profile", B, T, 0, 0, NULL),
     KEY("freeze", IL, T | N | GE, 0, 0, NULL),
-    KEY("multi_scale", B, T, 0, 0, NULL),
+    /* Ultralytics 8.3's bool (true: sizes in [0.5, 1.5] x imgsz) or 8.4's fraction f: [1 - f, 1 + f] x imgsz */
+    KEY("multi_scale", BN, T | IN, 0, 1, NULL),
+    KEY("compile", BS, T, 0, 0, NULL),
     KEY("overlap_mask", B, T, 0, 0, NULL),
     KEY("mask_ratio", I, T | GE, 1, 0, NULL),
     FRACTION("dropout", T),
@@ -78,6 +81,7 @@ const yolo_config_key yolo_core_keys[] = {
     KEY("half", B, V | P, 0, 0, NULL),
     KEY("dnn", B, V | P, 0, 0, NULL),
     KEY("plots", B, T | V, 0, 0, NULL),
+    KEY("end2end", B, V | P | N, 0, 0, NULL),
     /* predict */
     KEY("source", S, P | N, 0, 0, NULL),
     KEY("vid_stride", I, P | GE, 1, 0, NULL),
@@ -117,6 +121,7 @@ const yolo_config_key yolo_core_keys[] = {
     FRACTION("warmup_bias_lr", T),
     KEY("box", F, T | GE, 0, 0, NULL),
     KEY("cls", F, T | GE, 0, 0, NULL),
+    KEY("cls_pw", F, T | GE, 0, 0, NULL),
     KEY("dfl", F, T | GE, 0, 0, NULL),
     FRACTION("label_smoothing", T),
     KEY("nbs", I, T | GE, 1, 0, NULL),
@@ -149,7 +154,7 @@ const int yolo_core_key_count = (int)(sizeof yolo_core_keys / sizeof yolo_core_k
 
 const char *const yolo_core_train_only_keys[] = {
     "epochs", "time", "patience", "save_period", "pretrained", "optimizer", "cos_lr", "close_mosaic", "resume",
-    "amp", "fraction", "profile", "freeze", "multi_scale", "dropout", "sync_bn", "dist_bucket_mb", "val",
+    "amp", "fraction", "profile", "freeze", "multi_scale", "compile", "cls_pw", "dropout", "sync_bn", "dist_bucket_mb", "val",
     "lr0", "lrf", "momentum", "weight_decay", "warmup_epochs", "warmup_momentum", "warmup_bias_lr", "nbs",
     "label_smoothing", "hsv_h", "hsv_s", "hsv_v", "degrees", "translate", "scale", "shear", "perspective", "flipud",
     "fliplr", "bgr", "mosaic", "mixup", "cutmix", "copy_paste", "copy_paste_mode", "auto_augment", "erasing", NULL};
@@ -161,4 +166,5 @@ const char *const yolo_core_export_only_keys[] = {"format", "keras", "optimize",
 const char *const yolo_core_keys_beyond_ultralytics[] = {
     "threads", "world", "dist_timeout", "dist_bucket_mb", "sync_bn", /* this project's own */
     "label_smoothing", "crop_fraction",                             /* dropped by Ultralytics 8.2 and 8.3 */
+    "compile", "end2end", "cls_pw",                                  /* added by Ultralytics 8.4; 8.3 refuses them */
     NULL};

@@ -24,6 +24,7 @@ const char *yolo_config_type_phrase(yolo_config_type type) {
     case YOLO_CONFIG_BOOL_OR_STRING: return "true, false or a text";
     case YOLO_CONFIG_INT_LIST: return "an integer or a list of integers";
     case YOLO_CONFIG_NUMBER: return "an integer or a number";
+    case YOLO_CONFIG_BOOL_OR_NUMBER: return "true, false or a number";
     }
     return "a value";
 }
@@ -37,6 +38,7 @@ static const char *type_example(yolo_config_type type) {
     case YOLO_CONFIG_BOOL_OR_STRING: return "true";
     case YOLO_CONFIG_INT_LIST: return "[0,2]";
     case YOLO_CONFIG_NUMBER: return "16";
+    case YOLO_CONFIG_BOOL_OR_NUMBER: return "0.5";
     }
     return "value";
 }
@@ -242,6 +244,13 @@ yolo_status yolo_config_parse_value(const yolo_config_key *key, const char *text
         out->kind = YOLO_VALUE_BOOL;
         out->b = strcasecmp(text, "true") == 0;
         return YOLO_OK;
+    case YOLO_CONFIG_BOOL_OR_NUMBER:
+        if (is_bool) {
+            out->kind = YOLO_VALUE_BOOL;
+            out->b = strcasecmp(text, "true") == 0;
+            return YOLO_OK;
+        }
+        goto number;
     case YOLO_CONFIG_NUMBER: /* an integer stays one (batch: 16 is written back as 16) */
         if (!quoted && !is_bool && strpbrk(text, ".eEnN") == NULL) goto integer;
         goto number;

@@ -28,7 +28,8 @@ static int in_list(const char *list, const char *name) {
 }
 
 static int is_bool_key(const yolo_config_key *key) {
-    return key != NULL && (key->type == YOLO_CONFIG_BOOL || key->type == YOLO_CONFIG_BOOL_OR_STRING);
+    return key != NULL && (key->type == YOLO_CONFIG_BOOL || key->type == YOLO_CONFIG_BOOL_OR_STRING ||
+                           key->type == YOLO_CONFIG_BOOL_OR_NUMBER);
 }
 
 /* "'x' is not a mode, a task or a key" with the nearest of all three. */

@@ -28,6 +28,7 @@ static void describe_type(const yolo_config_key *key, char *buf, size_t size) {
     case YOLO_CONFIG_BOOL_OR_STRING: base = "bool|"; break;
     case YOLO_CONFIG_INT_LIST: base = "int list"; break;
     case YOLO_CONFIG_NUMBER: base = "int|float"; break;
+    case YOLO_CONFIG_BOOL_OR_NUMBER: base = "bool|float"; break;
     }
     char lo[40], hi[40], range[100] = "";
     yolo_config_format_number(key->min, lo, sizeof lo);
@@ -51,6 +52,7 @@ static void print_key(FILE *out, const yolo_config_key *key) {
     const yolo_key_reader *row;
     while ((row = yolo_settings_find_key(key->name, &at)) != NULL) {
         if (row->use == YOLO_KEY_REFUSED) fprintf(out, "  %-26s not supported, only the default: %s\n", "", row->reader);
+        if (row->use == YOLO_KEY_REFUSED_TRUE) fprintf(out, "  %-26s not supported when true: %s\n", "", row->reader);
     }
 }
 

@@ -149,20 +149,21 @@ static void rect_shape(const yolo_loader *l, const int64_t *idx, int n, int *w, 
     *w = (int)ceil(sw * l->side / stride + pad) * stride;
 }
 
-/* multi_scale: Ultralytics' DetectionTrainer.preprocess_batch. A size
- * sz = randrange(int(0.5 imgsz), int(1.5 imgsz + stride)) // stride * stride
- * per batch (at least one stride: Ultralytics' 0 fails there), and the
- * batch's h x w scaled by sz / max(h, w), each side rounded up to a stride
- * multiple. Drawn from (seed, YOLO_RNG_MULTISCALE, epoch, batch), so every
+/* multi_scale = f: Ultralytics' DetectionTrainer.preprocess_batch (8.4;
+ * 8.3's true is f = 0.5, and 8.3 lacks the max). A size per batch
+ *   sz = randrange(max(stride, int((1 - f) imgsz)), int((1 + f) imgsz + stride)) // stride * stride
+ * and the batch's h x w scaled by sz / max(h, w), each side rounded up to
+ * a stride multiple. Drawn from (seed, YOLO_RNG_MULTISCALE, epoch, batch), so every
  * rank and a resumed run draw the same size. */
 static void multi_scale_shape(const yolo_loader *l, int64_t number, int *w, int *h) {
     int stride = loader_stride(l);
     yolo_rng rng;
     yolo_rng_init(&rng, l->opt.seed, YOLO_RNG_MULTISCALE, (uint32_t)l->epoch, (uint32_t)number);
-    int64_t lo = (int64_t)(l->side * 0.5), hi = (int64_t)(l->side * 1.5 + stride);
+    const double f = l->opt.multi_scale;
+    int64_t lo = (int64_t)(l->side * (1 - f)), hi = (int64_t)(l->side * (1 + f) + stride);
+    if (lo < stride)
+        lo = stride;
     int64_t sz = (lo + (int64_t)yolo_rng_below(&rng, (uint64_t)(hi - lo))) / stride * stride;
-    if (sz < stride)
-        sz = stride;
     int longest = *w > *h ? *w : *h;
     if (sz == longest)
         return;
@@ -172,8 +173,8 @@ static void multi_scale_shape(const yolo_loader *l, int64_t number, int *w, int 
 }
 
 /* The largest side multi_scale_shape can give. */
-static int multi_scale_max_side(int side, int stride) {
-    int64_t hi = (int64_t)(side * 1.5 + stride);
+static int multi_scale_max_side(int side, int stride, double f) {
+    int64_t hi = (int64_t)(side * (1 + f) + stride);
     int64_t sz = (hi - 1) / stride * stride;
     return (int)(sz > stride ? sz : stride);
 }
@@ -238,7 +239,7 @@ static yolo_status build_batch(yolo_loader *l, int64_t number, yolo_batch *b) {
     if (l->rect)
         rect_shape(l, indices, b->n, &aug_w, &aug_h);
     b->width = aug_w, b->height = aug_h;
-    if (l->opt.multi_scale)
+    if (l->opt.multi_scale > 0)
         multi_scale_shape(l, number, &b->width, &b->height);
     b->epoch = l->epoch;
     b->batch_number = number;
@@ -351,9 +352,9 @@ yolo_status yolo_loader_create(const yolo_dataset *ds, const yolo_loader_options
     l->classify = ds->cfg->image_folder;
     l->side = l->side_alloc = opt->aug.imgsz;
     l->rect = opt->rect && !l->classify;
-    if (opt->multi_scale && l->classify) { /* (rect is ignored there: validation asks every task for it) */
+    if (opt->multi_scale > 0 && l->classify) { /* (rect is ignored there: validation asks every task for it) */
         free(l);
-        return yolo_error(YOLO_ERR_CONFIG, "multi_scale=True: not for classification datasets");
+        return yolo_error(YOLO_ERR_CONFIG, "multi_scale=%g: not for classification datasets", opt->multi_scale);
     }
     if (l->rect && opt->shuffle) {
         free(l);
@@ -362,8 +363,8 @@ yolo_status yolo_loader_create(const yolo_dataset *ds, const yolo_loader_options
     int stride = loader_stride(l);
     if (l->rect) /* the largest rect shape (validation's pad 0.5 included) */
         l->side_alloc = (int)ceil((double)l->side / stride + 0.5) * stride;
-    if (opt->multi_scale && multi_scale_max_side(l->side, stride) > l->side_alloc)
-        l->side_alloc = multi_scale_max_side(l->side, stride);
+    if (opt->multi_scale > 0 && multi_scale_max_side(l->side, stride, opt->multi_scale) > l->side_alloc)
+        l->side_alloc = multi_scale_max_side(l->side, stride, opt->multi_scale);
     l->sampler = (yolo_sampler){ds->n, opt->batch, opt->rank, l->opt.world, opt->shuffle, opt->drop_last, opt->seed};
     yolo_status st = yolo_sampler_check(&l->sampler);
     if (st != YOLO_OK) {

@@ -41,8 +41,8 @@ typedef struct yolo_loader_options {
                               ceil(shape * imgsz / stride + pad) * stride as Ultralytics, pad 0.5
                               for validation (letterbox only) and 0.0 with augment (training:
                               letterbox, perspective, HSV, flips; no mosaic or mixup) */
-    bool multi_scale;      /* training: every batch resized (bilinear) to a random size in about
-                              [0.5, 1.5] x imgsz, stride multiples (not for classify) */
+    double multi_scale;    /* training, > 0: every batch resized (bilinear) to a random size in
+                              about [1 - f, 1 + f] x imgsz, stride multiples (not for classify) */
     int stride;            /* the model's largest stride for rect and multi-scale shapes, <= 0: 32 */
     int deal_rank, deal_world; /* validation under DDP: the batches of a 1-rank loader dealt
                               round-robin, batch b to rank b % deal_world, so every image counts

@@ -69,7 +69,8 @@ typedef struct yolo_loader_settings {
     bool cache_ram;              /* derived: cache=true or cache=ram */
     double fraction;             /* train on the first round(n * fraction) images */
     bool rect;                   /* rectangular batches sorted by aspect ratio (shuffle and mosaic off) */
-    bool multi_scale;
+    yolo_config_value multi_scale_given; /* multi_scale: false, true or a fraction */
+    double multi_scale;          /* derived: sizes in [1 - f, 1 + f] x imgsz; 0 off, true 0.5 (Ultralytics 8.3) */
     const char *copy_paste_mode; /* flip or mixup: augment.copy_paste_mode */
     const char *auto_augment;    /* randaugment, autoaugment, augmix or NULL: augment.auto_augment */
 } yolo_loader_settings;
@@ -146,6 +147,7 @@ typedef enum yolo_key_use {
     YOLO_KEY_CORE,            /* read by the core outside the settings (`reader` says where) */
     YOLO_KEY_TASK_PLUGIN,     /* not read by the core: task plugins read it through their context's config */
     YOLO_KEY_REFUSED,         /* any value but the default is an error */
+    YOLO_KEY_REFUSED_TRUE,    /* true is an error; null and false are what runs */
 } yolo_key_use;
 
 /* How a YOLO_KEY_SETTING row stores its value. */
@@ -181,7 +183,8 @@ yolo_status yolo_settings_fill(const yolo_config *cfg, unsigned concerns, yolo_s
 /* The launch settings (a struct apart: read before the checkpoint merge). */
 yolo_status yolo_settings_fill_launch(const yolo_config *cfg, yolo_launch_settings *out);
 /* An error for the first REFUSED row of rows[0..n) whose key holds
- * another value than default.yaml's (naming the key, value and source). */
+ * another value than default.yaml's, or REFUSED_TRUE row whose key is
+ * true (naming the key, value and source). */
 yolo_status yolo_settings_check_refused(const yolo_config *cfg, const yolo_key_reader *rows, int n);
 /* One warning line on `log` for each key of the table's task-plugin rows
  * (YOLO_KEY_TASK_PLUGIN) that holds another value than default.yaml's and

@@ -120,6 +120,9 @@ static yolo_status check_run(yolo_run_settings *r) {
 }
 
 static yolo_status check_optim(const yolo_optim_settings *o) {
+    if (o->optimizer && strcmp(o->optimizer, "MuSGD") == 0)
+        return yolo_error(YOLO_ERR_CONFIG, "optimizer=MuSGD: Ultralytics 8.4's SGD and Muon hybrid is not built; "
+                                           "use SGD, AdamW or auto");
     if (o->epochs < 1) return yolo_error(YOLO_ERR_CONFIG, "epochs=%d: must be >= 1", o->epochs);
     if (o->nbs < 1) return yolo_error(YOLO_ERR_CONFIG, "nbs=%d: must be >= 1", o->nbs);
     return YOLO_OK;
@@ -132,6 +135,9 @@ static yolo_status check_loader(yolo_loader_settings *l, int imgsz) {
     if (cache && strcmp(cache, "ram") != 0)
         return yolo_error(YOLO_ERR_CONFIG, "cache=%s: only cache=ram (or true) is built", cache);
     l->cache_ram = cache != NULL;
+    const yolo_config_value *ms = &l->multi_scale_given;
+    l->multi_scale = ms->kind == YOLO_VALUE_BOOL ? (ms->b ? 0.5 : 0.0)
+                     : ms->kind == YOLO_VALUE_FLOAT ? ms->f : ms->kind == YOLO_VALUE_INT ? (double)ms->i : 0.0;
     const char *mode = l->copy_paste_mode ? l->copy_paste_mode : "flip";
     if (strcmp(mode, "flip") != 0 && strcmp(mode, "mixup") != 0)
         return yolo_error(YOLO_ERR_CONFIG, "copy_paste_mode=%s: must be flip or mixup", mode);
@@ -171,6 +177,11 @@ yolo_status yolo_settings_check_refused(const yolo_config *cfg, const yolo_key_r
         char now[256], was[256];
         bool changed = false;
         if (rows[k].use == YOLO_KEY_REFUSED) st = differs(cfg, &rows[k], &defaults, now, was, sizeof now, &changed);
+        bool on = false;
+        if (rows[k].use == YOLO_KEY_REFUSED_TRUE && !yolo_config_is_null(cfg, rows[k].key) &&
+            !(st = yolo_config_get_bool(cfg, rows[k].key, &on)) && on)
+            st = yolo_error(YOLO_ERR_CONFIG, "%s=true (%s): not supported (%s); leave it null or false", rows[k].key,
+                            yolo_config_source(cfg, rows[k].key), rows[k].reader);
         if (changed)
             st = yolo_error(YOLO_ERR_CONFIG, "%s=%s (%s): not supported (%s); leave it at %s", rows[k].key, now,
                             yolo_config_source(cfg, rows[k].key), rows[k].reader, was);

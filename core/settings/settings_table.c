@@ -24,6 +24,8 @@
  * default prints one line saying it has no effect yet */
 /* a value other than the default is an error saying `why` */
 #define REFUSED(key, why) {key, YOLO_KEY_REFUSED, 0, 0, 0, why}
+/* true is an error saying `why`; null and false are what runs */
+#define REFUSED_TRUE(key, why) {key, YOLO_KEY_REFUSED_TRUE, 0, 0, 0, why}
 
 #define I YOLO_SETTING_INT
 #define I64 YOLO_SETTING_INT64
@@ -77,7 +79,8 @@ const yolo_key_reader yolo_settings_keys[] = {
     LOADER("fraction", fraction, D),
     RUN("profile", profile, B),
     OPTIM("freeze", freeze, V),
-    LOADER("multi_scale", multi_scale, B),
+    LOADER("multi_scale", multi_scale_given, V),
+    REFUSED("compile", "torch.compile is PyTorch's; the graphs here are planned once per batch shape already"),
     PLUGIN("overlap_mask", "the segment plugin (its loss and targets)"),
     PLUGIN("mask_ratio", "the segment plugin (its loss and targets)"),
     PLUGIN("dropout", "the classify plugin (its head)"),
@@ -95,6 +98,8 @@ const yolo_key_reader yolo_settings_keys[] = {
     CKPT("half", half, B),
     REFUSED("dnn", "OpenCV DNN inference is not built: this build runs .pt and .ckpt models, not exported ones"),
     PICTURES("plots", plots, B),
+    REFUSED_TRUE("end2end", "no model here has YOLO26's or YOLOv10's one-to-one NMS-free head; every model runs "
+                            "its NMS head, which end2end=False asks for"),
     PREDICT("source", source, S),
     REFUSED("vid_stride", "videos are not built: extract frames (ffmpeg -i clip.mp4 -r 1 frames/%06d.jpg) and "
                           "predict on the folder"),
@@ -135,6 +140,7 @@ const yolo_key_reader yolo_settings_keys[] = {
     OPTIM("warmup_bias_lr", warmup_bias_lr, D),
     PLUGIN("box", "the detection criterion (yolo_det_criterion), read by the detect/segment plugins"),
     PLUGIN("cls", "the detection criterion (yolo_det_criterion), read by the detect/segment plugins"),
+    REFUSED("cls_pw", "class-frequency weights in the classification loss (Ultralytics 8.4) are not built"),
     PLUGIN("dfl", "the detection criterion (yolo_det_criterion), read by the detect/segment plugins"),
     PLUGIN("label_smoothing", "the classify plugin (its loss)"),
     OPTIM("nbs", nbs, I),

@@ -33,7 +33,7 @@ static void count_shape(yolo_trainer *t, const yolo_batch *b) {
 
 /* The batch shapes met and the graphs planned for them (rect, multi_scale). */
 static void print_shapes(const yolo_trainer *t) {
-    if (t->n_shapes <= 2 && !t->s.set.loader.rect && !t->s.set.loader.multi_scale) return;
+    if (t->n_shapes <= 2 && !t->s.set.loader.rect && !(t->s.set.loader.multi_scale > 0)) return;
     printf("Batch shapes (images x 3 x height x width: batches):");
     for (int i = 0; i < t->n_shapes; i++)
         printf("%s %dx3x%dx%d: %lld", i ? "," : "", t->shapes[i].n, t->shapes[i].h, t->shapes[i].w,

@@ -103,10 +103,13 @@ static yolo_status create_loader(yolo_trainer *t) {
                               .cache_ram = set->loader.cache_ram, .aug = set->loader.augment,
                               .rect = set->loader.rect, .multi_scale = set->loader.multi_scale,
                               .stride = yolo_model_grid_stride(t->s.model)};
-    if (classify && (lo.rect || lo.multi_scale)) /* Ultralytics' classify trainer reads neither */
-        return yolo_error(YOLO_ERR_CONFIG, "%s=True (%s): not for the classify task (its batches are imgsz crops)",
-                          lo.rect ? "rect" : "multi_scale",
-                          yolo_config_source(t->s.cfg, lo.rect ? "rect" : "multi_scale"));
+    if (classify && (lo.rect || lo.multi_scale > 0)) { /* Ultralytics' classify trainer reads neither */
+        const char *key = lo.rect ? "rect" : "multi_scale";
+        char value[64] = "true";
+        if (yolo_config_format(t->s.cfg, key, value, sizeof value) != YOLO_OK) yolo_error_clear();
+        return yolo_error(YOLO_ERR_CONFIG, "%s=%s (%s): not for the classify task (its batches are imgsz crops)", key,
+                          value, yolo_config_source(t->s.cfg, key));
+    }
     if (lo.rect && t->world > 1) { /* as Ultralytics' trainer before it launches DDP */
         fprintf(stderr, "WARNING: 'rect=True' is incompatible with Multi-GPU training, setting 'rect=False'\n");
         lo.rect = false;

@@ -42,6 +42,7 @@ typedef enum yolo_config_type {
     YOLO_CONFIG_BOOL_OR_STRING, /* true / false, or any other text (resume=path, cache=ram) */
     YOLO_CONFIG_INT_LIST,       /* an integer or a list of them: 3, [0, 2], 0,2 */
     YOLO_CONFIG_NUMBER,         /* an integer, kept one (16), or a finite number with a fraction (0.7) */
+    YOLO_CONFIG_BOOL_OR_NUMBER, /* true / false, or a finite number (multi_scale: 8.3's bool, 8.4's fraction) */
 } yolo_config_type;
 
 /* yolo_config_key.flags */
