@@ -4,10 +4,11 @@
 # read outside core/settings. A settings-field row needs its struct's field
 # used (.field or ->field) in core/, plugins/ or detection/; a CORE row the
 # key's name quoted outside core/settings and the key list (core/cfg/keys.c);
-# a field the settings derive another from (split, half, batch) counts by the
+# a field the settings derive another from (split, half, batch, amp,
+# multi_scale) counts by the
 # derived field's use; a PLUGIN row the key
 # quoted in plugins/ or detection/. REFUSED rows are
-# listed (test_settings decides which may exist). Prints one line per row;
+# listed, as are REFUSED_TRUE rows (test_settings decides which may exist). Prints one line per row;
 # exits 1 if a row has no reader.
 # Usage: check_key_readers.sh SOURCE_DIR [-v]
 src=${1:?source dir}
@@ -36,15 +37,16 @@ awk '/^ *[A-Z_]+\(/ { row = $0 } row && !/^ *[A-Z_]+\(/ { row = row " " $0 } row
             field=$key ;;
         LAUNCH | RUN | OPTIM | LOADER | CKPT | VAL | PREDICT | DIST)
             field=$(printf '%s' "$rest" | cut -d, -f2 | tr -d ' ' | sed 's/.*\.//')
-            case $field in split_name) field=split ;; half) field=half_best ;; batch_given) field=batch ;; imgsz_given) field=imgsz ;; esac ;;
-        CORE | PLUGIN | REFUSED) field= ;;
+            case $field in split_name) field=split ;; half) field=half_best ;; batch_given) field=batch ;; imgsz_given) field=imgsz ;;
+                amp_given) field=amp ;; multi_scale_given) field=multi_scale ;; esac ;;
+        CORE | PLUGIN | REFUSED | REFUSED_TRUE) field= ;;
         *) continue ;;
         esac
         [ -n "$key" ] || continue
         case $kind in
         CORE) where=$(first_hit "\"$key\"" core) ;;
         PLUGIN) where=$(first_hit "\"$key\"" plugins detection) ;;
-        REFUSED) where="($kind)" ;;
+        REFUSED | REFUSED_TRUE) where="($kind)" ;;
         *) where=$(first_hit "(\\.|->)$field\\b" core plugins detection) ;;
         esac
         if [ -z "$where" ]; then

@@ -123,6 +123,14 @@ int main(void) {
     yolo_backend *be = NULL;
     if (yolo_backend_create("cpu", 2, &be) != YOLO_OK) return test_skip("no CPU backend");
     na_test_copy_kernels(be, &bf16_kind);
+    /* amp=bf16 (Ultralytics 8.4) is amp=True here; amp=fp16 runs fp32 and says why */
+    bool bf16 = yolo_backend_set_amp_format(be, YOLO_AMP_BF16);
+    CHECK_MSG(bf16 || strstr(yolo_backend_precision(be), "amp=bf16"), "%s", yolo_backend_precision(be));
+    CHECK_MSG(!yolo_backend_set_amp_format(be, YOLO_AMP_FP16) && strstr(yolo_backend_precision(be), "amp=fp16") &&
+                  strstr(yolo_backend_precision(be), "bf16"),
+              "amp=fp16 on the CPU: %s", yolo_backend_precision(be));
+    CHECK(!yolo_backend_set_amp_format(be, YOLO_AMP_OFF) && strstr(yolo_backend_precision(be), "amp=False"));
+    CHECK_MSG(yolo_backend_set_amp(be, true) == bf16, "amp=True and amp=bf16 differ on the CPU");
     if (!yolo_backend_set_amp(be, true)) {
         printf("amp on this CPU: %s\n", yolo_backend_precision(be));
         yolo_backend_free(be);

@@ -123,8 +123,8 @@ static void test_errors(void) {
     EXPECT_ERR(cli(cfg, "epochs", "1.5"), "'epochs=1.5'", "invalid type float", "integer");
     EXPECT_ERR(cli(cfg, "epochs", "ten"), "'epochs=ten'", "integer");
     EXPECT_ERR(cli(cfg, "lr0", "fast"), "'lr0=fast'", "number");
-    EXPECT_ERR(cli(cfg, "amp", "yes"), "'amp=yes'", "bool");
-    EXPECT_ERR(cli(cfg, "amp", "1"), "'amp=1'", "bool");
+    EXPECT_ERR(cli(cfg, "amp", "yes"), "'amp=yes'", "true, false, fp16, bf16, fp32");
+    EXPECT_ERR(cli(cfg, "amp", "1"), "'amp=1'", "true, false, fp16, bf16, fp32");
     EXPECT_ERR(cli(cfg, "classes", "[0,x]"), "'classes=[0,x]'", "'x'");
     EXPECT_ERR(cli(cfg, "lr0", "nan"), "'lr0=nan'");
     EXPECT_ERR(cli(cfg, "epochs", "None"), "'epochs=None'", "null");

@@ -172,7 +172,7 @@ static void test_fields_read(void) {
         /* the field is named after its key (a swapped row shows here), but for these */
         static const char *const renamed[][2] = {{"split", "split_name"}, {"dist_bucket_mb", "bucket_mb"},
                                                                 {"batch", "batch_given"}, {"imgsz", "imgsz_given"},
-                                                                {"multi_scale", "multi_scale_given"}};
+                                                                {"multi_scale", "multi_scale_given"}, {"amp", "amp_given"}};
         const char *field_name = row->key;
         for (size_t r = 0; r < sizeof renamed / sizeof *renamed; r++)
             if (strcmp(row->key, renamed[r][0]) == 0) field_name = renamed[r][1];
@@ -261,6 +261,14 @@ static void test_checks(void) {
     CHECK_MSG(read_with("multi_scale", "wide", &set) == YOLO_ERR_CONFIG &&
                   strstr(yolo_last_error(), "true, false or a number"),
               "%s", yolo_last_error());
+    /* amp: Ultralytics 8.4's True, False, fp16, bf16 or fp32 (any case) */
+    CHECK(read_with(NULL, NULL, &set) == YOLO_OK && set.run.amp == YOLO_AMP_AUTO);
+    CHECK(read_with("amp", "false", &set) == YOLO_OK && set.run.amp == YOLO_AMP_OFF);
+    CHECK(read_with("amp", "fp32", &set) == YOLO_OK && set.run.amp == YOLO_AMP_OFF);
+    CHECK(read_with("amp", "BF16", &set) == YOLO_OK && set.run.amp == YOLO_AMP_BF16);
+    CHECK(read_with("amp", "fp16", &set) == YOLO_OK && set.run.amp == YOLO_AMP_FP16);
+    CHECK(read_with("amp", "int8", &set) == YOLO_ERR_CONFIG && strstr(yolo_last_error(), "amp=int8") &&
+          strstr(yolo_last_error(), "bf16"));
     /* MuSGD (Ultralytics 8.4) is a known choice, refused by name */
     CHECK_MSG(read_with("optimizer", "musgd", &set) == YOLO_ERR_CONFIG && strstr(yolo_last_error(), "MuSGD") &&
                   strstr(yolo_last_error(), "not built"),

@@ -103,6 +103,11 @@ int main(void) {
         return test_skip("the device runs amp in fp32 (no 16-bit storage or fp16 arithmetic): no fp16 kernels");
     }
     CHECK(yolo_backend_supports(vk, YOLO_BACKEND_CAP_LOSS_SCALING));
+    /* amp=fp16 (Ultralytics 8.4) is amp=True here; amp=bf16 runs fp32 and says why */
+    CHECK_MSG(!yolo_backend_set_amp_format(vk, YOLO_AMP_BF16) && strstr(yolo_backend_precision(vk), "amp=bf16") &&
+                  strstr(yolo_backend_precision(vk), "fp16"),
+              "amp=bf16 on Vulkan: %s", yolo_backend_precision(vk));
+    CHECK(yolo_backend_set_amp_format(vk, YOLO_AMP_FP16));
     CHECK(yolo_backend_create("cpu", 2, &cpu) == YOLO_OK);
     CHECK(vk_test_open("vulkan", &vk32) == 0);
     if (test_failures) return test_result("test_vulkan_amp_ops");

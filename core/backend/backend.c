@@ -62,17 +62,21 @@ void yolo_backend_count_free(yolo_backend *backend, size_t bytes) {
     backend->allocated_bytes -= bytes < backend->allocated_bytes ? bytes : backend->allocated_bytes;
 }
 
-bool yolo_backend_set_amp(yolo_backend *backend, bool want) {
+bool yolo_backend_set_amp_format(yolo_backend *backend, yolo_amp_format want) {
     if (!backend) return false;
     backend->amp = false;
     if (backend->ops->set_amp)
         backend->amp = backend->ops->set_amp(backend, want, backend->precision, sizeof backend->precision);
-    else if (want)
+    else if (want != YOLO_AMP_OFF)
         snprintf(backend->precision, sizeof backend->precision,
-                 "fp32 (amp=True, but %s has no mixed-precision kernels yet)", backend->name);
+                 "fp32 (amp=%s, but %s has no mixed-precision kernels yet)", yolo_amp_format_word(want), backend->name);
     else
         snprintf(backend->precision, sizeof backend->precision, "fp32 (amp=False)");
     return backend->amp;
+}
+
+bool yolo_backend_set_amp(yolo_backend *backend, bool want) {
+    return yolo_backend_set_amp_format(backend, want ? YOLO_AMP_AUTO : YOLO_AMP_OFF);
 }
 
 const char *yolo_backend_precision(const yolo_backend *backend) {

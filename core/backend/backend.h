@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "backend/amp_format.h"
 #include "yolo/graph.h"
 
 /* What a backend can do beyond running graphs, asked by the core instead
@@ -61,10 +62,11 @@ typedef struct yolo_backend_ops {
     void (*graph_release)(yolo_backend *backend, yolo_graph *graph);
     /* Whether the backend has `cap` (NULL: none). */
     bool (*supports)(const yolo_backend *backend, yolo_backend_capability cap);
-    /* Mixed precision (amp=True): turns the backend's reduced-precision
-     * kernels on where the hardware has them (NULL: the backend has none).
-     * Writes what runs and why into `line`; returns whether amp is on. */
-    bool (*set_amp)(yolo_backend *backend, bool want, char *line, size_t size);
+    /* Mixed precision (amp=True, fp16, bf16): turns the backend's
+     * reduced-precision kernels of format `want` on where the hardware has
+     * them (NULL: the backend has none). Writes what runs and why into
+     * `line`; returns whether amp is on. */
+    bool (*set_amp)(yolo_backend *backend, yolo_amp_format want, char *line, size_t size);
     /* Several uploads (upload true) or downloads as one transfer: one wait
      * for pending work and, where memory is staged, one submission (NULL:
      * the copies run one by one through upload / download). */
@@ -130,6 +132,8 @@ size_t yolo_backend_device_memory_bytes(const yolo_backend *backend);
 /* Asks for mixed precision (amp=True) or fp32; returns whether reduced
  * precision runs. yolo_backend_precision says which and why. */
 bool yolo_backend_set_amp(yolo_backend *backend, bool want);
+/* The same for a format amp= names (fp16, bf16; True is YOLO_AMP_AUTO). */
+bool yolo_backend_set_amp_format(yolo_backend *backend, yolo_amp_format want);
 const char *yolo_backend_precision(const yolo_backend *backend);
 
 /* The f32 tensors t[0..n) of one backend copied to or from host[i]

@@ -56,7 +56,7 @@ const yolo_config_key yolo_core_keys[] = {
     KEY("cos_lr", B, T, 0, 0, NULL),
     KEY("close_mosaic", I, T | GE, 0, 0, NULL),
     KEY("resume", BS, T | R, 0, 0, NULL),
-    KEY("amp", B, T, 0, 0, NULL),
+    KEY("amp", BS, T, 0, 0, "fp16|bf16|fp32"), /* Ultralytics 8.4: True, False or the format */
     FRACTION("fraction", T),
     KEY("profile", B, T, 0, 0, NULL),
     KEY("freeze", IL, T | N | GE, 0, 0, NULL),

@@ -160,9 +160,10 @@ static yolo_status match_choice(const yolo_config_key *key, const char *text, co
         }
     }
     char list[1024] = "";
+    if (key->type == YOLO_CONFIG_BOOL_OR_STRING) snprintf(list, sizeof list, "true, false"); /* cache, amp */
     for (int i = 0; i < n; i++) {
         size_t len = strlen(list);
-        snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", choices[i]);
+        snprintf(list + len, sizeof list - len, "%s%s", len ? ", " : "", choices[i]);
     }
     const char *near = yolo_suggest(text, choices, n);
     if (near != NULL)

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdint.h>
 
+#include "backend/amp_format.h"
 #include "data/augment.h"
 #include "data/data_config.h"
 #include "yolo/config.h"
@@ -47,7 +48,8 @@ typedef struct yolo_run_settings {
     double autobatch;              /* derived: AutoBatch's memory fraction, 0: off */
     int64_t seed;
     bool profile;               /* the per-op timing table at the end (the backend's YOLO_PROFILE) */
-    bool amp; /* mixed precision where the backend has it (yolo_backend_set_amp) */
+    yolo_config_value amp_given; /* amp= as given: true, false, fp16, bf16 or fp32 */
+    yolo_amp_format amp;         /* derived: what to ask of the backend (yolo_backend_set_amp_format) */
 } yolo_run_settings;
 
 /* The optimizer and the learning-rate schedule (train). */

@@ -115,6 +115,11 @@ static yolo_status check_imgsz(yolo_run_settings *r) {
 }
 
 static yolo_status check_run(yolo_run_settings *r) {
+    const yolo_config_value *a = &r->amp_given; /* the key's choices admit only these */
+    r->amp = a->kind == YOLO_VALUE_BOOL ? (a->b ? YOLO_AMP_AUTO : YOLO_AMP_OFF)
+             : a->kind != YOLO_VALUE_STRING || strcmp(a->s, "fp32") == 0 ? YOLO_AMP_OFF
+             : strcmp(a->s, "bf16") == 0                               ? YOLO_AMP_BF16
+                                                                       : YOLO_AMP_FP16;
     yolo_status st = check_imgsz(r);
     return st ? st : check_batch(r);
 }

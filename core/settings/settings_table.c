@@ -75,7 +75,7 @@ const yolo_key_reader yolo_settings_keys[] = {
     OPTIM("cos_lr", cos_lr, B),
     LOADER("close_mosaic", augment.close_mosaic, I),
     LAUNCH("resume", resume, V),
-    RUN("amp", amp, B),
+    RUN("amp", amp_given, V),
     LOADER("fraction", fraction, D),
     RUN("profile", profile, B),
     OPTIM("freeze", freeze, V),

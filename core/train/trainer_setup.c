@@ -190,7 +190,7 @@ static yolo_status setup(yolo_trainer *t, const yolo_mode_context *ctx) {
     if (!st && t->ck) st = yolo_checkpoint_model_yaml(t->ck, &t->s);
     if (st) return st;
     const yolo_settings *set = &t->s.set;
-    yolo_backend_set_amp(t->s.backend, set->run.amp); /* training and its validation */
+    yolo_backend_set_amp_format(t->s.backend, set->run.amp); /* training and its validation */
     printf("AMP: %s\n", yolo_backend_precision(t->s.backend));
     if (set->run.batch % t->world)
         return yolo_error(YOLO_ERR_CONFIG, "batch=%d (%s) is the global batch: it must be a multiple of the %d ranks",

@@ -150,19 +150,22 @@ static bool cpu_supports(const yolo_backend *backend, yolo_backend_capability ca
  * (matmul_onednn.c); batch norm, the reductions, the optimizer and the
  * loss stay fp32, and the activations that only convolutions and copies
  * read are stored bf16 (graph/narrow.c). */
-static bool cpu_set_amp(yolo_backend *backend, bool want, char *line, size_t size) {
+static bool cpu_set_amp(yolo_backend *backend, yolo_amp_format want, char *line, size_t size) {
     yolo_cpu_context *ctx = backend->impl;
     char isa[128];
     bool hw = yolo_conv_onednn_bf16_available(isa, sizeof isa);
     bool onednn = yolo_conv_current_impl() == YOLO_CONV_IMPL_ONEDNN;
-    ctx->bf16 = want && hw && onednn;
-    if (!want)
+    const char *asked = yolo_amp_format_word(want);
+    ctx->bf16 = (want == YOLO_AMP_AUTO || want == YOLO_AMP_BF16) && hw && onednn;
+    if (want == YOLO_AMP_OFF)
         snprintf(line, size, "fp32 (amp=False)");
+    else if (want == YOLO_AMP_FP16)
+        snprintf(line, size, "fp32 (amp=fp16, but the CPU's 16-bit kernels are bf16: amp=True or amp=bf16 runs them)");
     else if (!onednn)
-        snprintf(line, size, "fp32 (amp=True, but bf16 needs the oneDNN convolutions and YOLO_CONV_IMPL=%s)",
+        snprintf(line, size, "fp32 (amp=%s, but bf16 needs the oneDNN convolutions and YOLO_CONV_IMPL=%s)", asked,
                  yolo_conv_impl_name(yolo_conv_current_impl()));
     else if (!hw)
-        snprintf(line, size, "fp32 (amp=True, but %s: this CPU has neither AVX512-BF16 nor AMX)", isa);
+        snprintf(line, size, "fp32 (amp=%s, but %s: this CPU has neither AVX512-BF16 nor AMX)", asked, isa);
     else
         snprintf(line, size,
                  "bf16 convolutions (the image's in fp32), matmuls%s; fp32 weights, batch norm, reductions and loss "

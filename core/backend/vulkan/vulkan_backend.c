@@ -432,25 +432,29 @@ static void coop_words(const yolo_vk_context *ctx, char *out, size_t size) {
  * storage and fp16 arithmetic, and graphs planned under amp store the
  * activations between convolutions as f16 (core/graph/narrow.c); everything
  * else stays fp32. Recordings notice the change through their signature. */
-static bool vk_set_amp(yolo_backend *backend, bool want, char *line, size_t size) {
+static bool vk_set_amp(yolo_backend *backend, yolo_amp_format want, char *line, size_t size) {
     yolo_vk_context *ctx = ctx_of(backend);
     const yolo_vk_caps *c = &ctx->caps;
     char how[256];
     coop_words(ctx, how, sizeof how);
+    const char *asked = yolo_amp_format_word(want);
     pthread_mutex_lock(&ctx->lock);
-    ctx->amp16 = want && ctx->f16_storage && c->float16;
+    ctx->amp16 = (want == YOLO_AMP_AUTO || want == YOLO_AMP_FP16) && ctx->f16_storage && c->float16;
     pthread_mutex_unlock(&ctx->lock);
-    if (!want)
+    if (want == YOLO_AMP_OFF)
         snprintf(line, size, "fp32 (amp=False)");
+    else if (want == YOLO_AMP_BF16)
+        snprintf(line, size, "fp32 (amp=bf16, but Vulkan's 16-bit kernels here are fp16: amp=True or amp=fp16 runs "
+                             "them)");
     else if (ctx->amp16)
         snprintf(line, size, "fp16 convolution and matmul inputs%s, fp32 accumulation %s; fp32 weights,%s batch norm, "
                              "reductions and loss; dynamic loss scaling (device: 16-bit storage, shaderFloat16%s)",
                  f16_activations(ctx) ? " and activations between convolutions" : "", how,
                  f16_activations(ctx) ? "" : " activations,", f16_activations(ctx) ? "" : "; YOLO_F16_ACTIVATIONS=off");
     else if (c->storage16 && c->float16)
-        snprintf(line, size, "fp32 (amp=True, but YOLO_VK_DISABLE_F16 turns fp16 storage off)");
+        snprintf(line, size, "fp32 (amp=%s, but YOLO_VK_DISABLE_F16 turns fp16 storage off)", asked);
     else
-        snprintf(line, size, "fp32 (amp=True, but %.100s lacks %s%s%s)", c->name,
+        snprintf(line, size, "fp32 (amp=%s, but %.100s lacks %s%s%s)", asked, c->name,
                  c->storage16 ? "" : "storageBuffer16BitAccess", !c->storage16 && !c->float16 ? " and " : "",
                  c->float16 ? "" : "shaderFloat16");
     return ctx->amp16;
