@@ -8,11 +8,16 @@
  *     every backbone and neck tensor transfers, the count is Ultralytics'
  *     (319/355), and it trains; from yolov8n-shapes.pt (same nc) 355/355;
  *   - resume from a .pt is refused with the reason; info and predict take
- *     a .pt; predict letterboxes as Model.predict does (rect). */
+ *     a .pt; predict letterboxes as Model.predict does (rect);
+ *   - the fixtures of tests/fixtures: predict with the 2026 file whose bare
+ *     SPPF row holds an unactivated cv1 runs; with the one whose Convs run
+ *     ReLU where its yaml says nothing, predict and a fine-tune refuse it
+ *     naming the module. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ckpt/ckpt_file.h"
 #include "data/fsutil.h"
@@ -279,5 +284,33 @@ int main(void) {
     rc = test_run_yolo(tmp, args);
     CHECK_MSG(rc == 0 && log_has("at shape (1, 3, 32, 32)", NULL, 0),
               "predict of a classify .pt without task and imgsz: exit %d (see %s/log.txt)", rc, tmp);
+    const char *src = getenv("YOLO_SOURCE_DIR");
+    if (src) {
+        snprintf(args, sizeof args, "predict model=%s/tests/fixtures/sppf-2026-cls.pt source=%s/000001.jpg save=False",
+                 src, shapes_val);
+        rc = test_run_yolo(tmp, args);
+        CHECK_MSG(rc == 0 && log_has("1 image", NULL, 0), "predict with sppf-2026-cls.pt: exit %d (see %s/log.txt)",
+                  rc, tmp);
+        /* a 3-class image folder for the fine-tune: one shapes image per class and split */
+        char cls[700], image[900], link[900];
+        snprintf(cls, sizeof cls, "%s/cls", tmp);
+        snprintf(image, sizeof image, "%s/000001.jpg", shapes_val);
+        for (int k = 0; k < 6; k++) {
+            snprintf(link, sizeof link, "%s/%s/%c", cls, k < 3 ? "train" : "val", 'a' + k % 3);
+            CHECK_MSG(yolo_mkdirs(link) == YOLO_OK, "%s", yolo_last_error());
+            strcat(link, "/1.jpg");
+            CHECK_MSG(symlink(image, link) == 0, "%s", link);
+        }
+        static const char *const uses[] = {"predict model=%s/tests/fixtures/relu-act-cls.pt source=%s/000001.jpg",
+                                           "classify train model=%s/tests/fixtures/relu-act-cls.pt data=%s epochs=1"};
+        for (int u = 0; u < 2; u++) {
+            snprintf(args, sizeof args, uses[u], src, u ? cls : shapes_val);
+            rc = test_run_yolo(tmp, args);
+            CHECK_MSG(rc != 0 && rc < 128 && log_has("model.0.act is ReLU in the file", NULL, 0),
+                      "%s with relu-act-cls.pt: exit %d (see %s/log.txt)", u ? "fine-tune" : "predict", rc, tmp);
+        }
+    } else {
+        printf("the .pt activation fixtures: skipped (YOLO_SOURCE_DIR is unset)\n");
+    }
     return test_result("test_interop_cli");
 }

@@ -1,6 +1,11 @@
 /* Ultralytics .pt import (core/interop): each reference checkpoint of
  * $YOLO_INTEROP_DIR builds and its eval forward on the reference input
  * equals PyTorch's stored output to 1e-4 relative (max |diff| / max |ref|);
+ * the fixtures of tests/fixtures (make_pt_act_fixtures.py): a file whose
+ * bare SPPF row holds an unactivated cv1 (Ultralytics' releases of 2026
+ * before its fix) and an SPPF in 8.4's full form build what the file
+ * holds, to PyTorch's output; one whose Convs run ReLU where its yaml says
+ * nothing is refused, as a model and as a checkpoint;
  * the mid-training form (weights in `ema`) loads every tensor; a .pt reads
  * as a checkpoint (task, nc, names, weights); hostile or broken pickles are
  * refused with the file and what was found. */
@@ -20,9 +25,9 @@
 static yolo_backend *be;
 static const char *dir;
 
-/* Builds <name>.pt, runs it on `input` and compares output 0 (and the
+/* Builds <dir>/<name>.pt, runs it on `input` and compares output 0 (and the
  * prototypes of a segment model) with the stored PyTorch outputs. */
-static void check_reference(const char *name, const char *input) {
+static void check_reference_in(const char *dir, const char *name, const char *input) {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s.pt", dir, name);
     yolo_model *m = NULL;
@@ -79,6 +84,40 @@ static void check_reference(const char *name, const char *input) {
         free(ref);
     }
     free(x);
+    yolo_model_free(m);
+}
+
+static void check_reference(const char *name, const char *input) { check_reference_in(dir, name, input); }
+
+/* The acts of tests/fixtures' .pt files (make_pt_act_fixtures.py). */
+static void check_pt_acts(void) {
+    const char *src = getenv("YOLO_SOURCE_DIR");
+    if (!src) {
+        printf("skipped the .pt activation fixtures: YOLO_SOURCE_DIR is not set (run through ctest)\n");
+        return;
+    }
+    char fixtures[1024], path[1200];
+    snprintf(fixtures, sizeof fixtures, "%s/tests/fixtures", src);
+    snprintf(path, sizeof path, "%s/sppf-2026-cls.pt", fixtures);
+    yolo_pt_model *pt = NULL;
+    CHECK_MSG(!yolo_pt_read(path, &pt), "%s", yolo_last_error());
+    if (pt) {
+        const char *cv1 = yolo_pt_act_of(pt, "model.2.cv1"), *cv2 = yolo_pt_act_of(pt, "model.2.cv2");
+        CHECK_MSG(cv1 && !strcmp(cv1, "Identity") && cv2 && !strcmp(cv2, "SiLU"), "model.2: cv1 %s, cv2 %s",
+                  cv1 ? cv1 : "none", cv2 ? cv2 : "none");
+        /* the bare row written out in full; the full one as it was */
+        CHECK_MSG(strstr(pt->yaml_text, "[-1, 1, SPPF, [32, 5, 3, false]]") &&
+                      strstr(pt->yaml_text, "[-1, 1, SPPF, [32, 5, 3, true]]"),
+                  "%s", pt->yaml_text);
+        yolo_pt_free(pt);
+    }
+    check_reference_in(fixtures, "sppf-2026-cls", "sppf-2026-input.npy");
+    snprintf(path, sizeof path, "%s/relu-act-cls.pt", fixtures);
+    yolo_model *m = NULL;
+    yolo_status st = yolo_model_load(path, be, NULL, &m);
+    CHECK_MSG(st == YOLO_ERR_UNSUPPORTED && test_error_mentions("relu-act-cls.pt") &&
+                  test_error_mentions("model.0.act is ReLU in the file") && test_error_mentions("builds SiLU"),
+              "%s", st ? yolo_last_error() : "loaded");
     yolo_model_free(m);
 }
 
@@ -182,6 +221,7 @@ int main(void) {
         return 1;
     }
     check_refusals();
+    check_pt_acts();
     dir = interop_dir();
     if (!dir) {
         yolo_backend_free(be);

@@ -58,6 +58,23 @@ static void test_errors(void) {
                  YOLO_ERR_UNSUPPORTED, (const char *[]){"act.yaml:2:", "nn.LeakyReLU(0.1)", NULL});
     expect_error("nohead.yaml", "nc: 4\nbackbone:\n  - [-1, 1, Conv, [16, 3]]\n  - [-1, 1, Detect, [nc]]\n",
                  YOLO_ERR_CONFIG, (const char *[]){"nohead.yaml:4:", "'Detect'", NULL});
+    /* Ultralytics 8.4's YOLO26 parts that are not built: refused naming the line */
+    expect_error("attn.yaml", "nc: 4\nbackbone:\n  - [-1, 1, Conv, [16, 3, 2]]\n  - [-1, 1, C3k2, [16, True, 0.5, True]]\n",
+                 YOLO_ERR_UNSUPPORTED, (const char *[]){"attn.yaml:4:", "C3k2", "attn=True", "not built", NULL});
+    expect_error("regmax.yaml", "nc: 4\nreg_max: 1\nbackbone:\n  - [-1, 1, Conv, [16, 3]]\n", YOLO_ERR_UNSUPPORTED,
+                 (const char *[]){"regmax.yaml:2:", "reg_max 1", "DFL", NULL});
+    expect_error("e2e.yaml", "nc: 4\nend2end: True\nbackbone:\n  - [-1, 1, Conv, [16, 3]]\n", YOLO_ERR_UNSUPPORTED,
+                 (const char *[]){"e2e.yaml:2:", "end2end True", "NMS-free", NULL});
+    expect_error("sppf.yaml", "nc: 4\nbackbone:\n  - [-1, 1, Conv, [16, 3]]\n  - [-1, 1, SPPF, [16, 5, 0]]\n",
+                 YOLO_ERR_CONFIG, (const char *[]){"sppf.yaml:4:", "n=0", NULL});
+    /* 8.4's C3k2 form with attn False (g and shortcut after it) builds; 8.3's g in its place too */
+    for (int v = 0; v < 2; v++) {
+        yolo_status st;
+        yolo_model *m = load_text("c3k2.yaml", v ? "nc: 4\nbackbone:\n  - [-1, 1, Conv, [16, 3, 2]]\n  - [-1, 1, C3k2, [16, True, 0.5, False, 1, False]]\n"
+                                                 : "nc: 4\nbackbone:\n  - [-1, 1, Conv, [16, 3, 2]]\n  - [-1, 1, C3k2, [16, True, 0.5, 1, False]]\n", &st);
+        CHECK_MSG(m && !st, "C3k2 in %s's form: %s", v ? "8.4" : "8.3", yolo_last_error());
+        yolo_model_free(m);
+    }
     expect_error("concat.yaml",
                  "nc: 4\nbackbone:\n  - [-1, 1, Conv, [16, 3, 2]]\n  - [-1, 1, Conv, [16, 3, 2]]\n"
                  "  - [[-1, 0], 1, Concat, [1]]\n",

@@ -201,6 +201,26 @@ static yolo_status read_batch_norm(pt_reader *rd, const yolo_pk_value *mod, cons
     return YOLO_OK;
 }
 
+/* `module`'s act child (an object of class `cls`) noted. */
+static yolo_status add_act(pt_reader *rd, const char *module, const char *cls) {
+    yolo_pt_model *pt = rd->pt;
+    if (pt->n_acts == pt->cap_acts) {
+        int cap = pt->cap_acts ? 2 * pt->cap_acts : 64;
+        yolo_pt_act *bigger = realloc(pt->acts, sizeof *bigger * (size_t)cap);
+        if (!bigger) return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", rd->what);
+        pt->acts = bigger;
+        pt->cap_acts = cap;
+    }
+    yolo_pt_act *a = &pt->acts[pt->n_acts];
+    const char *dot = strrchr(cls, '.');
+    snprintf(a->cls, sizeof a->cls, "%s", dot ? dot + 1 : cls);
+    size_t len = strlen(module);
+    if (len && module[len - 1] == '.') len--; /* the walk's prefix ends in a dot */
+    if (!(a->module = strndup(module, len))) return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", rd->what);
+    pt->n_acts++;
+    return YOLO_OK;
+}
+
 /* One module's parameters, buffers, then its children, as state_dict(). */
 static yolo_status walk_module(pt_reader *rd, const yolo_pk_value *mod, const char *prefix, int depth) {
     char buf[160];
@@ -232,8 +252,9 @@ static yolo_status walk_module(pt_reader *rd, const yolo_pk_value *mod, const ch
             yolo_status st = YOLO_OK;
             if (v->kind == YOLO_PK_NONE) continue; /* an absent bias, an optional buffer */
             if (g == 2) {
+                if (!strcmp(k->s, "act") && v->kind == YOLO_PK_OBJECT) st = add_act(rd, prefix, v->s);
                 strcat(name, ".");
-                st = walk_module(rd, v, name, depth + 1);
+                if (!st) st = walk_module(rd, v, name, depth + 1);
             } else if (v->kind != YOLO_PK_TENSOR) {
                 st = yolo_error(YOLO_ERR_FORMAT, "%s: %s is %s, not a tensor", rd->what, name,
                                 yolo_pk_describe(v, buf, sizeof buf));
@@ -307,8 +328,9 @@ static yolo_status read_model(pt_reader *rd, const yolo_pk_value *root) {
     copy_str(pt->version, sizeof pt->version, yolo_pk_dict_get(root, "version"));
     read_train_args(pt, yolo_pk_dict_get(root, "train_args"));
     const yolo_pk_value *yaml = yolo_pk_attr(model, "yaml");
-    yolo_status st = yolo_pt_yaml_text(yaml, rd->what, &pt->yaml_text, &pt->yaml_len);
-    if (st) return st;
+    if (!yaml || yaml->kind != YOLO_PK_DICT)
+        return yolo_error(YOLO_ERR_FORMAT, "%s: the model's `yaml` is %s, not the model yaml dict", rd->what,
+                          yolo_pk_describe(yaml, buf, sizeof buf));
     copy_str(pt->yaml_file, sizeof pt->yaml_file, yolo_pk_dict_get(yaml, "yaml_file"));
     copy_str(pt->scale, sizeof pt->scale, yolo_pk_dict_get(yaml, "scale"));
     const yolo_pk_value *nc = yolo_pk_dict_get(yaml, "nc");
@@ -320,8 +342,11 @@ static yolo_status read_model(pt_reader *rd, const yolo_pk_value *root) {
     if (!last || last->kind != YOLO_PK_LIST || last->n != 4 || last->items[2]->kind != YOLO_PK_STR)
         return yolo_error(YOLO_ERR_FORMAT, "%s: the model yaml has no [from, n, module, args] rows", rd->what);
     copy_str(pt->head, sizeof pt->head, last->items[2]);
-    if ((st = read_names(rd, yolo_pk_attr(model, "names")))) return st;
-    return walk_module(rd, model, "", 0);
+    yolo_status st = read_names(rd, yolo_pk_attr(model, "names"));
+    if (!st) st = walk_module(rd, model, "", 0);
+    /* the yaml last: its SPPF rows follow the acts the walk found */
+    if (!st) st = yolo_pt_yaml_text(yaml, pt, rd->what, &pt->yaml_text, &pt->yaml_len);
+    return st;
 }
 
 static yolo_status parse(pt_reader *rd, const void *data, size_t size) {
@@ -392,9 +417,17 @@ void yolo_pt_free(yolo_pt_model *pt) {
     for (int i = 0; pt->names && i < pt->n_names; i++) free(pt->names[i]);
     free(pt->names);
     free(pt->tensors);
+    for (int i = 0; i < pt->n_acts; i++) free(pt->acts[i].module);
+    free(pt->acts);
     free(pt->yaml_text);
     free(pt->path);
     free(pt);
+}
+
+const char *yolo_pt_act_of(const yolo_pt_model *pt, const char *module) {
+    for (int i = 0; i < pt->n_acts; i++)
+        if (!strcmp(pt->acts[i].module, module)) return pt->acts[i].cls;
+    return NULL;
 }
 
 const yolo_pt_tensor *yolo_pt_find(const yolo_pt_model *pt, const char *name) {

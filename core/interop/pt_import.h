@@ -12,7 +12,13 @@
  *     ("model.22.cv2.0.0.conv.weight"), walking `_modules` in order,
  *     promoted to f32 as `.float()` does; num_batches_tracked is counted,
  *     not kept (our batch norms do not track it);
- *   - class names (`names`), the head's module class (the yaml's last row).
+ *   - class names (`names`), the head's module class (the yaml's last row);
+ *   - the class of every module's `act` (the activation a Conv runs), which
+ *     the yaml alone does not fix: Ultralytics' releases from January to
+ *     September 2026 built a bare SPPF row with an unactivated cv1, and
+ *     such a file's row is written out in full (SPPF's 8.4 form) so the
+ *     builder makes what the file holds; the model loader then checks every
+ *     Conv's activation against the file's (pt_model.c).
  * Errors name the file and what was found. */
 #ifndef YOLO_INTEROP_PT_IMPORT_H
 #define YOLO_INTEROP_PT_IMPORT_H
@@ -33,6 +39,12 @@ typedef struct yolo_pt_tensor {
     float *data;
 } yolo_pt_tensor;
 
+/* The activation module of a Conv-like module, as the pickle holds it. */
+typedef struct yolo_pt_act {
+    char *module; /* "model.9.cv1": the module whose `act` child it is */
+    char cls[64]; /* its class: "SiLU", "Identity", "ReLU", ... (the last part of the dotted name) */
+} yolo_pt_act;
+
 typedef struct yolo_pt_model {
     char *path;
     char *yaml_text;         /* the architecture as a model yaml */
@@ -45,6 +57,8 @@ typedef struct yolo_pt_model {
     int n_names;
     yolo_pt_tensor *tensors; /* state-dict order */
     int n_tensors;
+    yolo_pt_act *acts;       /* module order */
+    int n_acts, cap_acts;
     int n_batches_tracked;   /* num_batches_tracked buffers seen (and dropped) */
     double bn_eps;           /* the BatchNorm2d modules' eps and momentum (0: none seen); */
     double bn_momentum;      /* Ultralytics' detect/segment use 1e-3/0.03, classify PyTorch's 1e-5/0.1 */
@@ -70,5 +84,7 @@ void yolo_pt_free(yolo_pt_model *pt);
 
 /* The tensor of that state-dict name, NULL if absent. */
 const yolo_pt_tensor *yolo_pt_find(const yolo_pt_model *pt, const char *name);
+/* The class of `module`'s act ("model.9.cv1"), NULL if it has none. */
+const char *yolo_pt_act_of(const yolo_pt_model *pt, const char *module);
 
 #endif

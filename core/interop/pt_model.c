@@ -11,6 +11,31 @@
 #include "nn/model_internal.h"
 #include "plugin/plugin_loader.h"
 
+/* Every Conv of m runs the activation the file's module holds: the yaml
+ * alone leaves it open (the SPPF rows of 2026, a hand-edited module), and
+ * weights loaded into another activation load without a word but compute
+ * something else. Every use of a .pt builds through here: a checkpoint
+ * made from one names the .pt as its model (ckpt_file.c). */
+static yolo_status check_activations(const yolo_pt_model *pt, const yolo_model *m) {
+    static const char *const torch_name[] = {[YOLO_ACT_SILU] = "SiLU", [YOLO_ACT_RELU] = "ReLU",
+                                             [YOLO_ACT_SIGMOID] = "Sigmoid", [YOLO_ACT_IDENTITY] = "Identity"};
+    for (int i = 0; i < m->n_convs; i++) {
+        const yolo_conv_block *b = m->convs[i].block;
+        char module[YOLO_NAME_MAX];
+        snprintf(module, sizeof module, "%s", b->weight->name);
+        char *tail = strstr(module, ".conv.weight");
+        if (!tail) continue;
+        *tail = '\0';
+        const char *file = yolo_pt_act_of(pt, module);
+        const char *ours = b->act > 0 && b->act < (int)(sizeof torch_name / sizeof *torch_name) ? torch_name[b->act] : "?";
+        if (file && strcmp(file, ours))
+            return yolo_error(YOLO_ERR_UNSUPPORTED, "%s: %s.act is %s in the file, but its yaml builds %s there (the "
+                              "module was changed after the yaml, which cannot say so): not loaded, as its outputs "
+                              "would differ from the file's", pt->path, module, file, ours);
+    }
+    return YOLO_OK;
+}
+
 yolo_status yolo_pt_build_model(const yolo_pt_model *pt, yolo_backend *backend, const yolo_model_options *opt,
                                 yolo_model **out, size_t *loaded) {
     *out = NULL;
@@ -22,6 +47,10 @@ yolo_status yolo_pt_build_model(const yolo_pt_model *pt, yolo_backend *backend, 
     yolo_model *m = NULL;
     yolo_status st = yolo_model_load_text(name, pt->yaml_text, pt->yaml_len, backend, &o, &m);
     if (st) return yolo_error_context(st, "%s: building the model from its pickled yaml (%s)", pt->path, name);
+    if ((st = check_activations(pt, m))) {
+        yolo_model_free(m);
+        return st;
+    }
     size_t n = 0;
     for (int i = 0; i < yolo_model_tensor_count(m) && !st; i++) {
         yolo_tensor *t = yolo_model_tensor_at(m, i)->tensor;

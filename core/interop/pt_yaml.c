@@ -1,7 +1,11 @@
 /* The model yaml of a .pt (a pickled dict) written back as yaml text, in
  * flow style: scalars as Ultralytics' yaml held them (ints, floats, None,
  * bools, names such as Conv, nc or nn.Upsample), so the ordinary model
- * builder reads the architecture exactly as from the original file. */
+ * builder reads the architecture exactly as from the original file. One
+ * row is rewritten: a bare SPPF row ([c2] or [c2, k]) whose pickled cv1 is
+ * unactivated, which Ultralytics built so from January to September 2026
+ * (its PR 26040), becomes [c2, k, 3, false], the 8.4 form that builds it
+ * so here and in every checkpoint that keeps this yaml. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,7 +86,52 @@ static yolo_status emit(strbuf *o, const yolo_pk_value *v, int depth, const char
     }
 }
 
-yolo_status yolo_pt_yaml_text(const yolo_pk_value *yaml, const char *what, char **text, size_t *len) {
+/* Whether layer `index`'s row is a bare SPPF row whose cv1 the file holds unactivated. */
+static bool unactivated_bare_sppf(const yolo_pk_value *row, int index, const yolo_pt_model *pt) {
+    if (row->kind != YOLO_PK_LIST || row->n != 4 || row->items[2]->kind != YOLO_PK_STR ||
+        strcmp(row->items[2]->s, "SPPF") || row->items[3]->kind != YOLO_PK_LIST || row->items[3]->n < 1 ||
+        row->items[3]->n > 2)
+        return false;
+    char cv1[48];
+    snprintf(cv1, sizeof cv1, "model.%d.cv1", index);
+    const char *act = yolo_pt_act_of(pt, cv1);
+    return act && !strcmp(act, "Identity");
+}
+
+/* The rows of `backbone` or `head`, layer numbers from `first` on. */
+static yolo_status emit_rows(strbuf *o, const yolo_pk_value *rows, int first, const yolo_pt_model *pt,
+                             const char *what) {
+    if (rows->kind != YOLO_PK_LIST) return emit(o, rows, 0, what);
+    strbuf_printf(o, "[");
+    for (size_t i = 0; i < rows->n; i++) {
+        const yolo_pk_value *row = rows->items[i];
+        if (i) strbuf_printf(o, ", ");
+        if (!unactivated_bare_sppf(row, first + (int)i, pt)) {
+            yolo_status st = emit(o, row, 1, what);
+            if (st) return st;
+            continue;
+        }
+        const yolo_pk_value *args = row->items[3];
+        strbuf_printf(o, "[");
+        for (int k = 0; k < 3; k++) {
+            yolo_status st = emit(o, row->items[k], 2, what);
+            if (st) return st;
+            strbuf_printf(o, ", ");
+        }
+        strbuf_printf(o, "[");
+        yolo_status st = emit(o, args->items[0], 3, what);
+        strbuf_printf(o, ", ");
+        if (!st && args->n > 1) st = emit(o, args->items[1], 3, what);
+        else strbuf_printf(o, "5");
+        if (st) return st;
+        strbuf_printf(o, ", 3, false]]");
+    }
+    strbuf_printf(o, "]");
+    return YOLO_OK;
+}
+
+yolo_status yolo_pt_yaml_text(const yolo_pk_value *yaml, const yolo_pt_model *pt, const char *what, char **text,
+                              size_t *len) {
     *text = NULL;
     *len = 0;
     char buf[96];
@@ -101,7 +150,14 @@ yolo_status yolo_pt_yaml_text(const yolo_pk_value *yaml, const char *what, char 
         }
         if (!plain_safe(k->s, k->len)) continue; /* not a key the builder reads */
         strbuf_printf(&o, "%s: ", k->s);
-        st = emit(&o, yaml->items[i + 1], 0, what);
+        const yolo_pk_value *backbone = yolo_pk_dict_get(yaml, "backbone");
+        if (!strcmp(k->s, "backbone"))
+            st = emit_rows(&o, yaml->items[i + 1], 0, pt, what);
+        else if (!strcmp(k->s, "head"))
+            st = emit_rows(&o, yaml->items[i + 1], backbone && backbone->kind == YOLO_PK_LIST ? (int)backbone->n : 0,
+                           pt, what);
+        else
+            st = emit(&o, yaml->items[i + 1], 0, what);
         strbuf_printf(&o, "\n");
     }
     if (!st && o.oom) st = yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", what);

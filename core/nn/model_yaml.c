@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <yaml.h>
 
 /* ---- arena ---- */
@@ -365,6 +366,16 @@ static yolo_status parse_root(const parse_state *ps, const yaml_node_t *root) {
                                scalar(v));
             spec->has_activation = true;
             spec->activation_text = model_arena_strdup(&spec->arena, scalar(v), strlen(scalar(v)));
+        } else if (!strcmp(key, "reg_max")) { /* Ultralytics 8.4: YOLO26's 1 drops DFL */
+            if (!(st = read_int(ps, v, key, &iv)) && iv != 16)
+                return fail_at(ps, v, YOLO_ERR_UNSUPPORTED, "reg_max %lld is not built: the heads here regress boxes "
+                               "by DFL over 16 bins (YOLO26's reg_max 1, boxes without DFL, is not built)", (long long)iv);
+        } else if (!strcmp(key, "end2end")) { /* Ultralytics 8.4: YOLO26's and YOLOv10's NMS-free head */
+            if (v->type != YAML_SCALAR_NODE || (strcasecmp(scalar(v), "false") && strcasecmp(scalar(v), "null") &&
+                                                strcasecmp(scalar(v), "none") && *scalar(v)))
+                return fail_at(ps, v, YOLO_ERR_UNSUPPORTED, "end2end %s: the one-to-one NMS-free head of YOLO26 and "
+                               "YOLOv10 is not built (every head here is the NMS one: end2end False)",
+                               v->type == YAML_SCALAR_NODE ? scalar(v) : "(not a scalar)");
         } else if (!strcmp(key, "backbone")) {
             backbone = v;
         } else if (!strcmp(key, "head")) {

@@ -72,29 +72,49 @@ static yolo_status dwconv_build(yolo_module_ctx *ctx) {
     return YOLO_OK;
 }
 
-/* ---- SPPF(c1, c2, k=5) ---- */
+/* ---- SPPF(c1, c2, k=5, n=3, shortcut=False) ----
+ * Ultralytics 8.4's (YOLO26): n max-pools, cv2 over the n + 1 branches, the
+ * input added when shortcut and c1 == c2. cv1 is unactivated, except for a
+ * row that gives neither n nor shortcut (every yaml before YOLO26), whose
+ * cv1 has the model's activation as in 8.3: Ultralytics' rule since its
+ * fix of September 2026 (PR 26040). Its releases from January to then
+ * built such rows unactivated; their .pt files say so in the pickled cv1,
+ * and the importer writes their rows out in full (interop/pt_import.c). */
+
+#define SPPF_MAX_POOLS 8
 
 typedef struct sppf_block {
     yolo_conv_block cv1, cv2;
-    int k;
+    int k, n;
+    bool add;
 } sppf_block;
 
 static yolo_status sppf_build(yolo_module_ctx *ctx) {
     int c1, c2;
-    int64_t k;
+    int64_t k, n;
+    bool shortcut;
     yolo_status st;
-    if ((st = module_single_input(ctx, &c1)) || (st = module_out_channels_arg(ctx, &c2)) || (st = yolo_module_arg_int(ctx, 1, 5, &k)))
+    if ((st = module_single_input(ctx, &c1)) || (st = module_out_channels_arg(ctx, &c2)) ||
+        (st = yolo_module_arg_int(ctx, 1, 5, &k)) || (st = yolo_module_arg_int(ctx, 2, 3, &n)) ||
+        (st = yolo_module_arg_bool(ctx, 3, false, &shortcut)))
         return st;
     if (k < 1 || k > 31 || k % 2 == 0) return yolo_module_error(ctx, YOLO_ERR_CONFIG, "k=%lld must be odd, 1 to 31", (long long)k);
+    if (n < 1 || n > SPPF_MAX_POOLS)
+        return yolo_module_error(ctx, YOLO_ERR_CONFIG, "n=%lld pools: 1 to %d are built", (long long)n, SPPF_MAX_POOLS);
+    const bool legacy = !yolo_module_arg(ctx, 2) && !yolo_module_arg(ctx, 3);
     sppf_block *b = yolo_module_state_alloc(ctx, sizeof(*b));
     if (!b) return yolo_module_error(ctx, YOLO_ERR_NOMEM, "out of memory");
-    b->k = (int)k;
+    *b = (sppf_block){.k = (int)k, .n = (int)n, .add = shortcut && c1 == c2};
     int c_ = c1 / 2;
-    if ((st = yolo_conv_block_init(ctx, &b->cv1, "cv1", c1, c_, 1, 1, YOLO_AUTOPAD, 1, 1, YOLO_ACT_DEFAULT)) ||
-        (st = yolo_conv_block_init(ctx, &b->cv2, "cv2", c_ * 4, c2, 1, 1, YOLO_AUTOPAD, 1, 1, YOLO_ACT_DEFAULT)))
+    if ((st = yolo_conv_block_init(ctx, &b->cv1, "cv1", c1, c_, 1, 1, YOLO_AUTOPAD, 1, 1,
+                                   legacy ? YOLO_ACT_DEFAULT : YOLO_ACT_IDENTITY)) ||
+        (st = yolo_conv_block_init(ctx, &b->cv2, "cv2", c_ * (b->n + 1), c2, 1, 1, YOLO_AUTOPAD, 1, 1, YOLO_ACT_DEFAULT)))
         return st;
     yolo_module_add_leaves(ctx, 1); /* the MaxPool2d */
-    yolo_module_set_args_text(ctx, "[%d, %d, %d]", c1, c2, b->k);
+    if (legacy)
+        yolo_module_set_args_text(ctx, "[%d, %d, %d]", c1, c2, b->k);
+    else
+        yolo_module_set_args_text(ctx, "[%d, %d, %d, %d, %s]", c1, c2, b->k, b->n, shortcut ? "True" : "False");
     yolo_module_set_out_channels(ctx, c2);
     return YOLO_OK;
 }
@@ -103,10 +123,11 @@ static yolo_status sppf_forward(const yolo_forward_ctx *f, void *state, int n_in
                                 yolo_module_outputs *out) {
     (void)n_in;
     const sppf_block *b = state;
-    yolo_tensor *ys[4];
+    yolo_tensor *ys[SPPF_MAX_POOLS + 1];
     ys[0] = yolo_conv_block_forward(f, &b->cv1, in[0]);
-    for (int i = 1; i < 4; i++) ys[i] = yolo_maxpool2d(f->graph, ys[i - 1], b->k, 1, b->k / 2);
-    return module_one_output(out, ys[3] ? yolo_conv_block_forward(f, &b->cv2, yolo_concat(f->graph, 4, ys, 1)) : NULL);
+    for (int i = 1; i <= b->n; i++) ys[i] = ys[i - 1] ? yolo_maxpool2d(f->graph, ys[i - 1], b->k, 1, b->k / 2) : NULL;
+    yolo_tensor *y = ys[b->n] ? yolo_conv_block_forward(f, &b->cv2, yolo_concat(f->graph, b->n + 1, ys, 1)) : NULL;
+    return module_one_output(out, y && b->add ? yolo_add(f->graph, y, in[0]) : y);
 }
 
 /* ---- nn.Upsample(size=None, scale_factor=2, mode='nearest') ---- */

@@ -221,7 +221,10 @@ static yolo_status c3_forward(const yolo_forward_ctx *f, void *state, int n_in, 
 }
 
 /* ---- C3k2(c1, c2, n=1, c3k=False, e=0.5, g=1, shortcut=True) ----
- * parse_model turns c3k on for the m, l and x scales whatever the yaml says. */
+ * parse_model turns c3k on for the m, l and x scales whatever the yaml says.
+ * Ultralytics 8.4 puts attn (YOLO26's Bottleneck + PSABlock units) before
+ * g: a bool there is 8.4's attn (then g and shortcut follow), an integer
+ * 8.3's g. */
 
 static yolo_status c3k2_build(yolo_module_ctx *ctx) {
     int c1, c2;
@@ -229,9 +232,14 @@ static yolo_status c3k2_build(yolo_module_ctx *ctx) {
     int64_t g;
     double e;
     yolo_status st;
+    const yolo_arg *attn = yolo_module_arg(ctx, 3);
+    const int g_at = attn && attn->kind == YOLO_ARG_BOOL ? 4 : 3; /* 8.4's attn, or 8.3's g */
+    if (attn && attn->kind == YOLO_ARG_BOOL && attn->b)
+        return yolo_module_error(ctx, YOLO_ERR_UNSUPPORTED, "attn=True (argument 3; Ultralytics 8.4's YOLO26 units, "
+                                 "Bottleneck + PSABlock) is not built");
     if ((st = module_single_input(ctx, &c1)) || (st = module_out_channels_arg(ctx, &c2)) ||
         (st = yolo_module_arg_bool(ctx, 1, false, &c3k)) || (st = yolo_module_arg_float(ctx, 2, 0.5, &e)) ||
-        (st = yolo_module_arg_int(ctx, 3, 1, &g)) || (st = yolo_module_arg_bool(ctx, 4, true, &shortcut)) ||
+        (st = yolo_module_arg_int(ctx, g_at, 1, &g)) || (st = yolo_module_arg_bool(ctx, g_at + 1, true, &shortcut)) ||
         (st = check_g_e(ctx, g, e)))
         return st;
     const char *scale = ctx->model->scale;
