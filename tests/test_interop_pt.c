@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "ckpt/ckpt_file.h"
+#include "data/fsutil.h"
 #include "interop/pickle.h"
 #include "interop/pt_import.h"
 #include "interop/pt_model.h"
@@ -141,11 +142,29 @@ static void check_mid_training(void) {
     yolo_pt_free(pt);
 }
 
-/* A .pt read as a checkpoint: what val, predict and fine-tuning see. */
+/* A .pt read as a checkpoint: what val, predict and fine-tuning see; and
+ * its meta alone (the CLI's task, a fine-tune's args), from the pickle. */
 static void check_as_checkpoint(void) {
     char path[1024];
     snprintf(path, sizeof path, "%s/yolov8n-seg-coco8.pt", dir);
     yolo_ckpt *ck = NULL;
+    CHECK_MSG(!yolo_ckpt_read_meta(path, &ck), "%s", yolo_last_error());
+    if (ck) {
+        CHECK(!strcmp(yolo_ckpt_get_info(ck)->task, "segment") && !yolo_ckpt_get_blob(ck, YOLO_CKPT_EMA));
+        CHECK(yolo_meta_get(yolo_ckpt_meta(ck), "names") && yolo_meta_size(yolo_meta_get(yolo_ckpt_meta(ck), "names")) == 80);
+        yolo_ckpt_free(ck);
+    }
+    yolo_pt_model *header = NULL;
+    size_t size = 0;
+    uint8_t *bytes = NULL;
+    CHECK(yolo_read_file(path, &bytes, &size) == YOLO_OK);
+    CHECK_MSG(bytes && !yolo_pt_read_header_memory(bytes, size, path, &header), "%s", yolo_last_error());
+    if (header) {
+        const yolo_pt_tensor *w = yolo_pt_find(header, "model.22.proto.cv1.conv.weight");
+        CHECK(w && !w->data && w->ndim == 4 && w->shape[1] == 64 && header->n_tensors > 100 && header->yaml_text);
+        yolo_pt_free(header);
+    }
+    free(bytes);
     CHECK_MSG(!yolo_ckpt_read(path, &ck), "%s", yolo_last_error());
     if (!ck) return;
     CHECK_MSG(!strcmp(yolo_ckpt_get_info(ck)->task, "segment"), "task %s", yolo_ckpt_get_info(ck)->task);

@@ -149,7 +149,8 @@ static yolo_status check_members(yolo_ckpt *ck) {
     return YOLO_OK;
 }
 
-static yolo_status read_zip(yolo_ckpt *ck, const void *data, size_t size) {
+/* meta_only: the blob members are skipped unread (yolo_ckpt_read_meta). */
+static yolo_status read_zip(yolo_ckpt *ck, const void *data, size_t size, bool meta_only) {
     const char *path = ck->path;
     const uint8_t *b = data;
     if (size == 0) return yolo_error(YOLO_ERR_FORMAT, "%s is empty (not a checkpoint)", path);
@@ -170,6 +171,7 @@ static yolo_status read_zip(yolo_ckpt *ck, const void *data, size_t size) {
     size_t limit = size > SIZE_MAX / 1100 ? SIZE_MAX - 1 : size * 1100 + 4096; /* deflate's ratio is at most ~1032 */
     yolo_status st = YOLO_OK;
     char seen[256] = "";
+    bool had[YOLO_CKPT_BLOB_COUNT] = {0}; /* members met (meta_only reads none) */
     for (int count = 0; !st; count++) {
         struct archive_entry *e;
         int r = archive_read_next_header(a, &e);
@@ -198,11 +200,13 @@ static yolo_status read_zip(yolo_ckpt *ck, const void *data, size_t size) {
             st = yolo_error(YOLO_ERR_FORMAT, "%s: member %s is not a regular file", path, name);
             break;
         }
-        if ((is_meta && meta_text) || (id >= 0 && ck->data[id])) {
+        if ((is_meta && meta_text) || (id >= 0 && had[id])) {
             st = yolo_error(YOLO_ERR_FORMAT, "%s: member %s appears twice", path, name);
             break;
         }
+        if (id >= 0) had[id] = true;
         if (is_meta) st = read_member(a, e, path, name, META_MAX, &meta_text, &meta_len);
+        else if (meta_only) archive_read_data_skip(a);
         else st = read_member(a, e, path, name, limit, &ck->data[id], &ck->size[id]);
     }
     archive_read_free(a);
@@ -214,7 +218,7 @@ static yolo_status read_zip(yolo_ckpt *ck, const void *data, size_t size) {
         snprintf(what, sizeof what, "meta.yaml of %s", path);
         st = yolo_meta_parse((const char *)meta_text, meta_len, what, &ck->meta);
         if (!st) st = yolo_ckpt_meta_check(ck->meta, what, &ck->info);
-        if (!st) st = check_members(ck);
+        if (!st && !meta_only) st = check_members(ck);
     }
     free(meta_text);
     for (int id = 0; id < YOLO_CKPT_BLOB_COUNT && !st; id++) {
@@ -227,13 +231,15 @@ static yolo_status read_zip(yolo_ckpt *ck, const void *data, size_t size) {
 }
 
 /* An Ultralytics .pt (core/interop): its weights as the EMA member. */
-static yolo_status read_pt(yolo_ckpt *ck, const void *data, size_t size) {
-    yolo_status st = yolo_pt_ckpt_parts(data, size, ck->path, &ck->meta, &ck->data[YOLO_CKPT_EMA],
-                                        &ck->size[YOLO_CKPT_EMA]);
+static yolo_status read_pt(yolo_ckpt *ck, const void *data, size_t size, bool meta_only) {
+    yolo_status st = meta_only ? yolo_pt_ckpt_meta(data, size, ck->path, &ck->meta)
+                               : yolo_pt_ckpt_parts(data, size, ck->path, &ck->meta, &ck->data[YOLO_CKPT_EMA],
+                                                    &ck->size[YOLO_CKPT_EMA]);
     char what[1024];
     snprintf(what, sizeof what, "the weights of %s", ck->path);
     if (!st) st = yolo_ckpt_meta_check(ck->meta, what, &ck->info);
-    if (!st) st = yolo_st_decode(ck->data[YOLO_CKPT_EMA], ck->size[YOLO_CKPT_EMA], what, &ck->blob[YOLO_CKPT_EMA]);
+    if (!st && !meta_only)
+        st = yolo_st_decode(ck->data[YOLO_CKPT_EMA], ck->size[YOLO_CKPT_EMA], what, &ck->blob[YOLO_CKPT_EMA]);
     return st;
 }
 
@@ -246,13 +252,14 @@ static yolo_ckpt *ckpt_new(const char *name) {
     return ck;
 }
 
-yolo_status yolo_ckpt_read_memory(const void *data, size_t size, const char *name, yolo_ckpt **out) {
+static yolo_status read_memory(const void *data, size_t size, const char *name, bool meta_only, yolo_ckpt **out) {
     *out = NULL;
     if (!data && size) return yolo_error(YOLO_ERR_ARG, "yolo_ckpt_read_memory: NULL data");
     yolo_ckpt *ck = ckpt_new(name ? name : "(memory)");
     if (!ck) return yolo_error(YOLO_ERR_NOMEM, "reading %s: out of memory", name ? name : "(memory)");
     ck->file_size = size;
-    yolo_status st = yolo_pt_is_path(name) ? read_pt(ck, data ? data : "", size) : read_zip(ck, data ? data : "", size);
+    yolo_status st = yolo_pt_is_path(name) ? read_pt(ck, data ? data : "", size, meta_only)
+                                           : read_zip(ck, data ? data : "", size, meta_only);
     if (st) {
         yolo_ckpt_free(ck);
         return st;
@@ -261,7 +268,11 @@ yolo_status yolo_ckpt_read_memory(const void *data, size_t size, const char *nam
     return YOLO_OK;
 }
 
-yolo_status yolo_ckpt_read(const char *path, yolo_ckpt **out) {
+yolo_status yolo_ckpt_read_memory(const void *data, size_t size, const char *name, yolo_ckpt **out) {
+    return read_memory(data, size, name, false, out);
+}
+
+static yolo_status read_file(const char *path, bool meta_only, yolo_ckpt **out) {
     *out = NULL;
     if (!path) return yolo_error(YOLO_ERR_ARG, "yolo_ckpt_read: NULL path");
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -294,7 +305,11 @@ yolo_status yolo_ckpt_read(const char *path, yolo_ckpt **out) {
         n += (size_t)k;
     }
     close(fd);
-    yolo_status st = yolo_ckpt_read_memory(buf, size, path, out);
+    yolo_status st = read_memory(buf, size, path, meta_only, out);
     free(buf);
     return st;
 }
+
+yolo_status yolo_ckpt_read(const char *path, yolo_ckpt **out) { return read_file(path, false, out); }
+
+yolo_status yolo_ckpt_read_meta(const char *path, yolo_ckpt **out) { return read_file(path, true, out); }

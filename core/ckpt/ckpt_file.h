@@ -100,6 +100,10 @@ yolo_status yolo_ckpt_write(const char *path, const yolo_ckpt_contents *contents
 typedef struct yolo_ckpt yolo_ckpt;
 
 yolo_status yolo_ckpt_read(const char *path, yolo_ckpt **out);
+/* meta.yaml alone (the blobs are skipped unread: yolo_ckpt_get_blob gives
+ * NULL), for what needs no weights: the CLI's task, a checkpoint's args.
+ * A .pt: its pickle alone. */
+yolo_status yolo_ckpt_read_meta(const char *path, yolo_ckpt **out);
 /* The same from memory (data is not kept); `name` stands for the path in
  * messages. */
 yolo_status yolo_ckpt_read_memory(const void *data, size_t size, const char *name, yolo_ckpt **out);

@@ -78,7 +78,7 @@ static const char *checkpoint_task(const char *model, char *buf, size_t size) {
     if (!yolo_is_file(model)) return NULL;
     if (yolo_pt_is_path(model)) load_all_plugins();
     yolo_ckpt *ck = NULL;
-    if (yolo_ckpt_read(model, &ck) != YOLO_OK) {
+    if (yolo_ckpt_read_meta(model, &ck) != YOLO_OK) {
         yolo_error_clear();
         return NULL;
     }

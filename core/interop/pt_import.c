@@ -28,6 +28,7 @@ typedef struct pt_reader {
     char top[256];  /* "<top>/" of <top>/data.pkl */
     yolo_pt_model *pt;
     size_t cap_tensors;
+    bool header_only; /* the pickle alone: tensors get names and shapes, no data */
 } pt_reader;
 
 bool yolo_pt_is_path(const char *path) {
@@ -95,6 +96,8 @@ static yolo_status read_zip(pt_reader *rd, const void *data, size_t size) {
             break;
         }
         if (archive_entry_filetype(e) != AE_IFREG) continue;
+        const char *slash = strrchr(name, '/');
+        if (rd->header_only && !(slash && !strcmp(slash, "/data.pkl"))) continue; /* the storages are not read */
         if (rd->n_members == cap) {
             cap = cap ? cap * 2 : 64;
             zip_member *m = realloc(rd->members, cap * sizeof *m);
@@ -144,10 +147,11 @@ static yolo_status add_tensor(pt_reader *rd, const char *name, const yolo_pk_val
     const yolo_pk_value *s = t->storage;
     char member[600];
     snprintf(member, sizeof member, "%sdata/%s", rd->top, s->s);
-    const zip_member *m = find_member(rd, member);
+    const zip_member *m = rd->header_only ? NULL : find_member(rd, member);
     size_t es = yolo_pk_dtype_size(s->dtype);
-    if (!m) return yolo_error(YOLO_ERR_FORMAT, "%s: tensor %s: storage %s is missing from the zip", rd->what, name, member);
-    if ((uint64_t)s->numel > m->size / es)
+    if (!m && !rd->header_only)
+        return yolo_error(YOLO_ERR_FORMAT, "%s: tensor %s: storage %s is missing from the zip", rd->what, name, member);
+    if (m && (uint64_t)s->numel > m->size / es)
         return yolo_error(YOLO_ERR_FORMAT, "%s: tensor %s: storage %s holds %zu bytes, %lld %s elements expected",
                           rd->what, name, member, m->size, (long long)s->numel, yolo_pk_dtype_name(s->dtype));
     if (pt->n_tensors == (int)rd->cap_tensors) {
@@ -163,13 +167,14 @@ static yolo_status add_tensor(pt_reader *rd, const char *name, const yolo_pk_val
     out->numel = 1;
     for (int d = 0; d < t->ndim; d++) out->shape[d] = t->shape[d], out->numel *= t->shape[d];
     out->name = strdup(name);
-    out->data = malloc(sizeof(float) * (size_t)(out->numel ? out->numel : 1));
-    if (!out->name || !out->data) {
+    out->data = m ? malloc(sizeof(float) * (size_t)(out->numel ? out->numel : 1)) : NULL;
+    if (!out->name || (m && !out->data)) {
         free(out->name);
         free(out->data);
         return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", rd->what);
     }
     pt->n_tensors++;
+    if (!m) return YOLO_OK; /* header only */
     /* gather the strided view (rebuild_tensor checked it stays inside the storage) */
     int64_t idx[YOLO_PK_MAX_DIMS] = {0};
     for (int64_t i = 0; i < out->numel; i++) {
@@ -371,7 +376,8 @@ static yolo_status parse(pt_reader *rd, const void *data, size_t size) {
     return st;
 }
 
-yolo_status yolo_pt_read_memory(const void *data, size_t size, const char *name, yolo_pt_model **out) {
+static yolo_status read_memory(const void *data, size_t size, const char *name, bool header_only,
+                               yolo_pt_model **out) {
     *out = NULL;
     if (!name) name = "(memory)";
     yolo_pt_model *pt = calloc(1, sizeof *pt);
@@ -379,7 +385,7 @@ yolo_status yolo_pt_read_memory(const void *data, size_t size, const char *name,
         free(pt);
         return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", name);
     }
-    pt_reader rd = {.what = name, .pt = pt};
+    pt_reader rd = {.what = name, .pt = pt, .header_only = header_only};
     yolo_status st = parse(&rd, data ? data : "", data ? size : 0);
     for (size_t i = 0; i < rd.n_members; i++) {
         free(rd.members[i].name);
@@ -392,6 +398,14 @@ yolo_status yolo_pt_read_memory(const void *data, size_t size, const char *name,
     }
     *out = pt;
     return YOLO_OK;
+}
+
+yolo_status yolo_pt_read_memory(const void *data, size_t size, const char *name, yolo_pt_model **out) {
+    return read_memory(data, size, name, false, out);
+}
+
+yolo_status yolo_pt_read_header_memory(const void *data, size_t size, const char *name, yolo_pt_model **out) {
+    return read_memory(data, size, name, true, out);
 }
 
 yolo_status yolo_pt_read(const char *path, yolo_pt_model **out) {

@@ -36,7 +36,7 @@ typedef struct yolo_pt_tensor {
     int ndim;
     int64_t shape[YOLO_PT_MAX_DIMS];
     int64_t numel;
-    float *data;
+    float *data;             /* NULL after yolo_pt_read_header_memory */
 } yolo_pt_tensor;
 
 /* The activation module of a Conv-like module, as the pickle holds it. */
@@ -80,6 +80,10 @@ const char *yolo_pt_missing_hint(const char *path, int errno_value);
 yolo_status yolo_pt_read(const char *path, yolo_pt_model **out);
 /* The same from the file's bytes; `name` stands for the path in messages. */
 yolo_status yolo_pt_read_memory(const void *data, size_t size, const char *name, yolo_pt_model **out);
+/* The pickle alone (task, names, yaml, train args, acts): the storages are
+ * not read and every tensor's `data` is NULL (its name and shape are set).
+ * For what needs no weights: the CLI's task, a fine-tune's default args. */
+yolo_status yolo_pt_read_header_memory(const void *data, size_t size, const char *name, yolo_pt_model **out);
 void yolo_pt_free(yolo_pt_model *pt);
 
 /* The tensor of that state-dict name, NULL if absent. */

@@ -160,6 +160,15 @@ yolo_status yolo_pt_ckpt_parts(const void *data, size_t size, const char *name, 
     return st;
 }
 
+yolo_status yolo_pt_ckpt_meta(const void *data, size_t size, const char *name, yolo_meta **meta) {
+    *meta = NULL;
+    yolo_pt_model *pt = NULL;
+    yolo_status st = yolo_pt_read_header_memory(data, size, name, &pt);
+    if (!st) st = fill_meta(pt, name, meta);
+    yolo_pt_free(pt);
+    return st;
+}
+
 void yolo_pt_count_as_ultralytics(const yolo_ckpt *ck, const yolo_model *model, size_t *transferred, size_t *total) {
     const yolo_meta *fmt = yolo_meta_get(yolo_ckpt_meta(ck), "source_format");
     if (!fmt || !yolo_meta_str(fmt) || strcmp(yolo_meta_str(fmt), "ultralytics-pt")) return;

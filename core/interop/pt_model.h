@@ -26,6 +26,8 @@ yolo_status yolo_pt_model_load(const char *path, yolo_backend *backend, const yo
  * ema.safetensors blob of the f32 weights. */
 yolo_status yolo_pt_ckpt_parts(const void *data, size_t size, const char *name, yolo_meta **meta, uint8_t **blob,
                                size_t *blob_size);
+/* meta.yaml's tree alone, from the pickle (the storages are not read). */
+yolo_status yolo_pt_ckpt_meta(const void *data, size_t size, const char *name, yolo_meta **meta);
 
 /* Ultralytics counts a fine-tune's "Transferred N/M items" over whole state
  * dicts, num_batches_tracked included: for a checkpoint made from a .pt

@@ -346,7 +346,10 @@ yolo_status yolo_checkpoint_model_yaml(const yolo_ckpt *ck, yolo_session *s) {
 yolo_status yolo_model_from_checkpoint(yolo_session *s, const char *path, yolo_model **out) {
     *out = NULL;
     yolo_ckpt *ck = NULL;
-    yolo_status st = yolo_ckpt_read(path, &ck);
+    /* a .pt's model is built from the file itself, weights and all (its
+     * checkpoint view names it as the model): its meta is all that is read here */
+    const bool pt = yolo_pt_is_path(path);
+    yolo_status st = pt ? yolo_ckpt_read_meta(path, &ck) : yolo_ckpt_read(path, &ck);
     if (st) return st;
     const yolo_meta *meta = yolo_ckpt_meta(ck);
     char what[1200];
@@ -360,7 +363,7 @@ yolo_status yolo_model_from_checkpoint(yolo_session *s, const char *path, yolo_m
         st = yolo_error(YOLO_ERR_ARG, "%s was trained for %lld classes; data=%s has %d", path, (long long)nc,
                         s->data.source, s->data.nc);
     const yolo_st_file *blob = st ? NULL : yolo_ckpt_get_blob(ck, YOLO_CKPT_EMA);
-    if (!st && !blob) st = yolo_error(YOLO_ERR_FORMAT, "%s holds no EMA weights (ema.safetensors)", path);
+    if (!st && !blob && !pt) st = yolo_error(YOLO_ERR_FORMAT, "%s holds no EMA weights (ema.safetensors)", path);
     yolo_model *model = NULL;
     if (!st) st = yolo_checkpoint_model_yaml(ck, s);
     if (!st) {
@@ -369,7 +372,7 @@ yolo_status yolo_model_from_checkpoint(yolo_session *s, const char *path, yolo_m
         st = yolo_session_build_model(s, model_name, &model);
         s->data.nc = data_nc;
     }
-    if (!st) {
+    if (!st && !pt) {
         int n = yolo_model_tensor_count(model);
         yolo_tensor **tensors = malloc(sizeof *tensors * (size_t)(n ? n : 1));
         if (!tensors) st = yolo_error(YOLO_ERR_NOMEM, "out of memory");

@@ -231,7 +231,7 @@ yolo_status yolo_train_launch_world(const yolo_mode_context *ctx, int *world) {
         return st;
     }
     yolo_ckpt *ck = NULL;
-    if (yolo_ckpt_read(path, &ck) == YOLO_OK) { /* resume on the ranks the run had */
+    if (yolo_ckpt_read_meta(path, &ck) == YOLO_OK) { /* resume on the ranks the run had */
         const char *w = yolo_checkpoint_arg(ck, "world"), *device = yolo_checkpoint_arg(ck, "device");
         *world = yolo_dist_world_of(w ? atoi(w) : 1, device && strcmp(device, "null") ? device : NULL);
     }

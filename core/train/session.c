@@ -52,7 +52,7 @@ static yolo_status merge_model_yaml(yolo_session *s, const char *model) {
 static void merge_checkpoint_args(yolo_session *s, const char *model) {
     if (!yolo_is_checkpoint_path(model) || !is_file(model)) return;
     yolo_ckpt *ck = NULL;
-    if (yolo_ckpt_read(model, &ck) != YOLO_OK) {
+    if (yolo_ckpt_read_meta(model, &ck) != YOLO_OK) {
         yolo_error_clear();
         return;
     }
