@@ -154,8 +154,8 @@ const int yolo_core_key_count = (int)(sizeof yolo_core_keys / sizeof yolo_core_k
 
 const char *const yolo_core_train_only_keys[] = {
     "epochs", "time", "patience", "save_period", "pretrained", "optimizer", "cos_lr", "close_mosaic", "resume",
-    "amp", "fraction", "profile", "freeze", "multi_scale", "compile", "cls_pw", "dropout", "sync_bn", "dist_bucket_mb", "val",
-    "lr0", "lrf", "momentum", "weight_decay", "warmup_epochs", "warmup_momentum", "warmup_bias_lr", "nbs",
+    "amp", "fraction", "profile", "freeze", "multi_scale", "compile", "cls_pw", "dropout", "sync_bn", "dist_bucket_mb",
+    "val", "lr0", "lrf", "momentum", "weight_decay", "warmup_epochs", "warmup_momentum", "warmup_bias_lr", "nbs",
     "label_smoothing", "hsv_h", "hsv_s", "hsv_v", "degrees", "translate", "scale", "shear", "perspective", "flipud",
     "fliplr", "bgr", "mosaic", "mixup", "cutmix", "copy_paste", "copy_paste_mode", "auto_augment", "erasing", NULL};
 const char *const yolo_core_predict_only_keys[] = {"source", "save_crop", "show_labels", "show_conf", "show_boxes",

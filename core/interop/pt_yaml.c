@@ -140,6 +140,8 @@ yolo_status yolo_pt_yaml_text(const yolo_pk_value *yaml, const yolo_pt_model *pt
                           yolo_pk_describe(yaml, buf, sizeof buf));
     strbuf o = {0};
     yolo_status st = YOLO_OK;
+    const yolo_pk_value *backbone = yolo_pk_dict_get(yaml, "backbone");
+    const int n_backbone = backbone && backbone->kind == YOLO_PK_LIST ? (int)backbone->n : 0;
     /* one top-level key per line, so messages point at a line */
     for (size_t i = 0; !st && i + 1 < yaml->n; i += 2) {
         const yolo_pk_value *k = yaml->items[i];
@@ -150,12 +152,10 @@ yolo_status yolo_pt_yaml_text(const yolo_pk_value *yaml, const yolo_pt_model *pt
         }
         if (!plain_safe(k->s, k->len)) continue; /* not a key the builder reads */
         strbuf_printf(&o, "%s: ", k->s);
-        const yolo_pk_value *backbone = yolo_pk_dict_get(yaml, "backbone");
         if (!strcmp(k->s, "backbone"))
             st = emit_rows(&o, yaml->items[i + 1], 0, pt, what);
-        else if (!strcmp(k->s, "head"))
-            st = emit_rows(&o, yaml->items[i + 1], backbone && backbone->kind == YOLO_PK_LIST ? (int)backbone->n : 0,
-                           pt, what);
+        else if (!strcmp(k->s, "head")) /* layer numbers go on from the backbone's */
+            st = emit_rows(&o, yaml->items[i + 1], n_backbone, pt, what);
         else
             st = emit(&o, yaml->items[i + 1], 0, what);
         strbuf_printf(&o, "\n");
