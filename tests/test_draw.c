@@ -144,6 +144,30 @@ static void test_confusion(const char *dir) {
     snprintf(path, sizeof path, "%s/confusion_matrix_normalized.png", dir);
     CHECK(yolo_image_load_file(path, &im) == YOLO_OK && im.width == 1600 && im.height == 1200);
     yolo_image_free(&im);
+    /* printed: a row per predicted class and background, a column per true one */
+    char text[4096] = "";
+    FILE *f = tmpfile();
+    yolo_confusion_print(&m, (const char *const[]){"a", "b", "c"}, f);
+    rewind(f);
+    size_t got = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[got] = 0;
+    CHECK_MSG(strstr(text, "Confusion matrix (rows: predicted, columns: true)") &&
+                  strstr(text, "\n               a          1          0          0          3\n") &&
+                  strstr(text, "\n      background          0          0          2          0\n"),
+              "printed:\n%s", text);
+    yolo_confusion_free(&m);
+    /* COCO's 80 classes and background: one line instead of 81 rows of 81 cells */
+    CHECK(yolo_confusion_init(&m, 80, 1) == YOLO_OK);
+    f = tmpfile();
+    yolo_confusion_print(&m, NULL, f);
+    rewind(f);
+    got = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[got] = 0;
+    CHECK_MSG(strcmp(text, "Confusion matrix: 81 x 81, too wide to print here; plots=True draws it "
+                           "(confusion_matrix.png)\n") == 0,
+              "printed:\n%s", text);
     yolo_confusion_free(&m);
 }
 

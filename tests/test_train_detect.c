@@ -45,7 +45,8 @@ static bool log_has(const char *dir, const char *text) {
 
 /* plots=True (the default): the run folder's pictures at their sizes; then
  * val prints the confusion matrix, and predict save=True draws each source
- * image at its own size, crops detections and prints Ultralytics' lines. */
+ * image at its own size, crops detections and prints Ultralytics' lines;
+ * verbose=False leaves the per-class rows and the matrix out. */
 static void check_pictures(const char *dir) {
     char run[700];
     snprintf(run, sizeof run, "%s/runs/detect/train", dir);
@@ -91,6 +92,11 @@ static void check_pictures(const char *dir) {
     CHECK_MSG(strstr(text, "{\"image_id\": ") && strstr(text, "\"category_id\": ") && strstr(text, "\"bbox\": [") &&
                   strstr(text, "\"score\": "),
               "%s", text);
+    /* verbose=False: the metrics line alone, no per-class rows or matrix */
+    rc = test_run_yolo(dir, "detect val model=runs/detect/train/weights/last.ckpt data=shapes imgsz=128 plots=False "
+                            "verbose=False name=quiet");
+    CHECK_MSG(rc == 0 && log_has(dir, "  all  ") && !log_has(dir, "Confusion matrix") && !log_has(dir, "circle"),
+              "yolo detect val verbose=False: %d, or per-class rows or the matrix printed", rc);
     rc = test_run_yolo(dir, "detect predict model=runs/detect/train/weights/last.ckpt imgsz=128 conf=0.05 save_crop=True "
                             "source=cache/shapes-v1/images/val");
     CHECK_MSG(rc == 0, "yolo detect predict exited %d", rc);

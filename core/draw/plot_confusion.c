@@ -66,6 +66,11 @@ static const char *class_name(const yolo_confusion *m, const char *const *names,
 
 void yolo_confusion_print(const yolo_confusion *m, const char *const *names, FILE *f) {
     char buf[16];
+    if (m->n > YOLO_CONFUSION_PRINT_MAX) {
+        fprintf(f, "Confusion matrix: %d x %d, too wide to print here; plots=True draws it (confusion_matrix.png)\n",
+                m->n, m->n);
+        return;
+    }
     fprintf(f, "Confusion matrix (rows: predicted, columns: true)\n%16s", "");
     for (int t = 0; t < m->n; t++) fprintf(f, " %10.10s", class_name(m, names, t, buf, sizeof buf));
     fputc('\n', f);

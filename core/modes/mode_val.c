@@ -16,6 +16,8 @@ yolo_status yolo_mode_val(const yolo_mode_context *ctx) {
     yolo_status st = yolo_session_open(ctx, &s, &so);
     bool save_txt = false; /* labels/<stem>.txt per image, as Ultralytics' validators (save_conf adds conf) */
     if (!st) st = yolo_config_get_bool(s.cfg, "save_txt", &save_txt);
+    bool verbose = true; /* the per-class rows (the task's) and the confusion matrix */
+    if (!st) st = yolo_config_get_bool(s.cfg, "verbose", &verbose);
     bool rect = true;
     if (!st) st = yolo_session_eval_rect(&s, &rect);
     if (!st && s.set.run.autobatch > 0) { /* Ultralytics' validator fails on it too, later */
@@ -41,7 +43,7 @@ yolo_status yolo_mode_val(const yolo_mode_context *ctx) {
         yolo_validator v;
         yolo_validator_init(&v, s.hooks, &s.tctx, ds, s.model, run->batch, run->workers, run->imgsz, (uint64_t)run->seed);
         v.task = s.task;
-        v.print_confusion = true;
+        v.print_confusion = verbose;
         v.plot_dir = s.set.pictures.plots ? s.run_dir : NULL;
         v.json_dir = s.set.pictures.save_json ? s.run_dir : NULL;
         v.txt_dir = save_txt ? labels_dir : NULL;

@@ -34,7 +34,10 @@ YOLO_API void yolo_confusion_add(yolo_confusion *m, int predicted, int truth);
 YOLO_API yolo_status yolo_confusion_pack(const yolo_confusion *m, FILE *out);
 YOLO_API yolo_status yolo_confusion_unpack_merge(yolo_confusion *m, const void *bytes, size_t size, size_t *used);
 /* Prints the matrix (rows: predicted, columns: true), names [nc]
- * ("background" appended for detection). */
+ * ("background" appended for detection). A matrix of more than
+ * YOLO_CONFUSION_PRINT_MAX rows (COCO's 81) is too wide for a log: one line
+ * says so and where the picture is (confusion_matrix.png with plots=True). */
+#define YOLO_CONFUSION_PRINT_MAX 21
 YOLO_API void yolo_confusion_print(const yolo_confusion *m, const char *const *names, FILE *f);
 /* dir/confusion_matrix.png and dir/confusion_matrix_normalized.png
  * (columns normalized to sum 1, cells < 0.005 left blank), 1600 x 1200. */
