@@ -10,11 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "weighted_loss.h"
 #include "yolo/detection.h"
 
 struct yolo_det_criterion {
     yolo_det_loss_params p;
     yolo_task_context ranks; /* the context p.ranks points to (DDP normaliser) */
+    float *class_weights;    /* cls_pw's [nc] (yolo_task_context.class_weights), or NULL */
     int n_model_strides;
     int model_strides[YOLO_DET_MAX_LEVELS];
     /* anchors of the last input size */
@@ -59,6 +61,15 @@ yolo_status yolo_det_criterion_create(const yolo_task_context *ctx, yolo_det_cri
         free(c);
         return yolo_error_context(st, "detection loss");
     }
+    if (ctx && ctx->class_weights) { /* a copy: the context's may not outlive the criterion */
+        c->class_weights = malloc((size_t)c->p.nc * sizeof *c->class_weights);
+        if (!c->class_weights) {
+            const int nc = c->p.nc;
+            free(c);
+            return yolo_error(YOLO_ERR_NOMEM, "detection loss: out of memory for %d class weights", nc);
+        }
+        memcpy(c->class_weights, ctx->class_weights, (size_t)c->p.nc * sizeof *c->class_weights);
+    }
     if (ctx && ctx->model) {
         int n = yolo_model_strides(ctx->model, c->model_strides, YOLO_DET_MAX_LEVELS);
         c->n_model_strides = n > YOLO_DET_MAX_LEVELS ? 0 : n;
@@ -70,7 +81,7 @@ yolo_status yolo_det_criterion_create(const yolo_task_context *ctx, yolo_det_cri
 void yolo_det_criterion_free(yolo_det_criterion *c) {
     if (!c) return;
     free(c->anchor_xy), free(c->anchor_stride), free(c->head), free(c->grad), free(c->gt_boxes), free(c->gt_cls);
-    free(c->gt_index), free(c->score);
+    free(c->gt_index), free(c->score), free(c->class_weights);
     free(c);
 }
 
@@ -203,13 +214,16 @@ yolo_status yolo_det_criterion_compute(yolo_det_criterion *c, const char *who, c
     yolo_det_loss_params p = c->p;
     p.nc = (int)C - 4 * R;
     p.reg_max = R;
+    if (c->class_weights && p.nc != c->p.nc)
+        return yolo_error(YOLO_ERR_SHAPE, "%s: the head has %d classes, the class weights (cls_pw) %d", who, p.nc,
+                          c->p.nc);
     yolo_det_gt_batch gt = {batch->instances.n, batch->batch_idx, c->gt_cls, c->gt_boxes};
     yolo_det_assignment asg = {c->gt_index, c->score};
     memset(out, 0, sizeof *out);
     st = yolo_det_assign(&p, (int)B, A, c->head, c->anchor_xy, c->anchor_stride, &gt, &asg);
     if (!st)
-        st = yolo_det_loss_assigned(&p, (int)B, A, c->head, c->anchor_xy, c->anchor_stride, &gt, &asg, &out->value,
-                                    grads ? c->grad : NULL);
+        st = yolo_det_loss_assigned_weighted(&p, c->class_weights, (int)B, A, c->head, c->anchor_xy, c->anchor_stride,
+                                             &gt, &asg, &out->value, grads ? c->grad : NULL);
     if (st) return st;
     if (grads) yolo_det_levels_scatter(c->grad, nl, h, w, (int)B, (int)C, glevels);
     out->batch = (int)B;

@@ -1,7 +1,7 @@
 /* detect_loss.c — Ultralytics' v8DetectionLoss and its exact gradient.
  *
  *   tss  = max(sum of the soft targets, 1)
- *   cls  = cls_gain * sum over anchors x classes of BCEWithLogits(x, t) / tss
+ *   cls  = cls_gain * sum over anchors x classes c of w_c * BCEWithLogits(x, t) / tss
  *   box  = box_gain * sum over positives of (1 - CIoU(pred, target)) * w / tss
  *   dfl  = dfl_gain * sum over positives of mean over 4 sides of
  *          [CE(left bin) * wl + CE(right bin) * wr] * w / tss
@@ -9,6 +9,7 @@
  * with w the anchor's soft-target sum, boxes in grid units (pixels / stride)
  * and DFL targets clamped to [0, reg_max - 1 - 0.01]. The assignment and the
  * soft targets are constants, as Ultralytics computes them under no_grad.
+ * w_c is class c's cls_pw weight (weighted_loss.h), 1 without one.
  *
  * Everything accumulates in double; the gradient goes out as float. */
 #include <math.h>
@@ -18,6 +19,7 @@
 #include "yolo/detection.h"
 #include "yolo/loss.h"
 #include "per_image.h"
+#include "weighted_loss.h"
 
 yolo_det_loss_params yolo_det_loss_default_params(int nc) {
     yolo_det_loss_params p = {.nc = nc,
@@ -201,6 +203,7 @@ typedef struct loss_job {
     const float *head, *anchor_xy, *anchor_stride;
     const yolo_det_gt_batch *gt;
     const yolo_det_assignment *asg;
+    const float *class_weights; /* [nc] or NULL (weighted_loss.h) */
     float *grad;
     double scale;
     double *sums; /* [batch][3]: cls, box, dfl */
@@ -222,17 +225,22 @@ static yolo_status loss_image(void *arg, int b) {
 
     /* BCE-with-logits against one-hot * soft score: every class row against
      * 0 first, then each positive's own class corrected for its target t
-     * (the loss loses x * t, the gradient gain * t). */
+     * (the loss loses x * t, the gradient gain * t). Class c's terms are
+     * multiplied by its weight (1 without cls_pw: the same bits). */
     const float gain = (float)(scale * p->cls_gain);
+    const float *cw = j->class_weights;
     for (int c = 0; c < p->nc; c++) {
         const size_t row = (4 * R + (size_t)c) * A;
-        cls_sum += yolo_bce_with_logits(hb + row, NULL, A, gain, gb ? gb + row : NULL);
+        const float w = cw ? cw[c] : 1.0f;
+        cls_sum += (double)w * yolo_bce_with_logits(hb + row, NULL, A, gain * w, gb ? gb + row : NULL);
     }
     for (size_t a = 0; a < A; a++) {
         if (gi[a] < 0) continue;
-        const size_t at = (4 * R + (size_t)gt->cls[gi[a]]) * A + a;
-        cls_sum -= (double)hb[at] * sc[a];
-        if (gb) gb[at] -= gain * sc[a];
+        const int32_t c = gt->cls[gi[a]];
+        const float w = cw ? cw[c] : 1.0f;
+        const size_t at = (4 * R + (size_t)c) * A + a;
+        cls_sum -= (double)w * ((double)hb[at] * sc[a]);
+        if (gb) gb[at] -= gain * w * sc[a];
     }
 
     if (gb) memset(gb, 0, 4 * R * A * sizeof(float));
@@ -252,6 +260,14 @@ yolo_status yolo_det_loss_assigned(const yolo_det_loss_params *p, int batch, int
                                  const float *anchor_xy, const float *anchor_stride,
                                  const yolo_det_gt_batch *gt, const yolo_det_assignment *asg,
                                  yolo_det_loss_value *out, float *grad) {
+    return yolo_det_loss_assigned_weighted(p, NULL, batch, n_anchors, head, anchor_xy, anchor_stride, gt, asg, out,
+                                           grad);
+}
+
+yolo_status yolo_det_loss_assigned_weighted(const yolo_det_loss_params *p, const float *class_weights, int batch,
+                                            int n_anchors, const float *head, const float *anchor_xy,
+                                            const float *anchor_stride, const yolo_det_gt_batch *gt,
+                                            const yolo_det_assignment *asg, yolo_det_loss_value *out, float *grad) {
     yolo_status st =
         check_args("yolo_det_loss_assigned", p, batch, n_anchors, head, anchor_xy, anchor_stride, gt);
     if (st) return st;
@@ -278,7 +294,7 @@ yolo_status yolo_det_loss_assigned(const yolo_det_loss_params *p, int batch, int
 
     double *sums = calloc((size_t)batch * 3, sizeof(double)); /* per image: cls, box, dfl */
     if (!sums) return yolo_error(YOLO_ERR_NOMEM, "yolo_det_loss_assigned: out of memory for %d images", batch);
-    loss_job j = {p, A, head, anchor_xy, anchor_stride, gt, asg, grad, scale, sums};
+    loss_job j = {p, A, head, anchor_xy, anchor_stride, gt, asg, class_weights, grad, scale, sums};
     st = yolo_det_for_each_image(batch, loss_image, &j);
     double cls_sum = 0, box_sum = 0, dfl_sum = 0;
     for (int b = 0; b < batch; b++) /* in image order: the same sums for any thread count */

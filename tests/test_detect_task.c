@@ -5,6 +5,8 @@
  *     value and gradient equal to yolo/detection.h's on a hand-built [B, C, A]
  *     layout, and the gradient (scattered back to the per-level maps)
  *     against central differences;
+ *   - cls_pw's class weights (yolo_task_context.class_weights): each
+ *     class's BCE terms scaled by its weight, in the loss and its gradient;
  *   - the metrics: perfect predictions on letterboxed images give
  *     Ultralytics' capped AP 0.995 at every threshold, P = R = 1; the
  *     table; pack/merge of two half states equals one state;
@@ -266,6 +268,78 @@ static void test_loss(const yolo_config *base_cfg, const yolo_task_context *base
     yolo_config_free(cfg);
 }
 
+/* One loss and gradient through the hook with the given class weights (NULL: none). */
+static double weighted_loss(const yolo_task_context *base_ctx, const float *weights, const test_batch *tb,
+                            yolo_host_tensor *out, yolo_host_tensor *grad, float *items) {
+    yolo_task_context ctx = *base_ctx;
+    ctx.class_weights = weights;
+    void *state = NULL;
+    double loss = NAN;
+    CHECK_MSG(hooks->loss_create(&ctx, &state) == YOLO_OK, "%s", yolo_last_error());
+    if (!state) return loss;
+    for (int l = 0; l < NL; l++) memset(grad[l].data, 0, (size_t)2 * CH * level_h[l] * level_w[l] * sizeof(float));
+    CHECK_MSG(hooks->loss_compute(state, &tb->b, NL, out, grad, &loss, items) == YOLO_OK, "%s", yolo_last_error());
+    hooks->loss_destroy(state);
+    return loss;
+}
+
+/* cls_pw: weights scale each class's BCE terms and nothing else. All 2:
+ * the cls item and the class rows' gradient double exactly, box and dfl
+ * keep their bits. Uneven weights: the cls item is the weighted sum of the
+ * classes' own terms (one-hot weights), and a class logit's gradient
+ * matches central differences of the weighted loss. */
+static void test_class_weights(const yolo_task_context *ctx) {
+    test_batch tb;
+    make_batch(&tb, -1);
+    tb.b.height = LOSS_H;
+    yolo_host_tensor out[NL], g0[NL], g1[NL];
+    float *od[NL], *gd0[NL], *gd1[NL];
+    make_maps(out, 2, od, 11);
+    make_maps(g0, 2, gd0, 0);
+    make_maps(g1, 2, gd1, 0);
+    float plain[YOLO_TASK_MAX_ITEMS], twice[YOLO_TASK_MAX_ITEMS];
+    weighted_loss(ctx, NULL, &tb, out, g0, plain);
+    static const float twos[NC] = {2, 2, 2};
+    weighted_loss(ctx, twos, &tb, out, g1, twice);
+    CHECK_MSG(twice[1] == 2 * plain[1] && twice[0] == plain[0] && twice[2] == plain[2],
+              "weights 2: items %g %g %g, without %g %g %g", twice[0], twice[1], twice[2], plain[0], plain[1], plain[2]);
+    int wrong = 0;
+    for (int l = 0; l < NL; l++) {
+        size_t hw = (size_t)level_h[l] * level_w[l];
+        for (size_t i = 0; i < 2 * CH * hw; i++) {
+            bool cls_row = (int)((i / hw) % CH) >= 4 * REG;
+            wrong += gd1[l][i] != (cls_row ? 2 * gd0[l][i] : gd0[l][i]);
+        }
+    }
+    CHECK_MSG(wrong == 0, "weights 2: %d gradient entries not doubled on class rows / kept on box rows", wrong);
+
+    static const float uneven[NC] = {2.5f, 0.25f, 0.75f};
+    float items[YOLO_TASK_MAX_ITEMS], one_hot_cls = 0;
+    for (int c = 0; c < NC; c++) {
+        float w[NC] = {0, 0, 0};
+        w[c] = 1;
+        weighted_loss(ctx, w, &tb, out, g1, items);
+        one_hot_cls += uneven[c] * items[1];
+    }
+    weighted_loss(ctx, uneven, &tb, out, g1, items);
+    CHECK_MSG(fabsf(items[1] - one_hot_cls) <= 1e-5f * one_hot_cls, "uneven weights: cls %.8g, sum of classes %.8g",
+              items[1], one_hot_cls);
+    /* the largest class-logit gradient of level 0 against central differences */
+    size_t hw = (size_t)level_h[0] * level_w[0], best = 0;
+    for (size_t i = 0; i < 2 * CH * hw; i++)
+        if ((int)((i / hw) % CH) >= 4 * REG && fabsf(gd1[0][i]) > fabsf(gd1[0][best])) best = i;
+    const float x0 = od[0][best], xs[2] = {x0 + 1e-3f, x0 - 1e-3f};
+    double ls[2];
+    for (int side = 0; side < 2; side++) {
+        od[0][best] = xs[side];
+        ls[side] = weighted_loss(ctx, uneven, &tb, out, g0, items);
+    }
+    od[0][best] = x0;
+    double fd = (ls[0] - ls[1]) / ((double)xs[0] - xs[1]), g = gd1[0][best];
+    CHECK_MSG(g != 0 && fabs(fd - g) <= 1e-4 + 1e-3 * fabs(g), "uneven weights: grad %.8g, fd %.8g", g, fd);
+    for (int l = 0; l < NL; l++) free(od[l]), free(gd0[l]), free(gd1[l]);
+}
+
 /* ---- metrics and predict ---- */
 
 /* Eval output [n, 4 + nc, A]: each gt of the batch predicted exactly by
@@ -459,6 +533,7 @@ int main(void) {
     yolo_task_context val_ctx = ctx;
     val_ctx.cfg = val_cfg;
     test_loss(cfg, &ctx);
+    test_class_weights(&ctx);
     test_metrics(&ctx, &val_ctx);
     test_predict(cfg, &ctx);
     yolo_config_free(val_cfg);

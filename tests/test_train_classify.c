@@ -80,6 +80,13 @@ int main(int argc, char **argv) {
               "val log:\n%s", log ? log : "(none)");
     free(log);
 
+    /* cls_pw (Ultralytics 8.4) weights the box tasks' classification loss: refused here, naming the task */
+    rc = test_run_yolo(dir, "classify train data=shapes imgsz=32 epochs=1 cls_pw=0.5 name=cls_pw");
+    log = test_read_text(path);
+    CHECK_MSG(rc == 2 && log && strstr(log, "cls_pw=0.5 (command line): task 'classify' takes no class weights"),
+              "classify cls_pw=0.5: exit %d, log:\n%s", rc, log ? log : "(none)");
+    free(log);
+
     /* classify predict on the val circles: three "0.93 circle" lines per image. */
     snprintf(args, sizeof args,
              "classify predict model=runs/classify/train/weights/best.ckpt source=%s/shapes-v1/classify/val/circle "

@@ -7,6 +7,8 @@
  * YOLO11n starts slower on these 12 short epochs (measured: box loss 6.49
  * -> 2.30, cls 4.63 -> 1.98, mAP50 0.000 -> 0.005, while its 60-epoch main
  * job passes 0.8, see the README), so for it mAP50 need only rise. */
+#include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +43,34 @@ static bool log_has(const char *dir, const char *text) {
     while (f && !found && fgets(line, sizeof line, f)) found = strstr(line, text) != NULL;
     if (f) fclose(f);
     return found;
+}
+
+/* "Class weights: [...]" as the trainer should print it for cls_pw=power:
+ * the shapes train labels' instances per class (the first number of each
+ * line), w = (1/n)^power scaled to mean 1. */
+static void expected_class_weights(const char *dir, double power, char *line, size_t size) {
+    char labels[800];
+    snprintf(labels, sizeof labels, "%s/cache/shapes-v1/labels/train", dir);
+    long counts[3] = {0, 0, 0};
+    DIR *d = opendir(labels);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (!strstr(e->d_name, ".txt")) continue;
+        char path[1200], text[256];
+        snprintf(path, sizeof path, "%s/%s", labels, e->d_name);
+        FILE *f = fopen(path, "r");
+        int c;
+        bool line_start = true; /* a polygon's line can be longer than text */
+        while (f && fgets(text, sizeof text, f)) {
+            if (line_start && sscanf(text, "%d", &c) == 1 && c >= 0 && c < 3) counts[c]++;
+            line_start = strchr(text, '\n') != NULL;
+        }
+        if (f) fclose(f);
+    }
+    if (d) closedir(d);
+    double w[3], sum = 0;
+    for (int c = 0; c < 3; c++) sum += w[c] = pow(1.0 / (counts[c] ? counts[c] : 1), power);
+    snprintf(line, size, "Class weights: [%.3f %.3f %.3f]", w[0] * 3 / sum, w[1] * 3 / sum, w[2] * 3 / sum);
+    CHECK_MSG(counts[0] && counts[1] && counts[2], "%s: %ld %ld %ld instances", labels, counts[0], counts[1], counts[2]);
 }
 
 /* plots=True (the default): the run folder's pictures at their sizes; then
@@ -112,10 +142,21 @@ static void check_pictures(const char *dir) {
     rc = test_run_yolo(dir, "detect predict model=runs/detect/train/weights/last.ckpt imgsz=128 source=dup name=dup");
     snprintf(run, sizeof run, "%s/runs/detect/dup", dir);
     CHECK(rc == 0 && exists(run, "000000.jpg") && exists(run, "000000_2.jpg"));
-    /* plots=False: none of them */
-    rc = test_run_yolo(dir, "detect train data=shapes epochs=1 imgsz=64 batch=16 workers=2 plots=False name=noplots");
+    /* plots=False: none of them; cls_pw (Ultralytics 8.4): the class weights printed and in args.yaml */
+    rc = test_run_yolo(dir, "detect train data=shapes epochs=1 imgsz=64 batch=16 workers=2 plots=False name=noplots "
+                            "cls_pw=0.5");
     snprintf(run, sizeof run, "%s/runs/detect/noplots", dir);
     CHECK(rc == 0 && exists(run, "results.csv"));
+    char weights[128];
+    expected_class_weights(dir, 0.5, weights, sizeof weights);
+    CHECK_MSG(log_has(dir, weights), "cls_pw=0.5: no '%s' in the log (%s/log.txt)", weights, dir);
+    char args_path[1200];
+    snprintf(args_path, sizeof args_path, "%s/args.yaml", run);
+    FILE *args = fopen(args_path, "r");
+    bool has_cls_pw = false;
+    for (char line[256]; args && !has_cls_pw && fgets(line, sizeof line, args);) has_cls_pw = !strcmp(line, "cls_pw: 0.5\n");
+    if (args) fclose(args);
+    CHECK_MSG(has_cls_pw, "%s: no 'cls_pw: 0.5'", args_path);
     CHECK(!exists(run, "results.png") && !exists(run, "labels.jpg") && !exists(run, "train_batch0.jpg") &&
           !exists(run, "confusion_matrix.png"));
 }

@@ -121,7 +121,7 @@ const yolo_config_key yolo_core_keys[] = {
     FRACTION("warmup_bias_lr", T),
     KEY("box", F, T | GE, 0, 0, NULL),
     KEY("cls", F, T | GE, 0, 0, NULL),
-    KEY("cls_pw", F, T | GE, 0, 0, NULL),
+    FRACTION("cls_pw", T), /* Ultralytics asserts 0 <= cls_pw <= 1 */
     KEY("dfl", F, T | GE, 0, 0, NULL),
     FRACTION("label_smoothing", T),
     KEY("nbs", I, T | GE, 1, 0, NULL),

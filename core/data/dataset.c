@@ -454,6 +454,16 @@ void yolo_dataset_summary(const yolo_dataset *ds, char *buf, size_t size) {
         snprintf(buf + n, size - (size_t)n, ", %lld repaired", (long long)ds->stats.repaired);
 }
 
+void yolo_dataset_class_counts(const yolo_dataset *ds, int nc, int64_t *counts) {
+    memset(counts, 0, (size_t)(nc > 0 ? nc : 0) * sizeof *counts);
+    for (int64_t i = 0; i < ds->n; i++) {
+        const yolo_sample *s = &ds->samples[i];
+        if (s->image_class >= 0 && s->image_class < nc) counts[s->image_class]++;
+        for (int k = 0; k < s->labels.n; k++)
+            if (s->labels.cls[k] >= 0 && s->labels.cls[k] < nc) counts[s->labels.cls[k]]++;
+    }
+}
+
 yolo_status yolo_dataset_read_image(const yolo_dataset *ds, int64_t i, int min_long_side, yolo_image *out) {
     if (i < 0 || i >= ds->n)
         return yolo_error(YOLO_ERR_ARG, "sample %lld out of range (%lld images)", (long long)i, (long long)ds->n);

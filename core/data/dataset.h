@@ -58,6 +58,10 @@ void yolo_dataset_free(yolo_dataset *ds);
 /* "train: 128 images, 2 backgrounds, 0 corrupt" (+ ", N repaired" if any). */
 void yolo_dataset_summary(const yolo_dataset *ds, char *buf, size_t size);
 
+/* counts[nc]: the instances of each class (and images of each image-folder
+ * class); labels outside [0, nc) are not counted. */
+void yolo_dataset_class_counts(const yolo_dataset *ds, int nc, int64_t *counts);
+
 /* Decodes sample i (see yolo_image_decode for min_long_side). */
 yolo_status yolo_dataset_read_image(const yolo_dataset *ds, int64_t i, int min_long_side, yolo_image *out);
 

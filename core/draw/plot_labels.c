@@ -46,12 +46,11 @@ yolo_status yolo_plot_labels(const yolo_dataset *ds, const char *const *names, i
     const double half = LABELS_SIZE / 2.0;
     chart_axes boxes_area = {.left = half + 90, .top = 60, .right = LABELS_SIZE - 40, .bottom = half - 90, .font = 16};
     int drawn = 0;
+    yolo_dataset_class_counts(ds, nc, per_class);
     for (int64_t i = 0; i < ds->n; i++) {
         const yolo_instances *in = &ds->samples[i].labels;
-        if (ds->samples[i].image_class >= 0 && ds->samples[i].image_class < nc) per_class[ds->samples[i].image_class]++;
         for (int k = 0; k < in->n; k++) {
             const float *b = in->boxes + 4 * (size_t)k;
-            if (in->cls[k] >= 0 && in->cls[k] < nc) per_class[in->cls[k]]++;
             centres[bin_of(b[1]) * BINS + bin_of(b[0])]++;
             sizes[bin_of(b[3]) * BINS + bin_of(b[2])]++;
             if (drawn++ >= 500) continue;

@@ -62,6 +62,7 @@ typedef struct yolo_optim_settings {
     int epochs, patience;
     double time;                /* hours: overrides epochs once the first epoch is timed (0: off) */
     yolo_config_value freeze;   /* an int N (layers 0..N-1) or a list of layer indices; null: none */
+    double cls_pw;              /* class weights' power in [0, 1] (train/class_weights.h); 0: none */
 } yolo_optim_settings;
 
 /* The train loader: its augmentations (data/augment.h) and cache. */

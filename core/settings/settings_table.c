@@ -64,7 +64,8 @@ const yolo_key_reader yolo_settings_keys[] = {
     CORE("exist_ok", "yolo_config_make_run_dir (cfg/config_output.c): the run directory"),
     CKPT("pretrained", pretrained, V),
     OPTIM("optimizer", optimizer, S),
-    PLUGIN("verbose", DETECTION_EVAL),
+    CORE("verbose", "yolo_mode_val (modes/mode_val.c): the confusion matrix printed; and the per-class rows of "
+                    DETECTION_EVAL),
     RUN("seed", seed, I64),
     REFUSED("deterministic", "every path here is deterministic already (fixed reduction orders, seeded "
                              "augmentation); there is no faster non-deterministic path for false to allow"),
@@ -140,7 +141,7 @@ const yolo_key_reader yolo_settings_keys[] = {
     OPTIM("warmup_bias_lr", warmup_bias_lr, D),
     PLUGIN("box", "the detection criterion (yolo_det_criterion), read by the detect/segment plugins"),
     PLUGIN("cls", "the detection criterion (yolo_det_criterion), read by the detect/segment plugins"),
-    REFUSED("cls_pw", "class-frequency weights in the classification loss (Ultralytics 8.4) are not built"),
+    OPTIM("cls_pw", cls_pw, D),
     PLUGIN("dfl", "the detection criterion (yolo_det_criterion), read by the detect/segment plugins"),
     PLUGIN("label_smoothing", "the classify plugin (its loss)"),
     OPTIM("nbs", nbs, I),

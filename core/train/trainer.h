@@ -79,6 +79,7 @@ typedef struct yolo_trainer {
     yolo_ema *ema;
     yolo_graph_cache graphs;
     void *loss_state;
+    float *class_weights;        /* cls_pw > 0: [nc], given to the task context (class_weights.h) */
     yolo_validator validator;
     bool validator_ready;
     yolo_results_csv csv;

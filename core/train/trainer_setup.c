@@ -10,6 +10,8 @@
 #include <strings.h>
 
 #include "backend/backend.h"
+#include "plugin/plugin_loader.h"
+#include "train/class_weights.h"
 #include "train/trainer.h"
 
 /* Ultralytics' optimizer=auto, and the explicit choices that are built. */
@@ -151,6 +153,41 @@ static yolo_status create_optimizer(yolo_trainer *t) {
     return st;
 }
 
+/* cls_pw > 0 asks a task whose loss applies class weights: one that lists
+ * "cls_pw" among the keys it reads (yolo/plugin.h). Checked before any
+ * dataset is opened. */
+static yolo_status check_cls_pw(const yolo_trainer *t) {
+    if (t->s.set.optim.cls_pw == 0) return YOLO_OK;
+    int n = 0;
+    const char *const *read = yolo_plugin_task_keys_read(t->s.task, &n);
+    for (int i = 0; i < n; i++)
+        if (strcmp(read[i], "cls_pw") == 0) return YOLO_OK;
+    return yolo_error(YOLO_ERR_CONFIG, "cls_pw=%g (%s): task '%s' takes no class weights (Ultralytics weights the "
+                      "box tasks' classification loss: detect, segment); leave cls_pw=0",
+                      t->s.set.optim.cls_pw, yolo_config_source(t->s.cfg, "cls_pw"), t->s.task->name);
+}
+
+/* cls_pw's class weights from the training labels, in the task context the
+ * loss and the validator are created with (train/class_weights.h). */
+static yolo_status set_class_weights(yolo_trainer *t) {
+    const double power = t->s.set.optim.cls_pw;
+    const int nc = t->s.tctx.nc;
+    if (power == 0 || nc < 1) return YOLO_OK;
+    int64_t *counts = malloc((size_t)nc * sizeof *counts);
+    t->class_weights = malloc((size_t)nc * sizeof *t->class_weights);
+    if (!counts || !t->class_weights) {
+        free(counts);
+        return yolo_error(YOLO_ERR_NOMEM, "class weights: out of memory for %d classes", nc);
+    }
+    yolo_dataset_class_counts(t->train_set, nc, counts);
+    yolo_status st = yolo_class_weights_from_counts(counts, nc, power, t->class_weights);
+    free(counts);
+    if (st) return st;
+    if (t->rank == 0) yolo_class_weights_print(t->class_weights, nc, stdout);
+    t->s.tctx.class_weights = t->class_weights;
+    return YOLO_OK;
+}
+
 /* The training graphs, the task's loss, the validator (EMA weights) and the step log. */
 static yolo_status create_loss_and_validator(yolo_trainer *t) {
     const yolo_run_settings *run = &t->s.set.run;
@@ -162,7 +199,8 @@ static yolo_status create_loss_and_validator(yolo_trainer *t) {
         t->s.tctx.rank_mean = yolo_ddp_rank_mean;
         t->s.tctx.dist = t->dist;
     }
-    st = t->s.hooks->loss_create(&t->s.tctx, &t->loss_state);
+    st = set_class_weights(t);
+    if (!st) st = t->s.hooks->loss_create(&t->s.tctx, &t->loss_state);
     if (st) return st;
     yolo_validator_init(&t->validator, t->s.hooks, &t->s.tctx, t->val_set, t->ema->ema, run->batch * 2, run->workers,
                         run->imgsz, (uint64_t)run->seed);
@@ -197,7 +235,8 @@ static yolo_status setup(yolo_trainer *t, const yolo_mode_context *ctx) {
                           set->run.batch, yolo_config_source(t->s.cfg, "batch"), t->world);
     t->optim = set->optim;
     t->half_best = set->checkpoint.half_best;
-    st = t->resuming ? yolo_trainer_check_resume(t) : yolo_trainer_open_pretrained(t);
+    st = check_cls_pw(t);
+    if (!st) st = t->resuming ? yolo_trainer_check_resume(t) : yolo_trainer_open_pretrained(t);
     if (!st) st = build_models(t);
     if (!st && set->run.autobatch > 0) st = yolo_trainer_autobatch(t);
     if (!st) st = yolo_trainer_make_run_dir(t);
@@ -237,6 +276,7 @@ void yolo_trainer_close(yolo_trainer *t) {
     yolo_dataset_free(t->train_set);
     yolo_dataset_free(t->val_set);
     yolo_ckpt_free(t->ck);
+    free(t->class_weights);
     yolo_session_close(&t->s);
     yolo_trainer_close_dist(t);
 }

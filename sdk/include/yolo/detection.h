@@ -413,10 +413,11 @@ typedef struct yolo_det_eval {
 } yolo_det_eval;
 
 /* The core keys the detection toolkit reads (yolo_det_eval_init and
- * the criterion's box, cls and dfl), for a box task's task_keys_read
- * (yolo/plugin.h). */
+ * the criterion's box, cls and dfl, and the class weights of cls_pw), for a
+ * box task's task_keys_read (yolo/plugin.h). */
 #define YOLO_DETECTION_KEYS_READ                                                                                 \
-    "verbose", "single_cls", "conf", "iou", "max_det", "agnostic_nms", "classes", "save_conf", "box", "cls", "dfl"
+    "verbose", "single_cls", "conf", "iou", "max_det", "agnostic_nms", "classes", "save_conf", "box", "cls", "dfl", \
+        "cls_pw"
 
 /* Reads mode, conf, iou, max_det, verbose, single_cls, agnostic_nms,
  * classes and save_conf from ctx->cfg (a missing key keeps Ultralytics'

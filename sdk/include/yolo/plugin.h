@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define YOLO_PLUGIN_ABI_MAJOR 1
-#define YOLO_PLUGIN_ABI_MINOR 2
+#define YOLO_PLUGIN_ABI_MINOR 3
 #define YOLO_PLUGIN_ENTRY "yolo_task_register"
 
 struct yolo_module_type; /* yolo/model.h */
@@ -70,7 +70,9 @@ typedef struct yolo_task {
      * save_conf), the ones this task reads: a value other than the default
      * given for another is a warning that it has no effect on this task.
      * NULL: not declared, no warnings; a task that reads none gives an
-     * empty list (n 0, a non-NULL pointer). */
+     * empty list (n 0, a non-NULL pointer). Minor 3: "cls_pw" in the list
+     * says the task's loss applies yolo_task_context.class_weights; for a
+     * task without it cls_pw > 0 is refused. */
     const char *const *task_keys_read;
     int n_task_keys_read;
 } yolo_task;

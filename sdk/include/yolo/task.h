@@ -47,6 +47,14 @@ typedef struct yolo_task_context {
      * loss_compute may call it, the same number of times on every rank. */
     yolo_status (*rank_mean)(const struct yolo_task_context *ctx, double *values, int n);
     void *dist;               /* the core's communicator, for rank_mean */
+    /* Plugin ABI 1.3: Ultralytics' cls_pw class weights [nc], by which the
+     * classification loss multiplies each class's BCE terms: (1 / the
+     * class's instances in the training labels)^cls_pw, scaled to mean 1
+     * (a class without instances counts 1). NULL when cls_pw is 0 and
+     * outside training. The core gives them only to a task that lists
+     * "cls_pw" in its task_keys_read (yolo/plugin.h) and refuses cls_pw > 0
+     * for any other. */
+    const float *class_weights;
 } yolo_task_context;
 
 /* One image's prediction as text, owned by the task until the next call:
