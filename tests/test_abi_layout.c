@@ -4,8 +4,9 @@
  * for the ABI version of sdk/include/yolo/plugin.h; a layout that changes
  * while the version stays fails this test. After a deliberate change: bump
  * YOLO_PLUGIN_ABI_MAJOR (MINOR only for fields appended to yolo_task or
- * yolo_task_hooks, which the core reads by minor) and record the new
- * layouts. LP64. */
+ * yolo_task_hooks, which the core reads by minor, or to yolo_task_context,
+ * which the core fills and a plugin of an older minor reads a prefix of)
+ * and record the new layouts. LP64. */
 #include <stddef.h>
 #include <stdio.h>
 
@@ -19,7 +20,7 @@
 #include "yolo/tensor.h"
 
 #define RECORDED_ABI_MAJOR 1
-#define RECORDED_ABI_MINOR 2
+#define RECORDED_ABI_MINOR 3
 
 typedef struct layout {
     const char *name;
@@ -55,7 +56,7 @@ static const layout layouts[] = {
     LAYOUT(yolo_abi_version, 8),
     LAYOUT(yolo_task, 128), /* 1.2: task_keys_read appended, read by minor */
     LAYOUT(yolo_host_tensor, 48),
-    LAYOUT(yolo_task_context, 64),
+    LAYOUT(yolo_task_context, 72), /* 1.3: class_weights appended */
     LAYOUT(yolo_prediction_text, 16),
     LAYOUT(yolo_task_hooks, 152), /* 1.1: draw_predictions and metrics_plot appended, read by minor */
     LAYOUT(yolo_tensor, 192),
