@@ -337,6 +337,18 @@ static void test_class_weights(const yolo_task_context *ctx) {
     od[0][best] = x0;
     double fd = (ls[0] - ls[1]) / ((double)xs[0] - xs[1]), g = gd1[0][best];
     CHECK_MSG(g != 0 && fabs(fd - g) <= 1e-4 + 1e-3 * fabs(g), "uneven weights: grad %.8g, fd %.8g", g, fd);
+    /* weights for 4 classes, a head of 3: an error, not a read past them */
+    yolo_task_context four = *ctx;
+    four.nc = NC + 1;
+    four.class_weights = (const float[]){1, 1, 1, 1};
+    void *state = NULL;
+    double loss;
+    CHECK_MSG(hooks->loss_create(&four, &state) == YOLO_OK, "%s", yolo_last_error());
+    if (state) {
+        yolo_status st = hooks->loss_compute(state, &tb.b, NL, out, NULL, &loss, items);
+        CHECK_MSG(st == YOLO_ERR_SHAPE && strstr(yolo_last_error(), "class weights"), "%d: %s", st, yolo_last_error());
+        hooks->loss_destroy(state);
+    }
     for (int l = 0; l < NL; l++) free(od[l]), free(gd0[l]), free(gd1[l]);
 }
 
