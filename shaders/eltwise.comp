@@ -10,7 +10,7 @@ layout(constant_id = 1) const uint OP = 0;
 layout(constant_id = 2) const uint GATED = 0; // EMA: binding 4 holds its optimizer step's grad_scale
 
 const uint SILU = 0, SILU_BWD = 1, RELU = 2, RELU_BWD = 3, SIGMOID = 4, SIGMOID_BWD = 5, SCALE = 6, ADD = 7,
-           EMA = 8;
+           EMA = 8, HARDSWISH = 9, HARDSWISH_BWD = 10;
 
 layout(binding = 0) readonly buffer X { float x[]; };
 layout(binding = 1) readonly buffer Y { float y[]; };
@@ -37,6 +37,11 @@ void main() {
         r = sigmoid_f(a);
     } else if (OP == SIGMOID_BWD) {
         r = y[OFF(1) + i] * a * (1.0 - a);
+    } else if (OP == HARDSWISH) {
+        r = a * min(max(a + 3.0, 0.0), 6.0) / 6.0;
+    } else if (OP == HARDSWISH_BWD) {
+        float dy = y[OFF(1) + i];
+        r = a < -3.0 ? 0.0 : (a <= 3.0 ? dy * (a / 3.0 + 0.5) : dy);
     } else if (OP == SCALE) {
         r = a * PF(1);
     } else if (OP == ADD) {

@@ -53,20 +53,26 @@ static void test_activations(void) {
         if (c == 0) { /* saturation, exp's clamping range and NaN */
             const float special[7] = {100.0f, -100.0f, 88.5f, -88.5f, 0.0f, NAN, -0.0f};
             memcpy(x, special, sizeof special);
+        } else if (c == 1) { /* hardswish's kinks, on them and a step either side */
+            const float kinks[6] = {-3.0f, 3.0f, nextafterf(-3.0f, -4.0f), nextafterf(-3.0f, 0.0f),
+                                    nextafterf(3.0f, 0.0f), nextafterf(3.0f, 4.0f)};
+            memcpy(x, kinks, sizeof kinks);
         }
         ops_graph o;
         ops_begin(&o, be);
         yolo_tensor *tx = ops_input(&o, "x", nd, s, x), *tdy = ops_input(&o, "dy", nd, s, dy);
         yolo_tensor *ty = ops_input(&o, "y", nd, s, yv);
-        yolo_tensor *outs[7] = {yolo_silu(o.g, tx), yolo_relu(o.g, tx), yolo_sigmoid(o.g, tx),
-                                yolo_scale(o.g, tx, -1.7f), NULL, NULL, NULL};
+        yolo_tensor *outs[9] = {yolo_silu(o.g, tx), yolo_relu(o.g, tx), yolo_sigmoid(o.g, tx),
+                                yolo_scale(o.g, tx, -1.7f), NULL, NULL, NULL, yolo_hardswish(o.g, tx), NULL};
         outs[4] = raw(&o, YOLO_OP_SILU_BWD, YOLO_F32, nd, s, 2, (yolo_tensor *[]){tx, tdy});
         outs[5] = raw(&o, YOLO_OP_RELU_BWD, YOLO_F32, nd, s, 2, (yolo_tensor *[]){tx, tdy});
         outs[6] = raw(&o, YOLO_OP_SIGMOID_BWD, YOLO_F32, nd, s, 2, (yolo_tensor *[]){ty, tdy});
-        if (ops_run(&o, 7, outs) == YOLO_OK) {
+        outs[8] = raw(&o, YOLO_OP_HARDSWISH_BWD, YOLO_F32, nd, s, 2, (yolo_tensor *[]){tx, tdy});
+        if (ops_run(&o, 9, outs) == YOLO_OK) {
             double *ref = malloc((size_t)n * sizeof *ref);
-            static const char *names[7] = {"silu", "relu", "sigmoid", "scale", "silu_bwd", "relu_bwd", "sigmoid_bwd"};
-            for (int k = 0; k < 7; k++) {
+            static const char *names[9] = {"silu",     "relu",     "sigmoid",     "scale",    "silu_bwd",
+                                           "relu_bwd", "sigmoid_bwd", "hardswish", "hardswish_bwd"};
+            for (int k = 0; k < 9; k++) {
                 for (int64_t i = 0; i < n; i++) {
                     double v = x[i], g = dy[i], sg = sigm(v);
                     switch (k) {
@@ -76,7 +82,9 @@ static void test_activations(void) {
                     case 3: ref[i] = v * -1.7f; break;
                     case 4: ref[i] = g * sg * (1 + v * (1 - sg)); break;
                     case 5: ref[i] = v > 0 ? g : 0; break;
-                    default: ref[i] = g * yv[i] * (1.0 - yv[i]); break;
+                    case 6: ref[i] = g * yv[i] * (1.0 - yv[i]); break;
+                    case 7: ref[i] = v * fmin(fmax(v + 3, 0), 6) / 6; break;
+                    default: ref[i] = v < -3 ? 0 : v <= 3 ? g * (v / 3 + 0.5) : g; break; /* PyTorch's pieces */
                     }
                 }
                 char what[128];
@@ -639,7 +647,7 @@ static void test_reductions(void) {
 
 static const op_reference_case cases[] = {
     {"activations", test_activations, {YOLO_OP_SILU, YOLO_OP_SILU_BWD, YOLO_OP_RELU, YOLO_OP_RELU_BWD,
-     YOLO_OP_SIGMOID, YOLO_OP_SIGMOID_BWD, YOLO_OP_SCALE}},
+     YOLO_OP_SIGMOID, YOLO_OP_SIGMOID_BWD, YOLO_OP_SCALE, YOLO_OP_HARDSWISH, YOLO_OP_HARDSWISH_BWD}},
     {"binary", test_binary, {YOLO_OP_ADD, YOLO_OP_SUB, YOLO_OP_MUL}},
     {"cast_fill", test_cast_fill, {YOLO_OP_CAST, YOLO_OP_FILL}},
     {"concat_slice", test_concat_slice, {YOLO_OP_CONCAT, YOLO_OP_SLICE, YOLO_OP_SLICE_BWD}},

@@ -330,6 +330,18 @@ int main(void) {
     check_export("yolo11n-coco8.pt", "input-2x3x320x320.npy", 17);
     check_export("yolo11n-seg-coco8.pt", "input-2x3x320x320.npy", 12);
     check_export("yolo11n-cls.yaml", "input-2x3x64x64.npy", 13);
+    /* activation: nn.Hardswish() (Ultralytics' DPU recipe): HardSwish from opset 14, x * HardSigmoid before */
+    char hswish[700];
+    snprintf(hswish, sizeof hswish, "%s/hswish-cls.yaml", tmp);
+    FILE *y = fopen(hswish, "w");
+    if (y) {
+        fputs("nc: 10\nactivation: nn.Hardswish()\nbackbone:\n  - [-1, 1, Conv, [16, 3, 2]]\n"
+              "  - [-1, 1, Conv, [32, 3, 2]]\n  - [-1, 1, C2f, [32, True]]\nhead:\n  - [-1, 1, Classify, [nc]]\n",
+              y);
+        fclose(y);
+    }
+    check_export(hswish, "input-2x3x64x64.npy", 12);
+    check_export(hswish, "input-2x3x64x64.npy", 17);
     check_dynamic("yolo11n-seg-coco8.pt", 17);
     check_dynamic("yolov8n-coco8.pt", 13);
     check_cli();

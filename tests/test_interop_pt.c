@@ -120,6 +120,17 @@ static void check_pt_acts(void) {
                   test_error_mentions("model.0.act is ReLU in the file") && test_error_mentions("builds SiLU"),
               "%s", st ? yolo_last_error() : "loaded");
     yolo_model_free(m);
+    /* activation: nn.Hardswish() in the yaml and Hardswish in every default act: built so, PyTorch's numbers */
+    snprintf(path, sizeof path, "%s/hswish-cls.pt", fixtures);
+    pt = NULL;
+    CHECK_MSG(!yolo_pt_read(path, &pt), "%s", yolo_last_error());
+    if (pt) {
+        const char *act = yolo_pt_act_of(pt, "model.0");
+        CHECK_MSG(act && !strcmp(act, "Hardswish") && strstr(pt->yaml_text, "activation: nn.Hardswish()"),
+                  "model.0: %s; yaml:\n%s", act ? act : "none", pt->yaml_text);
+        yolo_pt_free(pt);
+    }
+    check_reference_in(fixtures, "hswish-cls", "sppf-2026-input.npy");
 }
 
 /* The mid-training last.pt: `model` is None, the weights are the EMA's. */

@@ -31,7 +31,12 @@ static yolo_backend *be;
 static bool covered[YOLO_OP_COUNT];
 
 /* Input value patterns. */
-enum { VALUES_RANDOM = 0, VALUES_DISTINCT /* well-separated and away from 0: maxpool, relu */, VALUES_POSITIVE };
+enum {
+    VALUES_RANDOM = 0,
+    VALUES_DISTINCT /* well-separated and away from 0: maxpool, relu */,
+    VALUES_POSITIVE,
+    VALUES_WIDE /* in [-5, 5], 0.1 or more from hardswish's kinks at -3 and 3 */
+};
 
 typedef struct gc_case gc_case;
 typedef yolo_tensor *(*gc_build)(yolo_graph *g, yolo_tensor **p, const gc_case *c);
@@ -126,6 +131,7 @@ static yolo_tensor *b_unary(yolo_graph *g, yolo_tensor **p, const gc_case *c) {
     case 12: return yolo_softmax(g, p[0], c->i[1]);
     case 13: return yolo_log_softmax(g, p[0], c->i[1]);
     case 14: return yolo_sum_to(g, p[0], c->tn, c->t);
+    case 16: return yolo_hardswish(g, p[0]);
     default: return yolo_broadcast_to(g, p[0], c->tn, c->t);
     }
 }
@@ -228,6 +234,7 @@ static const gc_case cases[] = {
     {"silu", b_unary, 1, {4}, {S4(2, 3, 5, 7)}, 0, {0}},
     {"relu", b_unary, 1, {3}, {S4(3, 5, 7, 1)}, VALUES_DISTINCT, {1}},
     {"sigmoid", b_unary, 1, {2}, {S4(5, 9, 1, 1)}, 0, {2}},
+    {"hardswish (all three pieces)", b_unary, 1, {4}, {S4(2, 3, 5, 7)}, VALUES_WIDE, {16}},
     {"scale", b_unary, 1, {1}, {S4(13, 1, 1, 1)}, 0, {3}},
     {"cast f32->f32 x2.5", b_unary, 1, {2}, {S4(3, 7, 1, 1)}, 0, {4}},
     {"reshape (view)", b_unary, 1, {4}, {S4(2, 3, 2, 5)}, 0, {5}},
@@ -304,6 +311,11 @@ static void fill_values(float *d, int64_t n, int values, uint64_t seed) {
         }
     } else if (values == VALUES_POSITIVE) {
         for (int64_t k = 0; k < n; k++) d[k] = fabsf(d[k]) + 0.5f;
+    } else if (values == VALUES_WIDE) {
+        for (int64_t k = 0; k < n; k++) {
+            d[k] *= 10.0f / 3.0f;
+            if (fabsf(fabsf(d[k]) - 3.0f) < 0.1f) d[k] += 0.2f;
+        }
     }
 }
 

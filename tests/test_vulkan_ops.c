@@ -127,6 +127,10 @@ static yolo_tensor *b_sigmoid(parity_case *c) {
     int64_t s[1] = {1000};
     return yolo_sigmoid(c->g, parity_input(c, 1, s, -8, 8, true));
 }
+static yolo_tensor *b_hardswish(parity_case *c) { /* all three pieces: 0, the quadratic and x */
+    int64_t s[2] = {40, 25};
+    return yolo_hardswish(c->g, parity_input(c, 2, s, -6, 6, true));
+}
 static yolo_tensor *b_add_bcast(parity_case *c) {
     int64_t a[4] = {2, 3, 4, 5}, b[3] = {3, 1, 1};
     return yolo_add(c->g, parity_input(c, 4, a, -1, 1, true), parity_input(c, 3, b, -1, 1, true));
@@ -420,6 +424,7 @@ static const op_case cases[] = {
     {"silu", b_silu, true, EW, EW, 1},
     {"relu", b_relu, true, EW, EW, 1},
     {"sigmoid", b_sigmoid, true, EW, EW, 1},
+    {"hardswish", b_hardswish, true, EW, EW, 1},
     {"add broadcast", b_add_bcast, true, EW, RED, 1},
     {"sub broadcast both", b_sub_bcast, true, EW, RED, 1},
     {"mul broadcast", b_mul, true, EW, RED, 1},

@@ -256,9 +256,12 @@ static yolo_status backward_node(autograd *ad, yolo_tensor *y) {
         return st;
     }
     case YOLO_OP_SILU:
-    case YOLO_OP_RELU: {
+    case YOLO_OP_RELU:
+    case YOLO_OP_HARDSWISH: { /* backward from the input x */
         yolo_tensor *src[2] = {s[0], dy};
-        return add_grad(ad, s[0], node(ad, y->node->op == YOLO_OP_SILU ? YOLO_OP_SILU_BWD : YOLO_OP_RELU_BWD, s[0], 2, src));
+        const int op = y->node->op;
+        const int bwd = op == YOLO_OP_SILU ? YOLO_OP_SILU_BWD : op == YOLO_OP_RELU ? YOLO_OP_RELU_BWD : YOLO_OP_HARDSWISH_BWD;
+        return add_grad(ad, s[0], node(ad, bwd, s[0], 2, src));
     }
     case YOLO_OP_SIGMOID: {
         yolo_tensor *src[2] = {y, dy};

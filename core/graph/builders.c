@@ -180,6 +180,7 @@ static yolo_tensor *unary(yolo_graph *g, const char *op, int code, yolo_tensor *
 yolo_tensor *yolo_silu(yolo_graph *g, yolo_tensor *x) { return unary(g, "silu", YOLO_OP_SILU, x); }
 yolo_tensor *yolo_relu(yolo_graph *g, yolo_tensor *x) { return unary(g, "relu", YOLO_OP_RELU, x); }
 yolo_tensor *yolo_sigmoid(yolo_graph *g, yolo_tensor *x) { return unary(g, "sigmoid", YOLO_OP_SIGMOID, x); }
+yolo_tensor *yolo_hardswish(yolo_graph *g, yolo_tensor *x) { return unary(g, "hardswish", YOLO_OP_HARDSWISH, x); }
 
 static yolo_tensor *binary(yolo_graph *g, const char *op, int code, yolo_tensor *a, yolo_tensor *b) {
     yolo_tensor *in[2] = {a, b};

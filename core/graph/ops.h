@@ -64,6 +64,8 @@
     X(RELU_BWD, false)        /* src x, dy -> x > 0 ? dy : 0 */ \
     X(SIGMOID, true)          /* 1/(1+exp(-x)) */ \
     X(SIGMOID_BWD, false)     /* src y (the sigmoid output), dy -> dy*y*(1-y) */ \
+    X(HARDSWISH, true)        /* x*min(max(x+3,0),6)/6 */ \
+    X(HARDSWISH_BWD, false)   /* src x, dy -> x < -3 ? 0 : x <= 3 ? dy*(x/3+0.5) : dy (PyTorch's) */ \
     X(ADD, true)              /* a + b, numpy broadcasting of src shapes to out shape */ \
     X(SUB, true)              /* a - b, broadcasting */ \
     X(MUL, true)              /* a * b, broadcasting */ \

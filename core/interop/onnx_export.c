@@ -260,6 +260,18 @@ static void emit_node(writer *w, const yolo_tensor *t, int index) {
     }
     case YOLO_OP_RELU: ox_node(w, "Relu", in, 1, out, NULL); return;
     case YOLO_OP_SIGMOID: ox_node(w, "Sigmoid", in, 1, out, NULL); return;
+    case YOLO_OP_HARDSWISH:
+        if (w->opset >= 14) { /* HardSwish came in opset 14; before it, PyTorch's exporter's form */
+            ox_node(w, "HardSwish", in, 1, out, NULL);
+        } else {
+            ox_attr_float(&a, "alpha", 1.0f / 6.0f);
+            ox_attr_float(&a, "beta", 0.5f);
+            snprintf(tmp, sizeof tmp, "/t%d_hardsigmoid", index);
+            ox_node(w, "HardSigmoid", in, 1, tmp, &a);
+            const char *mul[2] = {in[0], tmp};
+            ox_node(w, "Mul", mul, 2, out, NULL);
+        }
+        return;
     case YOLO_OP_ADD:
     case YOLO_OP_SUB:
     case YOLO_OP_MUL: {

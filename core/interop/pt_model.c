@@ -18,7 +18,8 @@
  * made from one names the .pt as its model (ckpt_file.c). */
 static yolo_status check_activations(const yolo_pt_model *pt, const yolo_model *m) {
     static const char *const torch_name[] = {[YOLO_ACT_SILU] = "SiLU", [YOLO_ACT_RELU] = "ReLU",
-                                             [YOLO_ACT_SIGMOID] = "Sigmoid", [YOLO_ACT_IDENTITY] = "Identity"};
+                                             [YOLO_ACT_SIGMOID] = "Sigmoid", [YOLO_ACT_IDENTITY] = "Identity",
+                                             [YOLO_ACT_HARDSWISH] = "Hardswish"};
     for (int i = 0; i < m->n_convs; i++) {
         const yolo_conv_block *b = m->convs[i].block;
         char module[YOLO_NAME_MAX];

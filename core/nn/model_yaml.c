@@ -94,7 +94,8 @@ bool model_parse_activation(const char *text, yolo_act *act, bool *known) {
         return false;
     }
     static const struct { const char *name; yolo_act act; } table[] = {
-        {"SiLU", YOLO_ACT_SILU}, {"ReLU", YOLO_ACT_RELU}, {"Sigmoid", YOLO_ACT_SIGMOID}, {"Identity", YOLO_ACT_IDENTITY}};
+        {"SiLU", YOLO_ACT_SILU},         {"ReLU", YOLO_ACT_RELU},          {"Sigmoid", YOLO_ACT_SIGMOID},
+        {"Identity", YOLO_ACT_IDENTITY}, {"Hardswish", YOLO_ACT_HARDSWISH}};
     *known = false;
     for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
         if (strlen(table[i].name) == len && strncmp(name, table[i].name, len) == 0) {
@@ -130,7 +131,7 @@ yolo_status model_arg_from_scalar(const char *name, const char *text, bool quote
             if (!known)
                 return yolo_error(YOLO_ERR_UNSUPPORTED,
                                   "%s:%d:%d: activation '%s' is not built yet (built: nn.SiLU(), nn.ReLU(), "
-                                  "nn.Sigmoid(), nn.Identity())",
+                                  "nn.Sigmoid(), nn.Identity(), nn.Hardswish())",
                                   name, line, column, text);
             out->kind = YOLO_ARG_ACT;
         } else {
@@ -362,7 +363,7 @@ static yolo_status parse_root(const parse_state *ps, const yaml_node_t *root) {
             if (!known)
                 return fail_at(ps, v, YOLO_ERR_UNSUPPORTED,
                                "activation '%s' is not built yet (built: nn.SiLU(), nn.ReLU(), nn.Sigmoid(), "
-                               "nn.Identity())",
+                               "nn.Identity(), nn.Hardswish())",
                                scalar(v));
             spec->has_activation = true;
             spec->activation_text = model_arena_strdup(&spec->arena, scalar(v), strlen(scalar(v)));

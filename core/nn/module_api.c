@@ -260,6 +260,7 @@ const char *yolo_act_name(yolo_act act) {
     case YOLO_ACT_RELU: return "ReLU";
     case YOLO_ACT_SIGMOID: return "Sigmoid";
     case YOLO_ACT_IDENTITY: return "Identity";
+    case YOLO_ACT_HARDSWISH: return "Hardswish";
     }
     return "?";
 }
@@ -270,6 +271,7 @@ yolo_tensor *yolo_act_apply(yolo_graph *g, yolo_act act, yolo_tensor *x) {
     case YOLO_ACT_RELU: return yolo_relu(g, x);
     case YOLO_ACT_SIGMOID: return yolo_sigmoid(g, x);
     case YOLO_ACT_IDENTITY: return x;
+    case YOLO_ACT_HARDSWISH: return yolo_hardswish(g, x);
     case YOLO_ACT_DEFAULT: break;
     }
     yolo_error(YOLO_ERR_ARG, "yolo_act_apply: unresolved activation");

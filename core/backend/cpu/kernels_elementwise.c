@@ -222,6 +222,9 @@ static yolo_status bn_silu_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     }
 
 DEFINE_MAP(relu, x[i] > 0.0f ? x[i] : 0.0f)
+/* PyTorch's hardswish and hardswish_backward, operation for operation */
+DEFINE_MAP(hardswish, x[i] * fminf(fmaxf(x[i] + 3.0f, 0.0f), 6.0f) / 6.0f)
+DEFINE_MAP(hardswish_bwd, x[i] < -3.0f ? 0.0f : x[i] <= 3.0f ? y[i] * (x[i] / 3.0f + 0.5f) : y[i])
 DEFINE_MAP(relu_bwd, x[i] > 0.0f ? y[i] : 0.0f)
 DEFINE_MAP(sigmoid_bwd, y[i] * x[i] * (1.0f - x[i]))
 DEFINE_MAP(scale, x[i] * f)
@@ -568,6 +571,8 @@ yolo_cpu_kernel yolo_cpu_elementwise_kernel(int op) {
     case YOLO_OP_RELU_BWD: return relu_bwd_kernel;
     case YOLO_OP_SIGMOID: return sigmoid_kernel;
     case YOLO_OP_SIGMOID_BWD: return sigmoid_bwd_kernel;
+    case YOLO_OP_HARDSWISH: return hardswish_kernel;
+    case YOLO_OP_HARDSWISH_BWD: return hardswish_bwd_kernel;
     case YOLO_OP_ADD:
     case YOLO_OP_SUB:
     case YOLO_OP_MUL: return binary_kernel;

@@ -8,7 +8,7 @@
 
 #include "backend/vulkan/vk_ops.h"
 
-enum { E_SILU, E_SILU_BWD, E_RELU, E_RELU_BWD, E_SIGMOID, E_SIGMOID_BWD, E_SCALE, E_ADD, E_EMA };
+enum { E_SILU, E_SILU_BWD, E_RELU, E_RELU_BWD, E_SIGMOID, E_SIGMOID_BWD, E_SCALE, E_ADD, E_EMA, E_HARDSWISH, E_HARDSWISH_BWD };
 
 static uint32_t float_bits(float f) {
     uint32_t u;
@@ -50,6 +50,10 @@ static yolo_status op_relu_bwd(yolo_vk_recorder *r, const yolo_tensor *n) { retu
 static yolo_status op_sigmoid(yolo_vk_recorder *r, const yolo_tensor *n) { return run_eltwise(r, n, E_SIGMOID); }
 static yolo_status op_sigmoid_bwd(yolo_vk_recorder *r, const yolo_tensor *n) {
     return run_eltwise(r, n, E_SIGMOID_BWD);
+}
+static yolo_status op_hardswish(yolo_vk_recorder *r, const yolo_tensor *n) { return run_eltwise(r, n, E_HARDSWISH); }
+static yolo_status op_hardswish_bwd(yolo_vk_recorder *r, const yolo_tensor *n) {
+    return run_eltwise(r, n, E_HARDSWISH_BWD);
 }
 static yolo_status op_scale(yolo_vk_recorder *r, const yolo_tensor *n) { return run_eltwise(r, n, E_SCALE); }
 static yolo_status op_accumulate(yolo_vk_recorder *r, const yolo_tensor *n) { return run_eltwise(r, n, E_ADD); }
@@ -291,6 +295,8 @@ yolo_vk_op_fn yolo_vk_eltwise_op(int op) {
     case YOLO_OP_RELU_BWD: return op_relu_bwd;
     case YOLO_OP_SIGMOID: return op_sigmoid;
     case YOLO_OP_SIGMOID_BWD: return op_sigmoid_bwd;
+    case YOLO_OP_HARDSWISH: return op_hardswish;
+    case YOLO_OP_HARDSWISH_BWD: return op_hardswish_bwd;
     case YOLO_OP_SCALE: return op_scale;
     case YOLO_OP_ADD: return op_add;
     case YOLO_OP_SUB: return op_sub;

@@ -75,6 +75,8 @@ YOLO_API yolo_tensor *yolo_batch_norm(yolo_graph *g, yolo_tensor *x, yolo_tensor
 YOLO_API yolo_tensor *yolo_silu(yolo_graph *g, yolo_tensor *x);
 YOLO_API yolo_tensor *yolo_relu(yolo_graph *g, yolo_tensor *x);
 YOLO_API yolo_tensor *yolo_sigmoid(yolo_graph *g, yolo_tensor *x);
+/* x * min(max(x + 3, 0), 6) / 6, as PyTorch's nn.Hardswish */
+YOLO_API yolo_tensor *yolo_hardswish(yolo_graph *g, yolo_tensor *x);
 /* Broadcasting as numpy: shapes are right-aligned, a dimension of 1 stretches. */
 YOLO_API yolo_tensor *yolo_add(yolo_graph *g, yolo_tensor *a, yolo_tensor *b);
 YOLO_API yolo_tensor *yolo_sub(yolo_graph *g, yolo_tensor *a, yolo_tensor *b);

@@ -60,6 +60,7 @@ typedef enum yolo_act {
     YOLO_ACT_RELU,
     YOLO_ACT_SIGMOID,
     YOLO_ACT_IDENTITY,
+    YOLO_ACT_HARDSWISH, /* x * relu6(x + 3) / 6 (nn.Hardswish; Ultralytics' DPU recipe) */
 } yolo_act;
 /* "SiLU", "ReLU", ... (static storage). */
 YOLO_API const char *yolo_act_name(yolo_act act);
