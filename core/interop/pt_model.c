@@ -17,9 +17,6 @@
  * something else. Every use of a .pt builds through here: a checkpoint
  * made from one names the .pt as its model (ckpt_file.c). */
 static yolo_status check_activations(const yolo_pt_model *pt, const yolo_model *m) {
-    static const char *const torch_name[] = {[YOLO_ACT_SILU] = "SiLU", [YOLO_ACT_RELU] = "ReLU",
-                                             [YOLO_ACT_SIGMOID] = "Sigmoid", [YOLO_ACT_IDENTITY] = "Identity",
-                                             [YOLO_ACT_HARDSWISH] = "Hardswish"};
     for (int i = 0; i < m->n_convs; i++) {
         const yolo_conv_block *b = m->convs[i].block;
         char module[YOLO_NAME_MAX];
@@ -28,7 +25,7 @@ static yolo_status check_activations(const yolo_pt_model *pt, const yolo_model *
         if (!tail) continue;
         *tail = '\0';
         const char *file = yolo_pt_act_of(pt, module);
-        const char *ours = b->act > 0 && b->act < (int)(sizeof torch_name / sizeof *torch_name) ? torch_name[b->act] : "?";
+        const char *ours = yolo_act_name(b->act); /* torch.nn's class names */
         if (file && strcmp(file, ours))
             return yolo_error(YOLO_ERR_UNSUPPORTED, "%s: %s.act is %s in the file, but its yaml builds %s there (the "
                               "module was changed after the yaml, which cannot say so): not loaded, as its outputs "

@@ -78,6 +78,9 @@ static bool parse_float(const char *s, double *out) {
     return true;
 }
 
+/* What model_parse_activation knows, for the messages of what it does not. */
+#define BUILT_ACTIVATIONS "nn.SiLU(), nn.ReLU(), nn.Sigmoid(), nn.Identity(), nn.Hardswish()"
+
 bool model_parse_activation(const char *text, yolo_act *act, bool *known) {
     const char *p = text;
     if (strncmp(p, "torch.", 6) == 0) p += 6;
@@ -130,8 +133,7 @@ yolo_status model_arg_from_scalar(const char *name, const char *text, bool quote
         if (model_parse_activation(text, &out->act, &known)) {
             if (!known)
                 return yolo_error(YOLO_ERR_UNSUPPORTED,
-                                  "%s:%d:%d: activation '%s' is not built yet (built: nn.SiLU(), nn.ReLU(), "
-                                  "nn.Sigmoid(), nn.Identity(), nn.Hardswish())",
+                                  "%s:%d:%d: activation '%s' is not built yet (built: " BUILT_ACTIVATIONS ")",
                                   name, line, column, text);
             out->kind = YOLO_ARG_ACT;
         } else {
@@ -362,8 +364,7 @@ static yolo_status parse_root(const parse_state *ps, const yaml_node_t *root) {
                 return fail_at(ps, v, YOLO_ERR_FORMAT, "activation '%s' is not of the form nn.ReLU()", scalar(v));
             if (!known)
                 return fail_at(ps, v, YOLO_ERR_UNSUPPORTED,
-                               "activation '%s' is not built yet (built: nn.SiLU(), nn.ReLU(), nn.Sigmoid(), "
-                               "nn.Identity(), nn.Hardswish())",
+                               "activation '%s' is not built yet (built: " BUILT_ACTIVATIONS ")",
                                scalar(v));
             spec->has_activation = true;
             spec->activation_text = model_arena_strdup(&spec->arena, scalar(v), strlen(scalar(v)));
