@@ -62,17 +62,18 @@ static void test_activations(void) {
         ops_begin(&o, be);
         yolo_tensor *tx = ops_input(&o, "x", nd, s, x), *tdy = ops_input(&o, "dy", nd, s, dy);
         yolo_tensor *ty = ops_input(&o, "y", nd, s, yv);
-        yolo_tensor *outs[9] = {yolo_silu(o.g, tx), yolo_relu(o.g, tx), yolo_sigmoid(o.g, tx),
-                                yolo_scale(o.g, tx, -1.7f), NULL, NULL, NULL, yolo_hardswish(o.g, tx), NULL};
+        yolo_tensor *outs[10] = {yolo_silu(o.g, tx), yolo_relu(o.g, tx), yolo_sigmoid(o.g, tx),
+                                 yolo_scale(o.g, tx, -1.7f), NULL, NULL, NULL, yolo_hardswish(o.g, tx), NULL,
+                                 yolo_detach(o.g, tx)};
         outs[4] = raw(&o, YOLO_OP_SILU_BWD, YOLO_F32, nd, s, 2, (yolo_tensor *[]){tx, tdy});
         outs[5] = raw(&o, YOLO_OP_RELU_BWD, YOLO_F32, nd, s, 2, (yolo_tensor *[]){tx, tdy});
         outs[6] = raw(&o, YOLO_OP_SIGMOID_BWD, YOLO_F32, nd, s, 2, (yolo_tensor *[]){ty, tdy});
         outs[8] = raw(&o, YOLO_OP_HARDSWISH_BWD, YOLO_F32, nd, s, 2, (yolo_tensor *[]){tx, tdy});
-        if (ops_run(&o, 9, outs) == YOLO_OK) {
+        if (ops_run(&o, 10, outs) == YOLO_OK) {
             double *ref = malloc((size_t)n * sizeof *ref);
-            static const char *names[9] = {"silu",     "relu",     "sigmoid",     "scale",    "silu_bwd",
-                                           "relu_bwd", "sigmoid_bwd", "hardswish", "hardswish_bwd"};
-            for (int k = 0; k < 9; k++) {
+            static const char *names[10] = {"silu",     "relu",        "sigmoid",   "scale",         "silu_bwd",
+                                            "relu_bwd", "sigmoid_bwd", "hardswish", "hardswish_bwd", "detach"};
+            for (int k = 0; k < 10; k++) {
                 for (int64_t i = 0; i < n; i++) {
                     double v = x[i], g = dy[i], sg = sigm(v);
                     switch (k) {
@@ -84,6 +85,7 @@ static void test_activations(void) {
                     case 5: ref[i] = v > 0 ? g : 0; break;
                     case 6: ref[i] = g * yv[i] * (1.0 - yv[i]); break;
                     case 7: ref[i] = v * fmin(fmax(v + 3, 0), 6) / 6; break;
+                    case 9: ref[i] = v; break;
                     default: ref[i] = v < -3 ? 0 : v <= 3 ? g * (v / 3 + 0.5) : g; break; /* PyTorch's pieces */
                     }
                 }
@@ -647,7 +649,8 @@ static void test_reductions(void) {
 
 static const op_reference_case cases[] = {
     {"activations", test_activations, {YOLO_OP_SILU, YOLO_OP_SILU_BWD, YOLO_OP_RELU, YOLO_OP_RELU_BWD,
-     YOLO_OP_SIGMOID, YOLO_OP_SIGMOID_BWD, YOLO_OP_SCALE, YOLO_OP_HARDSWISH, YOLO_OP_HARDSWISH_BWD}},
+     YOLO_OP_SIGMOID, YOLO_OP_SIGMOID_BWD, YOLO_OP_SCALE, YOLO_OP_HARDSWISH, YOLO_OP_HARDSWISH_BWD,
+     YOLO_OP_DETACH}},
     {"binary", test_binary, {YOLO_OP_ADD, YOLO_OP_SUB, YOLO_OP_MUL}},
     {"cast_fill", test_cast_fill, {YOLO_OP_CAST, YOLO_OP_FILL}},
     {"concat_slice", test_concat_slice, {YOLO_OP_CONCAT, YOLO_OP_SLICE, YOLO_OP_SLICE_BWD}},

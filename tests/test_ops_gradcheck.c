@@ -490,6 +490,37 @@ static void test_shape_errors(void) {
     yolo_tensor_free(p5);
 }
 
+/* detach passes values and no gradient: d sum(R * (x * detach(x) + detach(x))) / dx = R * x exactly (finite
+ * differences would see 2 R x + R, which is why this is not a case above). */
+static void test_detach(void) {
+    const int64_t n = 37;
+    float *x = ops_random(n, 91, -2, 2), *r = ops_random(n, 92, -1, 1);
+    yolo_tensor *p = yolo_tensor_new(be, "x", YOLO_F32, 1, &n, true);
+    yolo_tensor *tr = yolo_tensor_new(be, "R", YOLO_F32, 1, &n, false);
+    yolo_graph *g = yolo_graph_new(be);
+    yolo_tensor_upload_f32(p, x, n);
+    yolo_tensor_upload_f32(tr, r, n);
+    yolo_tensor *d = yolo_detach(g, p);
+    yolo_tensor *loss = yolo_sum(g, yolo_mul(g, yolo_add(g, yolo_mul(g, p, d), d), tr));
+    CHECK_MSG(d && d->node->op == YOLO_OP_DETACH && !yolo_op_differentiable(YOLO_OP_DETACH), "detach builds DETACH");
+    bool ok = loss && yolo_graph_backward(g, loss) == YOLO_OK && yolo_graph_plan(g, NULL) == YOLO_OK &&
+              yolo_tensor_zero(p->grad) == YOLO_OK && yolo_graph_run(g) == YOLO_OK;
+    CHECK_MSG(ok, "detach graph: %s", yolo_last_error());
+    if (ok) {
+        float *grad = ops_download(p->grad);
+        int bad = 0;
+        for (int64_t i = 0; i < n; i++) bad += grad[i] != r[i] * x[i];
+        CHECK_MSG(bad == 0, "detach: %d of %lld gradients are not R * x", bad, (long long)n);
+        if (!bad) printf("ok   detach passes no gradient\n");
+        free(grad);
+    }
+    yolo_graph_free(g);
+    yolo_tensor_free(p);
+    yolo_tensor_free(tr);
+    free(x);
+    free(r);
+}
+
 int main(void) {
     if (yolo_backend_create("cpu", 2, &be) != YOLO_OK) {
         fprintf(stderr, "cpu backend: %s\n", yolo_last_error());
@@ -497,6 +528,7 @@ int main(void) {
     }
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) run_case((int)k, &cases[k]);
     check_coverage();
+    test_detach();
     test_shape_errors();
     yolo_backend_free(be);
     return test_result("test_ops_gradcheck");

@@ -147,6 +147,11 @@ static yolo_tensor *b_scale(parity_case *c) {
     int64_t s[2] = {7, 6};
     return yolo_scale(c->g, parity_input(c, 2, s, -1, 1, true), 0.37f);
 }
+static yolo_tensor *b_detach(parity_case *c) { /* x * detach(x): the gradient is dy * x, not 2 dy x */
+    int64_t s[2] = {7, 6};
+    yolo_tensor *x = parity_input(c, 2, s, -1, 1, true);
+    return yolo_mul(c->g, x, yolo_detach(c->g, x));
+}
 static yolo_tensor *b_cast_half(parity_case *c) { /* f32 -> f16 -> f32: rounding as the CPU */
     int64_t s[2] = {5, 77};
     yolo_tensor *h = yolo_cast(c->g, parity_input(c, 2, s, -70000, 70000, true), YOLO_F16, 1.0f);
@@ -429,6 +434,7 @@ static const op_case cases[] = {
     {"sub broadcast both", b_sub_bcast, true, EW, RED, 1},
     {"mul broadcast", b_mul, true, EW, RED, 1},
     {"scale", b_scale, true, EW, EW, 1},
+    {"detach", b_detach, true, EW, EW, 1},
     {"cast f32->f16->f32", b_cast_half, true, EW, EW, 1},
     {"cast u8->f32 /255", b_cast_u8, false, EW, EW, 1},
     {"cast i32->f32 x3", b_cast_i32, false, 0, 0, 1},

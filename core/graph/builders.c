@@ -213,6 +213,12 @@ yolo_tensor *yolo_scale(yolo_graph *g, yolo_tensor *x, float factor) {
     return t;
 }
 
+yolo_tensor *yolo_detach(yolo_graph *g, yolo_tensor *x) {
+    yolo_tensor *t = unary(g, "detach", YOLO_OP_DETACH, x);
+    if (t) t->node->fparams[0] = 1.0f;
+    return t;
+}
+
 yolo_tensor *yolo_cast(yolo_graph *g, yolo_tensor *x, yolo_dtype dtype, float factor) {
     if (!check_inputs(g, "cast", 1, &x)) return NULL;
     bool ok = (x->dtype == YOLO_F32 && (dtype == YOLO_F16 || dtype == YOLO_F32)) ||

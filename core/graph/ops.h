@@ -70,6 +70,8 @@
     X(SUB, true)              /* a - b, broadcasting */ \
     X(MUL, true)              /* a * b, broadcasting */ \
     X(SCALE, true)            /* x * f0 */ \
+    X(DETACH, false)          /* a copy of src x (f0 = 1: SCALE's kernels) that passes no gradient back: torch's \
+                                 detach() (YOLO26's one-to-one head reads the features without training them) */ \
     X(CAST, true)             /* convert src dtype to out dtype, then * f0 (f16 stored as IEEE half) */ \
     X(FILL, false)            /* every element = f0 (no src) */ \
     /* shape */ \

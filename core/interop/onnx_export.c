@@ -297,6 +297,9 @@ static void emit_node(writer *w, const yolo_tensor *t, int index) {
         ox_node(w, "Mul", mul, 2, out, NULL);
         return;
     }
+    case YOLO_OP_DETACH: /* only training graphs detach; a value is a value */
+        ox_node(w, "Identity", (const char *const[]){in[0]}, 1, out, NULL);
+        return;
     case YOLO_OP_FILL: {
         if (ox_shape_varies(w, t)) break;
         int64_t n = yolo_tensor_numel(t);

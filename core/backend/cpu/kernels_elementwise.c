@@ -576,7 +576,8 @@ yolo_cpu_kernel yolo_cpu_elementwise_kernel(int op) {
     case YOLO_OP_ADD:
     case YOLO_OP_SUB:
     case YOLO_OP_MUL: return binary_kernel;
-    case YOLO_OP_SCALE: return scale_kernel;
+    case YOLO_OP_SCALE:
+    case YOLO_OP_DETACH: return scale_kernel;
     case YOLO_OP_CAST: return cast_kernel;
     case YOLO_OP_FILL: return fill_kernel;
     default: return NULL;

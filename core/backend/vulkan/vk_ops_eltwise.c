@@ -297,7 +297,8 @@ yolo_vk_op_fn yolo_vk_eltwise_op(int op) {
     case YOLO_OP_SIGMOID_BWD: return op_sigmoid_bwd;
     case YOLO_OP_HARDSWISH: return op_hardswish;
     case YOLO_OP_HARDSWISH_BWD: return op_hardswish_bwd;
-    case YOLO_OP_SCALE: return op_scale;
+    case YOLO_OP_SCALE:
+    case YOLO_OP_DETACH: return op_scale;
     case YOLO_OP_ADD: return op_add;
     case YOLO_OP_SUB: return op_sub;
     case YOLO_OP_MUL: return op_mul;

@@ -83,6 +83,8 @@ YOLO_API yolo_tensor *yolo_sub(yolo_graph *g, yolo_tensor *a, yolo_tensor *b);
 YOLO_API yolo_tensor *yolo_mul(yolo_graph *g, yolo_tensor *a, yolo_tensor *b);
 /* x * factor. */
 YOLO_API yolo_tensor *yolo_scale(yolo_graph *g, yolo_tensor *x, float factor);
+/* x's values, through which backward passes no gradient (torch's detach()). */
+YOLO_API yolo_tensor *yolo_detach(yolo_graph *g, yolo_tensor *x);
 /* Converts dtype (f32 <-> f16; u8 and i32 -> f32), then multiplies by factor
  * (1/255 turns u8 pixels into [0,1]). */
 YOLO_API yolo_tensor *yolo_cast(yolo_graph *g, yolo_tensor *x, yolo_dtype dtype, float factor);
