@@ -2,16 +2,32 @@
  * yolo_det_criterion): the host-side glue between a task's loss_compute
  * hook and v8DetectionLoss.
  *
- * The training-layout maps [B, 4*16 + nc, H_l, W_l] are gathered into
+ * The training-layout maps [B, 4*reg_max + nc, H_l, W_l] are gathered into
  * [B, C, A], the batch's instances become xyxy pixels of the batch image,
  * the assigner and the loss run on the host and the gradient is scattered
  * back to the per-level layout. The assignment stays readable until the
- * next call, for the per-anchor terms of tasks that extend detection. */
+ * next call, for the per-anchor terms of tasks that extend detection.
+ *
+ * An end2end model (YOLO26) gives 2 nl maps: the one-to-many branch's, then
+ * the one-to-one branch's. Ultralytics 8.4's E2ELoss: each branch its own
+ * v8DetectionLoss (topk 10; topk 7 then topk2 1), both with STAL; the loss
+ * is o2m * L_o2m + (1 - o2m) * L_o2o with o2m = 0.8 at the first epoch
+ * falling linearly to 0.1 at the last ("ProgLoss"), and the logged items
+ * are the one-to-one branch's. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "weighted_loss.h"
+#include "loss_internal.h"
 #include "yolo/detection.h"
+
+/* One branch's scratch: its gathered maps, gradient and assignment. */
+typedef struct criterion_branch {
+    float *head, *grad;
+    size_t head_cap, grad_cap;
+    int32_t *gt_index;
+    float *score;
+    size_t asg_cap;
+} criterion_branch;
 
 struct yolo_det_criterion {
     yolo_det_loss_params p;
@@ -19,20 +35,18 @@ struct yolo_det_criterion {
     float *class_weights;    /* cls_pw's [nc] (yolo_task_context.class_weights), or NULL */
     int n_model_strides;
     int model_strides[YOLO_DET_MAX_LEVELS];
+    bool end2end;            /* the model's one-to-one branch follows the one-to-many maps */
+    int64_t epochs;          /* for the end2end weights */
     /* anchors of the last input size */
     int nl, h[YOLO_DET_MAX_LEVELS], w[YOLO_DET_MAX_LEVELS];
     float stride[YOLO_DET_MAX_LEVELS];
     int n_anchors;
     float *anchor_xy, *anchor_stride;
     /* scratch */
-    float *head, *grad;
-    size_t head_cap, grad_cap;
+    criterion_branch branch[2]; /* one-to-many, one-to-one */
     float *gt_boxes;
     int32_t *gt_cls;
     size_t gt_cap;
-    int32_t *gt_index;
-    float *score;
-    size_t asg_cap;
 };
 
 static yolo_status cfg_gain(const yolo_config *cfg, const char *key, float *gain) {
@@ -73,6 +87,14 @@ yolo_status yolo_det_criterion_create(const yolo_task_context *ctx, yolo_det_cri
     if (ctx && ctx->model) {
         int n = yolo_model_strides(ctx->model, c->model_strides, YOLO_DET_MAX_LEVELS);
         c->n_model_strides = n > YOLO_DET_MAX_LEVELS ? 0 : n;
+        c->p.reg_max = yolo_model_reg_max(ctx->model);
+        c->end2end = yolo_model_has_end2end_head(ctx->model);
+    }
+    c->epochs = 100;
+    if (cfg && yolo_config_find_key(cfg, "epochs") && !yolo_config_is_null(cfg, "epochs") &&
+        yolo_config_get_int(cfg, "epochs", &c->epochs)) {
+        yolo_det_criterion_free(c);
+        return yolo_error_context(YOLO_ERR_CONFIG, "detection loss");
     }
     *out = c;
     return YOLO_OK;
@@ -80,8 +102,11 @@ yolo_status yolo_det_criterion_create(const yolo_task_context *ctx, yolo_det_cri
 
 void yolo_det_criterion_free(yolo_det_criterion *c) {
     if (!c) return;
-    free(c->anchor_xy), free(c->anchor_stride), free(c->head), free(c->grad), free(c->gt_boxes), free(c->gt_cls);
-    free(c->gt_index), free(c->score), free(c->class_weights);
+    free(c->anchor_xy), free(c->anchor_stride), free(c->gt_boxes), free(c->gt_cls), free(c->class_weights);
+    for (int b = 0; b < 2; b++) {
+        criterion_branch *r = &c->branch[b];
+        free(r->head), free(r->grad), free(r->gt_index), free(r->score);
+    }
     free(c);
 }
 
@@ -153,87 +178,137 @@ yolo_status yolo_det_gt_from_batch(const yolo_batch *batch, float *boxes, int32_
     return YOLO_OK;
 }
 
+/* Checks the nl maps (and gradients) of one branch, all [B, C, H_l, W_l]. */
+static yolo_status check_maps(const char *who, int B, int64_t C, int first, int nl, const yolo_host_tensor *maps,
+                              const yolo_host_tensor *grads, const yolo_host_tensor *like) {
+    for (int l = 0; l < nl; l++) {
+        const yolo_host_tensor *m = &maps[l];
+        yolo_status st = check_map(who, m, first + l, B, C);
+        if (!st && (m->shape[2] != like[l].shape[2] || m->shape[3] != like[l].shape[3]))
+            st = yolo_error(YOLO_ERR_SHAPE, "%s: output %d is %lldx%lld, output %d %lldx%lld", who, first + l,
+                            (long long)m->shape[2], (long long)m->shape[3], l, (long long)like[l].shape[2],
+                            (long long)like[l].shape[3]);
+        if (!st && grads) {
+            st = check_map(who, &grads[l], first + l, B, C);
+            if (!st && (grads[l].shape[2] != m->shape[2] || grads[l].shape[3] != m->shape[3]))
+                st = yolo_error(YOLO_ERR_SHAPE, "%s: gradient %d is %lldx%lld, its output %lldx%lld", who, first + l,
+                                (long long)grads[l].shape[2], (long long)grads[l].shape[3], (long long)m->shape[2],
+                                (long long)m->shape[3]);
+        }
+        if (st) return st;
+    }
+    return YOLO_OK;
+}
+
+/* One branch's loss: gather, assign, loss, gradient scattered (times `weight`). */
+static yolo_status branch_compute(yolo_det_criterion *c, criterion_branch *r, const yolo_batch *batch, int nl,
+                                  const yolo_host_tensor *maps, yolo_host_tensor *grads, const yolo_det_loss_params *p,
+                                  const det_assign_options *ao, double weight, yolo_det_loss_value *value) {
+    const int64_t B = batch->n, C = maps[0].shape[1];
+    const int A = c->n_anchors;
+    size_t need = (size_t)B * (size_t)C * (size_t)A;
+    yolo_status st = grow((void **)&r->head, &r->head_cap, need, sizeof(float));
+    if (!st && grads) st = grow((void **)&r->grad, &r->grad_cap, need, sizeof(float));
+    if (!st && (size_t)B * A > r->asg_cap) {
+        size_t cap = r->asg_cap;
+        st = grow((void **)&r->gt_index, &cap, (size_t)B * A, sizeof(int32_t));
+        cap = r->asg_cap;
+        if (!st) st = grow((void **)&r->score, &cap, (size_t)B * A, sizeof(float));
+        if (!st) r->asg_cap = (size_t)B * A;
+    }
+    if (st) return st;
+    const float *levels[YOLO_DET_MAX_LEVELS];
+    for (int l = 0; l < nl; l++) levels[l] = maps[l].data;
+    yolo_det_levels_gather(levels, nl, c->h, c->w, (int)B, (int)C, r->head);
+    yolo_det_gt_batch gt = {batch->instances.n, batch->batch_idx, c->gt_cls, c->gt_boxes};
+    yolo_det_assignment asg = {r->gt_index, r->score};
+    det_loss_options lo = {c->class_weights, (float)batch->width, (float)batch->height};
+    st = det_assign(p, ao, (int)B, A, r->head, c->anchor_xy, c->anchor_stride, &gt, &asg);
+    if (!st)
+        st = det_loss_assigned(p, &lo, (int)B, A, r->head, c->anchor_xy, c->anchor_stride, &gt, &asg, value,
+                               grads ? r->grad : NULL);
+    if (st || !grads) return st;
+    if (weight != 1.0)
+        for (size_t i = 0; i < need; i++) r->grad[i] = (float)(r->grad[i] * weight);
+    float *glevels[YOLO_DET_MAX_LEVELS];
+    for (int l = 0; l < nl; l++) glevels[l] = grads[l].data;
+    yolo_det_levels_scatter(r->grad, nl, c->h, c->w, (int)B, (int)C, glevels);
+    return YOLO_OK;
+}
+
 yolo_status yolo_det_criterion_compute(yolo_det_criterion *c, const char *who, const yolo_batch *batch,
                                        int n_levels, const yolo_host_tensor *maps, yolo_host_tensor *grads,
                                        yolo_det_criterion_result *out) {
     if (!who) who = "detection loss";
     if (!c || !batch || !maps || !out)
         return yolo_error(YOLO_ERR_ARG, "%s: NULL criterion, batch, outputs or result", who);
-    const int R = YOLO_DET_REG_MAX;
-    if (n_levels < 1 || n_levels > YOLO_DET_MAX_LEVELS)
-        return yolo_error(YOLO_ERR_ARG, "%s: %d level maps, expected 1..%d", who, n_levels, YOLO_DET_MAX_LEVELS);
+    const int R = c->p.reg_max, branches = c->end2end ? 2 : 1;
+    if (n_levels < branches || n_levels % branches || n_levels / branches > YOLO_DET_MAX_LEVELS)
+        return yolo_error(YOLO_ERR_ARG, "%s: %d level maps, expected %s1..%d", who, n_levels,
+                          c->end2end ? "twice (one-to-many, then one-to-one) " : "", YOLO_DET_MAX_LEVELS);
     if (batch->n <= 0 || batch->width <= 0 || batch->height <= 0)
         return yolo_error(YOLO_ERR_ARG, "%s: batch of %d images %dx%d", who, batch->n, batch->width, batch->height);
     if (maps[0].ndim != 4 || maps[0].shape[1] < 4 * R + 1 || maps[0].shape[1] > INT32_MAX)
         return yolo_error(YOLO_ERR_SHAPE, "%s: output 0 must be a map [%d, %d + nc, H, W], got ndim %d", who, batch->n,
                           4 * R, maps[0].ndim);
-    int64_t B = batch->n, C = maps[0].shape[1];
-    int nl = n_levels, h[YOLO_DET_MAX_LEVELS], w[YOLO_DET_MAX_LEVELS];
-    const float *levels[YOLO_DET_MAX_LEVELS];
-    float *glevels[YOLO_DET_MAX_LEVELS];
-    for (int l = 0; l < nl; l++) {
-        yolo_status st = check_map(who, &maps[l], l, B, C);
+    const int nl = n_levels / branches;
+    const int64_t B = batch->n, C = maps[0].shape[1];
+    for (int b = 0; b < branches; b++) {
+        yolo_status st = check_maps(who, (int)B, C, b * nl, nl, maps + b * nl, grads ? grads + b * nl : NULL, maps);
         if (st) return st;
-        if (grads) {
-            st = check_map(who, &grads[l], l, B, C);
-            if (!st && (grads[l].shape[2] != maps[l].shape[2] || grads[l].shape[3] != maps[l].shape[3]))
-                st = yolo_error(YOLO_ERR_SHAPE, "%s: gradient %d is %lldx%lld, its output %lldx%lld", who, l,
-                                (long long)grads[l].shape[2], (long long)grads[l].shape[3],
-                                (long long)maps[l].shape[2], (long long)maps[l].shape[3]);
-            if (st) return st;
-            glevels[l] = grads[l].data;
-        }
-        h[l] = (int)maps[l].shape[2], w[l] = (int)maps[l].shape[3];
-        levels[l] = maps[l].data;
     }
+    int h[YOLO_DET_MAX_LEVELS], w[YOLO_DET_MAX_LEVELS];
+    for (int l = 0; l < nl; l++) h[l] = (int)maps[l].shape[2], w[l] = (int)maps[l].shape[3];
     yolo_status st = criterion_anchors(c, batch, nl, h, w);
     if (st) return st;
-    int A = c->n_anchors;
-    size_t need = (size_t)B * (size_t)C * (size_t)A, n_gt = (size_t)(batch->instances.n > 0 ? batch->instances.n : 0);
-    st = grow((void **)&c->head, &c->head_cap, need, sizeof(float));
-    if (!st && grads) st = grow((void **)&c->grad, &c->grad_cap, need, sizeof(float));
-    if (!st && n_gt > c->gt_cap) {
+    size_t n_gt = (size_t)(batch->instances.n > 0 ? batch->instances.n : 0);
+    if (n_gt > c->gt_cap) {
         size_t cap = c->gt_cap;
         st = grow((void **)&c->gt_boxes, &cap, n_gt * 4, sizeof(float));
         cap = c->gt_cap;
         if (!st) st = grow((void **)&c->gt_cls, &cap, n_gt, sizeof(int32_t));
         if (!st) c->gt_cap = n_gt;
+        if (st) return st;
     }
-    if (!st && (size_t)B * A > c->asg_cap) {
-        size_t cap = c->asg_cap;
-        st = grow((void **)&c->gt_index, &cap, (size_t)B * A, sizeof(int32_t));
-        cap = c->asg_cap;
-        if (!st) st = grow((void **)&c->score, &cap, (size_t)B * A, sizeof(float));
-        if (!st) c->asg_cap = (size_t)B * A;
-    }
-    if (st) return st;
-    yolo_det_levels_gather(levels, nl, h, w, (int)B, (int)C, c->head);
     st = yolo_det_gt_from_batch(batch, c->gt_boxes, c->gt_cls);
     if (st) return yolo_error_context(st, "%s", who);
 
     yolo_det_loss_params p = c->p;
     p.nc = (int)C - 4 * R;
-    p.reg_max = R;
     if (c->class_weights && p.nc != c->p.nc)
         return yolo_error(YOLO_ERR_SHAPE, "%s: the head has %d classes, the class weights (cls_pw) %d", who, p.nc,
                           c->p.nc);
-    yolo_det_gt_batch gt = {batch->instances.n, batch->batch_idx, c->gt_cls, c->gt_boxes};
-    yolo_det_assignment asg = {c->gt_index, c->score};
     memset(out, 0, sizeof *out);
-    st = yolo_det_assign(&p, (int)B, A, c->head, c->anchor_xy, c->anchor_stride, &gt, &asg);
-    if (!st)
-        st = yolo_det_loss_assigned_weighted(&p, c->class_weights, (int)B, A, c->head, c->anchor_xy, c->anchor_stride,
-                                             &gt, &asg, &out->value, grads ? c->grad : NULL);
+    if (!c->end2end) {
+        st = branch_compute(c, &c->branch[0], batch, nl, maps, grads, &p, NULL, 1.0, &out->value);
+    } else {
+        /* E2ELoss: o2m decays from 0.8 (epoch 0) to 0.1 (the last), o2o = 1 - o2m */
+        const double span = c->epochs > 2 ? (double)(c->epochs - 1) : 1.0, k = batch->epoch > 0 ? batch->epoch : 0;
+        const double left = 1.0 - k / span > 0 ? 1.0 - k / span : 0.0, o2m = left * (0.8 - 0.1) + 0.1;
+        const float stal_min = c->stride[0], stal_size = c->stride[nl > 1 ? 1 : 0];
+        const det_assign_options many = {0, stal_min, stal_size}, one = {1, stal_min, stal_size};
+        yolo_det_loss_params p1 = p;
+        p1.tal.topk = 7;
+        yolo_det_loss_value v1;
+        st = branch_compute(c, &c->branch[0], batch, nl, maps, grads, &p, &many, o2m, &out->value);
+        if (!st)
+            st = branch_compute(c, &c->branch[1], batch, nl, maps + nl, grads ? grads + nl : NULL, &p1, &one,
+                                1.0 - o2m, &v1);
+        if (!st) { /* the total of both; the logged items are the one-to-one branch's, as Ultralytics' */
+            const double total = o2m * out->value.total + (1.0 - o2m) * v1.total;
+            out->value = v1;
+            out->value.total = total;
+        }
+    }
     if (st) return st;
-    if (grads) yolo_det_levels_scatter(c->grad, nl, h, w, (int)B, (int)C, glevels);
     out->batch = (int)B;
     out->nc = p.nc;
     out->reg_max = R;
-    out->n_anchors = A;
-    out->head = c->head;
+    out->n_anchors = c->n_anchors;
+    out->head = c->branch[0].head;
     out->anchor_xy = c->anchor_xy;
     out->anchor_stride = c->anchor_stride;
-    out->gt = gt;
-    out->asg = asg;
+    out->gt = (yolo_det_gt_batch){batch->instances.n, batch->batch_idx, c->gt_cls, c->gt_boxes};
+    out->asg = (yolo_det_assignment){c->branch[0].gt_index, c->branch[0].score};
     return YOLO_OK;
 }

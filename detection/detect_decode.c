@@ -35,6 +35,10 @@ yolo_status yolo_det_make_anchors(int n_levels, const int *h, const int *w, cons
 }
 
 double yolo_det_dfl_expect(const float *logits, size_t step, int reg_max, double *p) {
+    if (reg_max == 1) { /* YOLO26: no DFL, the channel is the distance */
+        if (p) p[0] = 1.0;
+        return logits[0];
+    }
     double mx = logits[0];
     for (int j = 1; j < reg_max; j++) mx = fmax(mx, logits[j * step]);
     double e[64], sum = 0;

@@ -1,6 +1,7 @@
 /* detect_head.c — the YOLOv8 Detect head's building and forward helpers
- * (yolo/detection.h, "Detect head"): the box and class branches, the fixed
- * DFL conv, Ultralytics' bias initialisation and the eval-mode decode.
+ * (yolo/detection.h, "Detect head"): the box and class branches (and
+ * YOLO26's one-to-one copies), the fixed DFL conv, Ultralytics' bias
+ * initialisation and the eval-mode decode.
  * The Detect module type itself is the detect plugin's; Segment, Pose and
  * any other head that extends Detect build on these. */
 #include "yolo/detection.h"
@@ -69,60 +70,111 @@ yolo_tensor *yolo_det_branch_forward(const yolo_forward_ctx *f, const yolo_det_b
     return yolo_conv_layer_forward(f, &b->pred, x);
 }
 
+/* The box and class branches of one head (cv2/cv3, or one2one_cv2/one2one_cv3). */
+static yolo_status head_branches_init(yolo_module_ctx *ctx, const yolo_det_head *h, yolo_det_branch *box,
+                                      yolo_det_branch *cls, const char *box_name, const char *cls_name) {
+    yolo_status st = yolo_det_branches_init(ctx, box, box_name, h->nl, h->ch, h->c2, 4 * h->reg_max);
+    /* Ultralytics' legacy flag: YOLOv8-style class branch, or depthwise (YOLO11) */
+    if (!st)
+        st = yolo_module_legacy_heads(ctx) ? yolo_det_branches_init(ctx, cls, cls_name, h->nl, h->ch, h->c3, h->nc)
+                                           : yolo_det_dw_branches_init(ctx, cls, cls_name, h->nl, h->ch, h->c3, h->nc);
+    return st;
+}
+
 yolo_status yolo_det_head_init(yolo_module_ctx *ctx, yolo_det_head *h, int nc, int nl, const int *ch) {
     if (nc < 1) return yolo_module_error(ctx, YOLO_ERR_CONFIG, "nc %d must be >= 1", nc);
     h->nc = nc;
     h->nl = nl;
-    h->reg_max = YOLO_DET_REG_MAX;
+    h->reg_max = yolo_module_reg_max(ctx);
+    if (h->reg_max < 1 || h->reg_max > YOLO_DET_REG_MAX)
+        return yolo_module_error(ctx, YOLO_ERR_CONFIG, "reg_max %d: the head takes 1..%d", h->reg_max,
+                                 YOLO_DET_REG_MAX);
     h->no = nc + 4 * h->reg_max;
     memcpy(h->ch, ch, sizeof(int) * (size_t)nl);
     h->c2 = imax(imax(16, ch[0] / 4), 4 * h->reg_max);
     h->c3 = imax(ch[0], imin(nc, 100));
-    /* state-dict order: every cv2 level, every cv3 level, then dfl */
-    yolo_status st = yolo_det_branches_init(ctx, h->box, "cv2", nl, ch, h->c2, 4 * h->reg_max);
-    /* Ultralytics' legacy flag: YOLOv8-style class branch, or depthwise (YOLO11) */
-    if (!st)
-        st = yolo_module_legacy_heads(ctx) ? yolo_det_branches_init(ctx, h->cls, "cv3", nl, ch, h->c3, nc)
-                                           : yolo_det_dw_branches_init(ctx, h->cls, "cv3", nl, ch, h->c3, nc);
+    /* state-dict order: every cv2 level, every cv3 level, dfl (then yolo_det_one2one_init's copies) */
+    yolo_status st = head_branches_init(ctx, h, h->box, h->cls, "cv2", "cv3");
     if (st) return st;
-    if ((st = yolo_conv_layer_init(ctx, &h->dfl, "dfl.conv", h->reg_max, 1, 1, 1, 0, 1, false, false))) return st;
-    float w[YOLO_DET_REG_MAX];
-    for (int i = 0; i < h->reg_max; i++) w[i] = (float)i;
-    return yolo_tensor_upload_f32(h->dfl.weight, w, h->reg_max);
+    if (h->reg_max > 1) { /* YOLO26's reg_max 1: Ultralytics' dfl is an Identity */
+        if ((st = yolo_conv_layer_init(ctx, &h->dfl, "dfl.conv", h->reg_max, 1, 1, 1, 0, 1, false, false))) return st;
+        float w[YOLO_DET_REG_MAX];
+        for (int i = 0; i < h->reg_max; i++) w[i] = (float)i;
+        if ((st = yolo_tensor_upload_f32(h->dfl.weight, w, h->reg_max))) return st;
+    }
+    yolo_module_add_leaves(ctx, h->reg_max == 1); /* Ultralytics counts the Identity in dfl's place */
+    return YOLO_OK;
 }
 
-yolo_status yolo_det_head_finalize(yolo_module_ctx *ctx, yolo_det_head *h) {
-    float box[4 * YOLO_DET_REG_MAX];
-    for (int i = 0; i < 4 * h->reg_max; i++) box[i] = 1.0f;
-    float *cls = malloc(sizeof(float) * (size_t)h->nc);
-    if (!cls) return yolo_module_error(ctx, YOLO_ERR_NOMEM, "out of memory");
+yolo_status yolo_det_one2one_init(yolo_module_ctx *ctx, const yolo_det_head *h, yolo_det_one2one *o) {
+    /* one leaf module per deep-copied branch list: copy.deepcopy gives the
+     * copies their own SiLU instead of Conv's shared default_act */
+    yolo_module_add_leaves(ctx, 2);
+    return head_branches_init(ctx, h, o->box, o->cls, "one2one_cv2", "one2one_cv3");
+}
+
+/* Ultralytics 8.4 writes 2.0 where 8.3 wrote 1.0; under DFL a constant over
+ * the bins cancels in the softmax, so only reg_max 1 sees it. */
+static float box_bias(const yolo_det_head *h) { return h->reg_max > 1 ? 1.0f : 2.0f; }
+
+/* bias_init of one box and class branch pair (cls is nc floats of scratch). */
+static yolo_status branch_biases(const yolo_det_head *h, const yolo_det_branch *box, const yolo_det_branch *cls,
+                                 float *cls_bias) {
+    float b[4 * YOLO_DET_REG_MAX];
+    for (int i = 0; i < 4 * h->reg_max; i++) b[i] = box_bias(h);
     yolo_status st = YOLO_OK;
     for (int i = 0; i < h->nl && !st; i++) {
-        h->stride[i] = yolo_module_in_stride(ctx, i);
-        if (h->stride[i] < 1) {
-            st = yolo_module_error(ctx, YOLO_ERR_CONFIG, "input %d has no measurable stride", i);
-            break;
-        }
         double s = h->stride[i];
-        float b = (float)log(5.0 / h->nc / ((640.0 / s) * (640.0 / s)));
-        for (int c = 0; c < h->nc; c++) cls[c] = b;
-        st = yolo_tensor_upload_f32(h->box[i].pred.bias, box, 4 * h->reg_max);
-        if (!st) st = yolo_tensor_upload_f32(h->cls[i].pred.bias, cls, h->nc);
+        float v = (float)log(5.0 / h->nc / ((640.0 / s) * (640.0 / s)));
+        for (int c = 0; c < h->nc; c++) cls_bias[c] = v;
+        st = yolo_tensor_upload_f32(box[i].pred.bias, b, 4 * h->reg_max);
+        if (!st) st = yolo_tensor_upload_f32(cls[i].pred.bias, cls_bias, h->nc);
     }
+    return st;
+}
+
+yolo_status yolo_det_one2one_finalize(const yolo_det_head *h, yolo_det_one2one *o) {
+    float *cls = malloc(sizeof(float) * (size_t)h->nc);
+    if (!cls) return yolo_error(YOLO_ERR_NOMEM, "Detect: out of memory");
+    yolo_status st = branch_biases(h, o->box, o->cls, cls);
     free(cls);
     return st;
 }
 
-yolo_status yolo_det_head_raw(const yolo_forward_ctx *f, yolo_det_head *h, int n_in, yolo_tensor *const *in,
-                                          yolo_tensor **raw) {
+yolo_status yolo_det_head_finalize(yolo_module_ctx *ctx, yolo_det_head *h) {
+    for (int i = 0; i < h->nl; i++) {
+        h->stride[i] = yolo_module_in_stride(ctx, i);
+        if (h->stride[i] < 1) return yolo_module_error(ctx, YOLO_ERR_CONFIG, "input %d has no measurable stride", i);
+    }
+    float *cls = malloc(sizeof(float) * (size_t)h->nc);
+    if (!cls) return yolo_module_error(ctx, YOLO_ERR_NOMEM, "out of memory");
+    yolo_status st = branch_biases(h, h->box, h->cls, cls);
+    free(cls);
+    return st;
+}
+
+static yolo_status branches_raw(const yolo_forward_ctx *f, const yolo_det_head *h, const yolo_det_branch *box,
+                                const yolo_det_branch *cls, int n_in, yolo_tensor *const *in, bool detach,
+                                yolo_tensor **raw) {
     if (n_in != h->nl) return yolo_error(YOLO_ERR_ARG, "Detect: %d inputs, built for %d", n_in, h->nl);
     for (int i = 0; i < h->nl; i++) {
-        yolo_tensor *parts[2] = {yolo_det_branch_forward(f, &h->box[i], in[i]),
-                                 yolo_det_branch_forward(f, &h->cls[i], in[i])};
+        yolo_tensor *x = detach ? yolo_detach(f->graph, in[i]) : in[i];
+        yolo_tensor *parts[2] = {x ? yolo_det_branch_forward(f, &box[i], x) : NULL,
+                                 x ? yolo_det_branch_forward(f, &cls[i], x) : NULL};
         raw[i] = parts[0] && parts[1] ? yolo_concat(f->graph, 2, parts, 1) : NULL;
         if (!raw[i]) return yolo_graph_status(f->graph) ? yolo_graph_status(f->graph) : YOLO_ERR_SHAPE;
     }
     return YOLO_OK;
+}
+
+yolo_status yolo_det_head_raw(const yolo_forward_ctx *f, yolo_det_head *h, int n_in, yolo_tensor *const *in,
+                              yolo_tensor **raw) {
+    return branches_raw(f, h, h->box, h->cls, n_in, in, false, raw);
+}
+
+yolo_status yolo_det_one2one_raw(const yolo_forward_ctx *f, const yolo_det_head *h, const yolo_det_one2one *o,
+                                 int n_in, yolo_tensor *const *in, yolo_tensor **raw) {
+    return branches_raw(f, h, o->box, o->cls, n_in, in, f->training, raw);
 }
 
 yolo_tensor *yolo_det_flatten_levels(yolo_graph *g, int nl, yolo_tensor *const *maps) {
@@ -195,10 +247,14 @@ yolo_tensor *yolo_det_head_decode(const yolo_forward_ctx *f, yolo_det_head *h, y
     int64_t n = x->shape[0], a = x->shape[2];
     yolo_tensor *box = yolo_slice(g, x, 1, 0, 4 * h->reg_max);
     yolo_tensor *cls = yolo_slice(g, x, 1, 4 * h->reg_max, h->nc);
-    /* DFL: softmax over the reg_max bins of each side, then the fixed conv (expectation) */
+    /* DFL: softmax over the reg_max bins of each side, then the fixed conv
+     * (expectation); at reg_max 1 the four channels are the distances */
     int64_t bins[4] = {n * 4, h->reg_max, 1, a}, sides[3] = {n, 4, a};
-    yolo_tensor *d = yolo_softmax(g, yolo_reshape(g, box, 4, bins), 1);
-    d = yolo_reshape(g, yolo_conv_layer_forward(f, &h->dfl, d), 3, sides);
+    yolo_tensor *d = box;
+    if (h->reg_max > 1) {
+        d = yolo_softmax(g, yolo_reshape(g, box, 4, bins), 1);
+        d = yolo_reshape(g, yolo_conv_layer_forward(f, &h->dfl, d), 3, sides);
+    }
     /* dist2bbox (xywh), then to pixels */
     yolo_tensor *lt = yolo_slice(g, d, 1, 0, 2), *rb = yolo_slice(g, d, 1, 2, 2);
     yolo_tensor *x1y1 = yolo_sub(g, e->anchors, lt), *x2y2 = yolo_add(g, e->anchors, rb);

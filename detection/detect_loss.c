@@ -9,7 +9,9 @@
  * with w the anchor's soft-target sum, boxes in grid units (pixels / stride)
  * and DFL targets clamped to [0, reg_max - 1 - 0.01]. The assignment and the
  * soft targets are constants, as Ultralytics computes them under no_grad.
- * w_c is class c's cls_pw weight (weighted_loss.h), 1 without one.
+ * w_c is class c's cls_pw weight (loss_internal.h), 1 without one.
+ * reg_max 1 (YOLO26): the distances are the four box channels themselves
+ * and dfl is an L1 term (loss_internal.h, det_loss_assigned).
  *
  * Everything accumulates in double; the gradient goes out as float. */
 #include <math.h>
@@ -19,7 +21,7 @@
 #include "yolo/detection.h"
 #include "yolo/loss.h"
 #include "per_image.h"
-#include "weighted_loss.h"
+#include "loss_internal.h"
 
 yolo_det_loss_params yolo_det_loss_default_params(int nc) {
     yolo_det_loss_params p = {.nc = nc,
@@ -31,14 +33,16 @@ yolo_det_loss_params yolo_det_loss_default_params(int nc) {
     return p;
 }
 
-static yolo_status check_args(const char *fn, const yolo_det_loss_params *p, int batch, int n_anchors,
+/* min_reg_max: 2 for the public entry points, 1 where the options carry
+ * what reg_max 1 needs (the image size). */
+static yolo_status check_args(const char *fn, const yolo_det_loss_params *p, int min_reg_max, int batch, int n_anchors,
                               const float *head, const float *anchor_xy, const float *anchor_stride,
                               const yolo_det_gt_batch *gt) {
     if (!p || !head || !anchor_xy || !anchor_stride || !gt)
         return yolo_error(YOLO_ERR_ARG, "%s: NULL argument", fn);
-    if (batch <= 0 || n_anchors <= 0 || p->nc <= 0 || p->reg_max < 2 || p->reg_max > 64)
-        return yolo_error(YOLO_ERR_ARG, "%s: batch %d, anchors %d, nc %d, reg_max %d (need 2..64)", fn, batch,
-                          n_anchors, p->nc, p->reg_max);
+    if (batch <= 0 || n_anchors <= 0 || p->nc <= 0 || p->reg_max < min_reg_max || p->reg_max > 64)
+        return yolo_error(YOLO_ERR_ARG, "%s: batch %d, anchors %d, nc %d, reg_max %d (need %d..64)", fn, batch,
+                          n_anchors, p->nc, p->reg_max, min_reg_max);
     if (gt->n < 0 || (gt->n > 0 && (!gt->batch_idx || !gt->cls || !gt->boxes)))
         return yolo_error(YOLO_ERR_ARG, "%s: gt batch of %d instances lacks arrays", fn, gt->n);
     for (int i = 0; i < gt->n; i++) {
@@ -55,6 +59,7 @@ static yolo_status check_args(const char *fn, const yolo_det_loss_params *p, int
 /* The assignment of one image (yolo_det_for_each_image). */
 typedef struct assign_job {
     const yolo_det_loss_params *p;
+    const det_assign_options *o;
     int n_anchors;
     const float *head, *anchor_xy, *anchor_stride, *anchor_px;
     const yolo_det_gt_batch *gt;
@@ -77,11 +82,12 @@ static yolo_status assign_one(const assign_job *j, int b, float *pred_px, int32_
         ng++;
     }
     if (ng > 0) {
+        const bool widened = j->o && j->o->stal_min > 0; /* STAL's regions reach past the gts */
         for (size_t a = 0; a < A; a++) {
             /* Only anchors inside some gt are ever compared with one: skip
              * the softmaxes of the rest (most of the image). */
             const float *c = anchor_px + 2 * a;
-            bool inside = false;
+            bool inside = widened;
             for (int g = 0; g < ng && !inside; g++) {
                 const float *q = gbox + 4 * g;
                 inside = c[0] > q[0] && c[1] > q[1] && c[0] < q[2] && c[1] < q[3];
@@ -98,8 +104,8 @@ static yolo_status assign_one(const assign_job *j, int b, float *pred_px, int32_
             pred_px[4 * a + 3] = (float)((ay + d[3]) * s);
         }
     }
-    yolo_status st = yolo_tal_assign(&p->tal, j->n_anchors, p->nc, hb + 4 * (size_t)p->reg_max * A, pred_px,
-                                     anchor_px, ng, gcls, gbox, local, j->out->score + (size_t)b * A, NULL);
+    yolo_status st = det_tal_assign(&p->tal, j->o, j->n_anchors, p->nc, hb + 4 * (size_t)p->reg_max * A, pred_px,
+                                    anchor_px, ng, gcls, gbox, local, j->out->score + (size_t)b * A, NULL);
     if (!st)
         for (size_t a = 0; a < A; a++) j->out->gt_index[(size_t)b * A + a] = local[a] >= 0 ? map[local[a]] : -1;
     return st;
@@ -121,7 +127,13 @@ static yolo_status assign_image(void *arg, int b) {
 yolo_status yolo_det_assign(const yolo_det_loss_params *p, int batch, int n_anchors, const float *head,
                           const float *anchor_xy, const float *anchor_stride, const yolo_det_gt_batch *gt,
                           yolo_det_assignment *out) {
-    yolo_status st = check_args("yolo_det_assign", p, batch, n_anchors, head, anchor_xy, anchor_stride, gt);
+    return det_assign(p, NULL, batch, n_anchors, head, anchor_xy, anchor_stride, gt, out);
+}
+
+yolo_status det_assign(const yolo_det_loss_params *p, const det_assign_options *o, int batch, int n_anchors,
+                       const float *head, const float *anchor_xy, const float *anchor_stride,
+                       const yolo_det_gt_batch *gt, yolo_det_assignment *out) {
+    yolo_status st = check_args("yolo_det_assign", p, 1, batch, n_anchors, head, anchor_xy, anchor_stride, gt);
     if (st) return st;
     if (!out || !out->gt_index || !out->score)
         return yolo_error(YOLO_ERR_ARG, "yolo_det_assign: NULL assignment arrays");
@@ -132,7 +144,7 @@ yolo_status yolo_det_assign(const yolo_det_loss_params *p, int batch, int n_anch
         anchor_px[2 * a] = anchor_xy[2 * a] * anchor_stride[a];
         anchor_px[2 * a + 1] = anchor_xy[2 * a + 1] * anchor_stride[a];
     }
-    assign_job j = {p, n_anchors, head, anchor_xy, anchor_stride, anchor_px, gt, out};
+    assign_job j = {p, o, n_anchors, head, anchor_xy, anchor_stride, anchor_px, gt, out};
     st = yolo_det_for_each_image(batch, assign_image, &j);
     free(anchor_px);
     return st;
@@ -147,6 +159,32 @@ static double side_softmax(const float *z, size_t step, int reg_max, double *p, 
     for (int j = 0; j < reg_max; j++) d += j * (p[j] /= sum);
     *lse = mx + log(sum);
     return d;
+}
+
+/* Box and L1 terms of one positive anchor at reg_max 1: the distances are
+ * the channels; the L1 compares them with the target's as fractions of the
+ * image side (x sides / width, y sides / height). g as positive_anchor's. */
+static void positive_anchor_l1(const yolo_det_loss_params *p, const float *hb, size_t A, size_t a,
+                               const float *anchor, double stride, const float *tbox_px, double w,
+                               const det_loss_options *o, double *box_sum, double *l1_sum, double *g) {
+    double d[4];
+    for (int k = 0; k < 4; k++) d[k] = hb[(size_t)k * A + a];
+    double ax = anchor[0], ay = anchor[1];
+    double pred[4] = {ax - d[0], ay - d[1], ax + d[2], ay + d[3]}, tgt[4], dciou[4];
+    for (int k = 0; k < 4; k++) tgt[k] = tbox_px[k] / stride;
+    *box_sum += (1 - yolo_box_ciou_grad(pred, tgt, dciou)) * w;
+    double tdist[4] = {ax - tgt[0], ay - tgt[1], tgt[2] - ax, tgt[3] - ay}, l1 = 0, sgn[4], unit[4];
+    for (int k = 0; k < 4; k++) {
+        unit[k] = stride / (k % 2 ? o->image_h : o->image_w);
+        double e = d[k] * unit[k] - tdist[k] * unit[k];
+        l1 += fabs(e);
+        sgn[k] = e > 0 ? 1 : e < 0 ? -1 : 0; /* torch's l1_loss gradient: sign, 0 at 0 */
+    }
+    *l1_sum += l1 / 4 * w;
+    if (!g) return;
+    double gbox = -p->box_gain * w, gl1 = p->dfl_gain * w / 4;
+    const double dx[4] = {-dciou[0], -dciou[1], dciou[2], dciou[3]}; /* d(pred side)/d(distance) */
+    for (int k = 0; k < 4; k++) g[k] = gbox * dx[k] + gl1 * sgn[k] * unit[k];
 }
 
 /* Box and DFL terms of one positive anchor. When g is not NULL it receives
@@ -203,7 +241,8 @@ typedef struct loss_job {
     const float *head, *anchor_xy, *anchor_stride;
     const yolo_det_gt_batch *gt;
     const yolo_det_assignment *asg;
-    const float *class_weights; /* [nc] or NULL (weighted_loss.h) */
+    const det_loss_options *o;
+    const float *class_weights; /* [nc] or NULL (loss_internal.h) */
     float *grad;
     double scale;
     double *sums; /* [batch][3]: cls, box, dfl */
@@ -247,8 +286,12 @@ static yolo_status loss_image(void *arg, int b) {
     for (size_t a = 0; a < A; a++) {
         if (gi[a] < 0) continue;
         double g[4 * 64];
-        positive_anchor(p, hb, A, a, anchor_xy + 2 * a, anchor_stride[a], gt->boxes + 4 * (size_t)gi[a],
-                        sc[a], &box_sum, &dfl_sum, gb ? g : NULL);
+        if (R == 1)
+            positive_anchor_l1(p, hb, A, a, anchor_xy + 2 * a, anchor_stride[a], gt->boxes + 4 * (size_t)gi[a], sc[a],
+                               j->o, &box_sum, &dfl_sum, gb ? g : NULL);
+        else
+            positive_anchor(p, hb, A, a, anchor_xy + 2 * a, anchor_stride[a], gt->boxes + 4 * (size_t)gi[a],
+                            sc[a], &box_sum, &dfl_sum, gb ? g : NULL);
         if (gb)
             for (size_t k = 0; k < 4 * R; k++) gb[k * A + a] = (float)(scale * g[k]);
     }
@@ -260,16 +303,16 @@ yolo_status yolo_det_loss_assigned(const yolo_det_loss_params *p, int batch, int
                                  const float *anchor_xy, const float *anchor_stride,
                                  const yolo_det_gt_batch *gt, const yolo_det_assignment *asg,
                                  yolo_det_loss_value *out, float *grad) {
-    return yolo_det_loss_assigned_weighted(p, NULL, batch, n_anchors, head, anchor_xy, anchor_stride, gt, asg, out,
-                                           grad);
+    return det_loss_assigned(p, NULL, batch, n_anchors, head, anchor_xy, anchor_stride, gt, asg, out, grad);
 }
 
-yolo_status yolo_det_loss_assigned_weighted(const yolo_det_loss_params *p, const float *class_weights, int batch,
-                                            int n_anchors, const float *head, const float *anchor_xy,
-                                            const float *anchor_stride, const yolo_det_gt_batch *gt,
-                                            const yolo_det_assignment *asg, yolo_det_loss_value *out, float *grad) {
+yolo_status det_loss_assigned(const yolo_det_loss_params *p, const det_loss_options *o, int batch, int n_anchors,
+                              const float *head, const float *anchor_xy, const float *anchor_stride,
+                              const yolo_det_gt_batch *gt, const yolo_det_assignment *asg, yolo_det_loss_value *out,
+                              float *grad) {
+    const bool sized = o && o->image_w > 0 && o->image_h > 0; /* what reg_max 1's L1 term needs */
     yolo_status st =
-        check_args("yolo_det_loss_assigned", p, batch, n_anchors, head, anchor_xy, anchor_stride, gt);
+        check_args("yolo_det_loss_assigned", p, sized ? 1 : 2, batch, n_anchors, head, anchor_xy, anchor_stride, gt);
     if (st) return st;
     if (!asg || !asg->gt_index || !asg->score || !out)
         return yolo_error(YOLO_ERR_ARG, "yolo_det_loss_assigned: NULL assignment or output");
@@ -294,7 +337,7 @@ yolo_status yolo_det_loss_assigned_weighted(const yolo_det_loss_params *p, const
 
     double *sums = calloc((size_t)batch * 3, sizeof(double)); /* per image: cls, box, dfl */
     if (!sums) return yolo_error(YOLO_ERR_NOMEM, "yolo_det_loss_assigned: out of memory for %d images", batch);
-    loss_job j = {p, A, head, anchor_xy, anchor_stride, gt, asg, class_weights, grad, scale, sums};
+    loss_job j = {p, A, head, anchor_xy, anchor_stride, gt, asg, o, o ? o->class_weights : NULL, grad, scale, sums};
     st = yolo_det_for_each_image(batch, loss_image, &j);
     double cls_sum = 0, box_sum = 0, dfl_sum = 0;
     for (int b = 0; b < batch; b++) /* in image order: the same sums for any thread count */

@@ -90,6 +90,52 @@ static bool class_wanted(const yolo_nms_params *p, int c) {
     return false;
 }
 
+yolo_status yolo_e2e_select(const float *pred, int nc, int n_anchors, const yolo_nms_params *p, yolo_detection *out,
+                            int *n_out) {
+    if (!pred || !p || !out || !n_out || nc <= 0 || n_anchors < 0)
+        return yolo_error(YOLO_ERR_ARG, "yolo_e2e_select: bad arguments (nc %d, anchors %d)", nc, n_anchors);
+    *n_out = 0;
+    const size_t A = (size_t)n_anchors;
+    const int k = p->max_det < n_anchors ? p->max_det : n_anchors;
+    if (k <= 0) return YOLO_OK;
+    const float *cls = pred + 4 * A;
+    float *best = malloc(A * sizeof *best), *cand = malloc((size_t)k * (size_t)nc * sizeof *cand);
+    int *arg = malloc(A * sizeof *arg);
+    scored_index *anchors = NULL, *pairs = NULL;
+    yolo_status st = YOLO_OK;
+    if (!best || !cand || !arg) goto nomem;
+    for (size_t a = 0; a < A; a++) {
+        best[a] = cls[a], arg[a] = 0;
+        for (int c = 1; c < nc; c++)
+            if (cls[c * A + a] > best[a]) best[a] = cls[c * A + a], arg[a] = c;
+    }
+    if (!(anchors = sorted_by_score(best, n_anchors))) goto nomem; /* topk over the anchors' best scores */
+    if (!p->agnostic) { /* then topk over the k x nc (anchor, class) scores of those anchors */
+        for (int i = 0; i < k; i++)
+            for (int c = 0; c < nc; c++) cand[(size_t)i * nc + c] = cls[(size_t)c * A + (size_t)anchors[i].index];
+        if (!(pairs = sorted_by_score(cand, k * nc))) goto nomem;
+    }
+    int n = 0;
+    for (int i = 0; i < k; i++) {
+        const int a = pairs ? anchors[pairs[i].index / nc].index : anchors[i].index;
+        const int c = pairs ? pairs[i].index % nc : arg[a];
+        const float score = pairs ? pairs[i].score : anchors[i].score;
+        if (!(score > p->conf) || !class_wanted(p, c)) continue;
+        float xywh[4];
+        for (int j = 0; j < 4; j++) xywh[j] = pred[(size_t)j * A + (size_t)a];
+        yolo_box_xywh_to_xyxy(xywh, out[n].box, 1);
+        out[n].score = score, out[n].cls = c, out[n].anchor = a;
+        n++;
+    }
+    *n_out = n;
+    goto done;
+nomem:
+    st = yolo_error(YOLO_ERR_NOMEM, "yolo_e2e_select: out of memory for %d anchors x %d classes", n_anchors, nc);
+done:
+    free(best), free(cand), free(arg), free(anchors), free(pairs);
+    return st;
+}
+
 yolo_status yolo_nms_detect(const float *pred, int nc, int n_anchors, const yolo_nms_params *p, yolo_detection *out,
                        int *n_out) {
     if (!pred || !p || !out || !n_out || nc <= 0 || n_anchors < 0)

@@ -12,6 +12,8 @@
  *                even one whose top-k it was not in (select_highest_overlaps)
  *   soft target  metric * max CIoU of the gt / (max metric of the gt + eps),
  *                maxima over the gt's final positives.
+ * Ultralytics 8.4's options (loss_internal.h): STAL widens small gts for the
+ * candidate test only; topk2 then keeps each gt's topk2 best positives.
  * Values are float as in the reference (CIoU itself is computed in double).
  * torch.topk leaves the order of equal values unspecified; here ties go to
  * the lower anchor index, which only matters for zero-metric positives
@@ -19,6 +21,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "loss_internal.h"
 #include "yolo/detection.h"
 
 yolo_tal_params yolo_tal_default_params(void) {
@@ -33,6 +36,7 @@ typedef struct tal_image {
     int n_gt;
     const int32_t *gt_cls;
     const float *gt_boxes;
+    const float *region; /* [n_gt, 4] the candidate regions: gt_boxes, or STAL's */
 } tal_image;
 
 typedef struct tal_cand {
@@ -43,7 +47,7 @@ typedef struct tal_cand {
 static bool gt_valid(const float *box) { return box[0] + box[1] + box[2] + box[3] > 0; }
 
 static bool anchor_in_gt(const tal_image *t, int g, int a) {
-    const float *b = t->gt_boxes + 4 * g, *pt = t->anchor_px + 2 * a;
+    const float *b = t->region + 4 * g, *pt = t->anchor_px + 2 * a;
     float m = fminf(fminf(pt[0] - b[0], pt[1] - b[1]), fminf(b[2] - pt[0], b[3] - pt[1]));
     return m > t->p->eps;
 }
@@ -107,9 +111,63 @@ static void select_topk(const tal_image *t, int g, tal_cand *cand, tal_cand *bes
     }
 }
 
+/* STAL's regions: every valid gt through xyxy -> xywh -> xyxy in float as
+ * torch does it (the round trip's rounding included), a side < stal_min
+ * replaced by stal_size. */
+static void stal_regions(const det_assign_options *o, int n_gt, const float *gt, float *region) {
+    for (int g = 0; g < n_gt; g++) {
+        const float *b = gt + 4 * g;
+        float *r = region + 4 * g;
+        if (!gt_valid(b)) {
+            for (int k = 0; k < 4; k++) r[k] = b[k];
+            continue;
+        }
+        float xywh[4];
+        yolo_box_xyxy_to_xywh(b, xywh, 1);
+        if (xywh[2] < o->stal_min) xywh[2] = o->stal_size;
+        if (xywh[3] < o->stal_min) xywh[3] = o->stal_size;
+        yolo_box_xywh_to_xyxy(xywh, r, 1);
+    }
+}
+
+/* topk2: each gt keeps its topk2 positives of highest metric (ties: lower
+ * anchor). A positive of metric 0 is dropped: torch's topk over the gt's
+ * row of zeros picks some anchor, and its weight would be 0 anyway. */
+static yolo_status keep_topk2(const tal_image *t, int topk2, int32_t *target_gt) {
+    tal_cand *best = malloc((size_t)topk2 * sizeof *best);
+    if (!best) return yolo_error(YOLO_ERR_NOMEM, "yolo_tal_assign: out of memory for topk2 %d", topk2);
+    for (int g = 0; g < t->n_gt; g++) {
+        int n_best = 0;
+        for (int a = 0; a < t->n_anchors; a++) {
+            if (target_gt[a] != g) continue;
+            float ov, m;
+            pair_metric(t, g, a, &ov, &m);
+            target_gt[a] = -1; /* back below if it is among the best */
+            if (!(m > 0) || (n_best == topk2 && !(m > best[topk2 - 1].metric))) continue;
+            int j = n_best < topk2 ? n_best++ : topk2 - 1;
+            while (j > 0 && m > best[j - 1].metric) {
+                best[j] = best[j - 1];
+                j--;
+            }
+            best[j] = (tal_cand){a, m};
+        }
+        for (int i = 0; i < n_best; i++) target_gt[best[i].anchor] = g;
+    }
+    free(best);
+    return YOLO_OK;
+}
+
 yolo_status yolo_tal_assign(const yolo_tal_params *p, int n_anchors, int nc, const float *cls_logits,
                        const float *pred_boxes, const float *anchor_px, int n_gt, const int32_t *gt_cls,
                        const float *gt_boxes, int32_t *target_gt, float *target_score, int *n_fg) {
+    return det_tal_assign(p, NULL, n_anchors, nc, cls_logits, pred_boxes, anchor_px, n_gt, gt_cls, gt_boxes,
+                          target_gt, target_score, n_fg);
+}
+
+yolo_status det_tal_assign(const yolo_tal_params *p, const det_assign_options *o, int n_anchors, int nc,
+                           const float *cls_logits, const float *pred_boxes, const float *anchor_px, int n_gt,
+                           const int32_t *gt_cls, const float *gt_boxes, int32_t *target_gt, float *target_score,
+                           int *n_fg) {
     if (!p || n_anchors <= 0 || nc <= 0 || n_gt < 0 || !cls_logits || !pred_boxes || !anchor_px ||
         !target_gt || !target_score || (n_gt > 0 && (!gt_cls || !gt_boxes)))
         return yolo_error(YOLO_ERR_ARG, "yolo_tal_assign: bad arguments (anchors %d, nc %d, gts %d)", n_anchors,
@@ -126,17 +184,23 @@ yolo_status yolo_tal_assign(const yolo_tal_params *p, int n_anchors, int nc, con
     if (n_fg) *n_fg = 0;
     if (n_gt == 0) return YOLO_OK;
 
-    tal_image t = {p, n_anchors, cls_logits, pred_boxes, anchor_px, n_gt, gt_cls, gt_boxes};
+    const bool stal = o && o->stal_min > 0;
+    tal_image t = {p, n_anchors, cls_logits, pred_boxes, anchor_px, n_gt, gt_cls, gt_boxes, gt_boxes};
     tal_cand *cand = malloc((size_t)n_anchors * sizeof *cand);
     tal_cand *best = malloc((size_t)p->topk * sizeof *best);
     int32_t *count = calloc((size_t)n_anchors, sizeof *count);
     float *gt_max = calloc(2 * (size_t)n_gt, sizeof *gt_max); /* max metric, max overlap */
-    if (!cand || !best || !count || !gt_max) {
-        free(cand), free(best), free(count), free(gt_max);
+    float *region = stal ? malloc(4 * (size_t)n_gt * sizeof *region) : NULL;
+    if (!cand || !best || !count || !gt_max || (stal && !region)) {
+        free(cand), free(best), free(count), free(gt_max), free(region);
         return yolo_error(YOLO_ERR_NOMEM, "yolo_tal_assign: out of memory for %d anchors x %d gts", n_anchors,
                           n_gt);
     }
 
+    if (stal) {
+        stal_regions(o, n_gt, gt_boxes, region);
+        t.region = region;
+    }
     for (int g = 0; g < n_gt; g++)
         if (gt_valid(gt_boxes + 4 * g)) select_topk(&t, g, cand, best, count, target_gt);
 
@@ -151,6 +215,13 @@ yolo_status yolo_tal_assign(const yolo_tal_params *p, int n_anchors, int nc, con
             if (ov > top) top = ov, arg = g;
         }
         target_gt[a] = arg;
+    }
+    if (o && o->topk2 > 0 && o->topk2 != p->topk) {
+        yolo_status st = keep_topk2(&t, o->topk2, target_gt);
+        if (st) {
+            free(cand), free(best), free(count), free(gt_max), free(region);
+            return st;
+        }
     }
 
     /* Normalise by each gt's maxima over its final positives. */
@@ -170,6 +241,6 @@ yolo_status yolo_tal_assign(const yolo_tal_params *p, int n_anchors, int nc, con
         if (g >= 0) target_score[a] = target_score[a] * gt_max[2 * g + 1] / (gt_max[2 * g] + p->eps);
     }
     if (n_fg) *n_fg = fg;
-    free(cand), free(best), free(count), free(gt_max);
+    free(cand), free(best), free(count), free(gt_max), free(region);
     return YOLO_OK;
 }

@@ -8,7 +8,7 @@
 # multi_scale) counts by the
 # derived field's use; a PLUGIN row the key
 # quoted in plugins/ or detection/. REFUSED rows are
-# listed, as are REFUSED_TRUE rows (test_settings decides which may exist). Prints one line per row;
+# listed. Prints one line per row;
 # exits 1 if a row has no reader.
 # Usage: check_key_readers.sh SOURCE_DIR [-v]
 src=${1:?source dir}
@@ -39,14 +39,14 @@ awk '/^ *[A-Z_]+\(/ { row = $0 } row && !/^ *[A-Z_]+\(/ { row = row " " $0 } row
             field=$(printf '%s' "$rest" | cut -d, -f2 | tr -d ' ' | sed 's/.*\.//')
             case $field in split_name) field=split ;; half) field=half_best ;; batch_given) field=batch ;; imgsz_given) field=imgsz ;;
                 amp_given) field=amp ;; multi_scale_given) field=multi_scale ;; esac ;;
-        CORE | PLUGIN | REFUSED | REFUSED_TRUE) field= ;;
+        CORE | PLUGIN | REFUSED) field= ;;
         *) continue ;;
         esac
         [ -n "$key" ] || continue
         case $kind in
         CORE) where=$(first_hit "\"$key\"" core) ;;
         PLUGIN) where=$(first_hit "\"$key\"" plugins detection) ;;
-        REFUSED | REFUSED_TRUE) where="($kind)" ;;
+        REFUSED) where="($kind)" ;;
         *) where=$(first_hit "(\\.|->)$field\\b" core plugins detection) ;;
         esac
         if [ -z "$where" ]; then

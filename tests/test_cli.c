@@ -98,19 +98,19 @@ static void test_binary(void) {
            "images: JPEG (libjpeg-turbo", "WebP (libwebp", "TIFF (libtiff",
            "detect", "classify", "segment", "ABI 1.", "libyolo-detect.so");
     EXPECT(run(real_dir, "checks", "verbose=true", NULL), 2, "err", "takes no arguments");
-    /* Ultralytics 8.4's keys in help; a YOLO26 model yaml asks for its
-     * NMS-free head with end2end: True, refused naming the yaml's line */
+    /* Ultralytics 8.4's keys in help; a model yaml's end2end that is not a
+     * bool is refused naming the yaml's line */
     EXPECT(run(real_dir, "train", "help", NULL), 0, "out", "multi_scale=false", "bool|float in [0, 1]",
            "amp=true", "bool|fp16|bf16|fp32", "compile=false", "cls_pw=0.0", "MuSGD");
-    EXPECT(run(real_dir, "val", "help", NULL), 0, "out", "end2end=null", "not supported when true");
+    EXPECT(run(real_dir, "val", "help", NULL), 0, "out", "end2end=null", "YOLO26's NMS-free one-to-one head");
     char e2e_path[] = "/tmp/yolo_test_cli_e2e_XXXXXX.yaml", e2e_arg[80];
     int e2e_fd = mkstemps(e2e_path, 5);
-    const char *e2e_yaml = "nc: 3\nend2end: True\nbackbone: [[-1, 1, Conv, [16, 3, 2]]]\nhead: [[[-1], 1, Detect, [nc]]]\n";
+    const char *e2e_yaml = "nc: 3\nend2end: yes please\nbackbone: [[-1, 1, Conv, [16, 3, 2]]]\nhead: [[[-1], 1, Detect, [nc]]]\n";
     CHECK(e2e_fd >= 0 && write(e2e_fd, e2e_yaml, strlen(e2e_yaml)) == (ssize_t)strlen(e2e_yaml));
     close(e2e_fd);
     snprintf(e2e_arg, sizeof e2e_arg, "model=%s", e2e_path);
-    EXPECT(run(real_dir, "detect", "train", e2e_arg, "data=shapes", "epochs=1", NULL), 2, "err", "end2end=true", e2e_path,
-           ":2)", "YOLO26");
+    EXPECT(run(real_dir, "detect", "train", e2e_arg, "data=shapes", "epochs=1", NULL), 2, "err", "end2end must be True or False",
+           e2e_path, ":2:", "yes please");
     unlink(e2e_path);
     /* Ultralytics' settings, cfg and copy-cfg: shown, never written (settings.json is its tools') */
     EXPECT(run(real_dir, "settings", NULL), 0, "out", "datasets_dir: ", "settings.json: ", "cache_dir: ");

@@ -58,13 +58,24 @@ static void test_errors(void) {
                  YOLO_ERR_UNSUPPORTED, (const char *[]){"act.yaml:2:", "nn.LeakyReLU(0.1)", NULL});
     expect_error("nohead.yaml", "nc: 4\nbackbone:\n  - [-1, 1, Conv, [16, 3]]\n  - [-1, 1, Detect, [nc]]\n",
                  YOLO_ERR_CONFIG, (const char *[]){"nohead.yaml:4:", "'Detect'", NULL});
-    /* Ultralytics 8.4's YOLO26 parts that are not built: refused naming the line */
-    expect_error("attn.yaml", "nc: 4\nbackbone:\n  - [-1, 1, Conv, [16, 3, 2]]\n  - [-1, 1, C3k2, [16, True, 0.5, True]]\n",
-                 YOLO_ERR_UNSUPPORTED, (const char *[]){"attn.yaml:4:", "C3k2", "attn=True", "not built", NULL});
-    expect_error("regmax.yaml", "nc: 4\nreg_max: 1\nbackbone:\n  - [-1, 1, Conv, [16, 3]]\n", YOLO_ERR_UNSUPPORTED,
-                 (const char *[]){"regmax.yaml:2:", "reg_max 1", "DFL", NULL});
-    expect_error("e2e.yaml", "nc: 4\nend2end: True\nbackbone:\n  - [-1, 1, Conv, [16, 3]]\n", YOLO_ERR_UNSUPPORTED,
-                 (const char *[]){"e2e.yaml:2:", "end2end True", "NMS-free", NULL});
+    /* Ultralytics 8.4's model keys: reg_max 1..16, end2end a bool; bad values named with their line */
+    expect_error("regmax.yaml", "nc: 4\nreg_max: 17\nbackbone:\n  - [-1, 1, Conv, [16, 3]]\n", YOLO_ERR_FORMAT,
+                 (const char *[]){"regmax.yaml:2:", "reg_max 17", "1..16", NULL});
+    expect_error("e2e.yaml", "nc: 4\nend2end: maybe\nbackbone:\n  - [-1, 1, Conv, [16, 3]]\n", YOLO_ERR_FORMAT,
+                 (const char *[]){"e2e.yaml:2:", "end2end", "maybe", NULL});
+    /* YOLO26's C3k2 attn units build: m.<i>.0 a Bottleneck, m.<i>.1 a PSABlock with max(c // 64, 1) heads */
+    {
+        yolo_status st;
+        yolo_model *m = load_text("attn.yaml", "nc: 4\nbackbone:\n  - [-1, 1, Conv, [16, 3, 2]]\n"
+                                               "  - [-1, 1, C3k2, [16, True, 0.5, True]]\n", &st);
+        CHECK_MSG(m && !st, "C3k2 attn: %s", yolo_last_error());
+        CHECK_MSG(m && yolo_model_find_tensor(m, "model.1.m.0.0.cv1.conv.weight") &&
+                      yolo_model_find_tensor(m, "model.1.m.0.1.attn.qkv.conv.weight") &&
+                      yolo_model_find_tensor(m, "model.1.m.0.1.ffn.1.bn.weight") &&
+                      !yolo_model_find_tensor(m, "model.1.m.0.cv1.conv.weight"),
+                  "C3k2 attn: Ultralytics' parameter names");
+        yolo_model_free(m);
+    }
     expect_error("sppf.yaml", "nc: 4\nbackbone:\n  - [-1, 1, Conv, [16, 3]]\n  - [-1, 1, SPPF, [16, 5, 0]]\n",
                  YOLO_ERR_CONFIG, (const char *[]){"sppf.yaml:4:", "n=0", NULL});
     /* 8.4's C3k2 form with attn False (g and shortcut after it) builds; 8.3's g in its place too */

@@ -46,7 +46,6 @@ static const char *use_name(yolo_key_use use) {
     case YOLO_KEY_CORE: return "core, outside the settings";
     case YOLO_KEY_TASK_PLUGIN: return "task plugins (ctx cfg)";
     case YOLO_KEY_REFUSED: return "refused";
-    case YOLO_KEY_REFUSED_TRUE: return "refused when true";
     }
     return "?";
 }
@@ -325,23 +324,19 @@ static void test_table_refusals(void) {
     }
 }
 
-/* end2end (Ultralytics 8.4): null (the model's head) and false (the NMS
- * head) are what every model here runs; true is refused with its reason. */
-static void test_refused_true(void) {
+/* end2end (Ultralytics 8.4): null, true and false all read (YOLO26's head
+ * or its NMS one; modes/load_model.c applies it). */
+static void test_end2end(void) {
     yolo_settings set;
     CHECK_MSG(read_with(NULL, NULL, &set) == YOLO_OK, "%s", yolo_last_error());
     CHECK_MSG(read_with("end2end", "false", &set) == YOLO_OK, "end2end=false: %s", yolo_last_error());
     CHECK_MSG(read_with("end2end", "null", &set) == YOLO_OK, "end2end=null: %s", yolo_last_error());
-    CHECK(read_with("end2end", "true", &set) == YOLO_ERR_CONFIG);
-    const char *msg = yolo_last_error();
-    CHECK_MSG(strstr(msg, "end2end=true") && strstr(msg, "command line") && strstr(msg, "one-to-one") &&
-                  strstr(msg, "null or false"),
-              "%s", msg);
+    CHECK_MSG(read_with("end2end", "true", &set) == YOLO_OK, "end2end=true: %s", yolo_last_error());
 }
 
 int main(void) {
     test_refused();
-    test_refused_true();
+    test_end2end();
     test_table_refusals();
     test_coverage();
     test_fields_read();

@@ -52,7 +52,6 @@ static void print_key(FILE *out, const yolo_config_key *key) {
     const yolo_key_reader *row;
     while ((row = yolo_settings_find_key(key->name, &at)) != NULL) {
         if (row->use == YOLO_KEY_REFUSED) fprintf(out, "  %-26s not supported, only the default: %s\n", "", row->reader);
-        if (row->use == YOLO_KEY_REFUSED_TRUE) fprintf(out, "  %-26s not supported when true: %s\n", "", row->reader);
     }
 }
 

@@ -15,7 +15,21 @@ yolo_status yolo_session_load_model(yolo_session *s) {
         if (!st) printf("WARNING: model=%s is a model yaml: its weights are untrained\n", s->model_name);
     }
     s->tctx.model = s->model;
+    if (!st) st = yolo_session_apply_end2end(s);
     return st ? st : yolo_session_check_imgsz(s);
+}
+
+yolo_status yolo_session_apply_end2end(yolo_session *s) {
+    if (!yolo_config_find_key(s->cfg, "end2end") || yolo_config_is_null(s->cfg, "end2end")) return YOLO_OK;
+    bool on;
+    yolo_status st = yolo_config_get_bool(s->cfg, "end2end", &on);
+    if (st) return st;
+    if (yolo_model_has_end2end_head(s->model))
+        yolo_model_set_end2end(s->model, on);
+    else if (on) /* Ultralytics' Detect.end2end is False without one2one branches: the same run */
+        printf("WARNING: end2end=True: %s has no one-to-one (end2end) head, only YOLO26's yamls do; it runs its "
+               "NMS head\n", s->model_name);
+    return YOLO_OK;
 }
 
 yolo_status yolo_session_eval_rect(const yolo_session *s, bool *rect) {

@@ -7,6 +7,12 @@
 
 yolo_status yolo_session_load_model(yolo_session *s);
 
+/* end2end (Ultralytics 8.4; val, predict, export): null runs the model's
+ * own head; False makes a YOLO26 model evaluate its one-to-many branch with
+ * NMS; True on a model without the one-to-one head changes nothing (as in
+ * Ultralytics) and says so. yolo_session_load_model calls it. */
+yolo_status yolo_session_apply_end2end(yolo_session *s);
+
 /* half=True (val, predict): runs the backend's reduced-precision kernels,
  * the ones amp=True trains with (bf16 convolutions on a CPU with
  * AVX512-BF16 or AMX, fp16 GEMM inputs on a Vulkan device with fp16), and

@@ -75,6 +75,12 @@ yolo_tensor *yolo_model_find_tensor(const yolo_model *m, const char *name) {
 const char *yolo_model_name(const yolo_model *m) { return m->name; }
 const char *yolo_model_scale(const yolo_model *m) { return m->scale; }
 int yolo_model_nc(const yolo_model *m) { return m->nc; }
+int yolo_model_reg_max(const yolo_model *m) { return m ? m->spec.reg_max : 16; }
+bool yolo_model_has_end2end_head(const yolo_model *m) { return m && m->spec.end2end; }
+bool yolo_model_end2end(const yolo_model *m) { return m && m->spec.end2end && !m->end2end_off; }
+void yolo_model_set_end2end(yolo_model *m, bool on) {
+    if (m) m->end2end_off = !on;
+}
 int yolo_model_in_channels(const yolo_model *m) { return m->ch; }
 yolo_backend *yolo_model_backend(const yolo_model *m) { return m->backend; }
 int yolo_model_layer_count(const yolo_model *m) { return m->n_layers; }

@@ -69,6 +69,9 @@ struct yolo_model {
      * imported model was built with (Ultralytics' classify models keep
      * PyTorch's 1e-5 / 0.1) */
     float bn_eps, bn_momentum;
+    /* the yaml's end2end head runs unless val/predict/export say end2end=False
+     * (yolo_model_set_end2end): Detect then decodes its one-to-many branch */
+    bool end2end_off;
     char *yaml_text;              /* the yaml it was built from (checkpoints keep it) */
 };
 
@@ -85,6 +88,12 @@ extern const yolo_module_type *const yolo_core_modules[];
 extern const int yolo_core_module_count;
 extern const yolo_module_type yolo_bottleneck_type, yolo_c2f_type, yolo_c3_type, yolo_c3k2_type, yolo_c2_type;
 extern const yolo_module_type yolo_c2psa_type;
+/* PSABlock(c, attn_ratio=0.5, num_heads, shortcut=True) of modules_attention.c:
+ * the unit C2PSA chains, and the second half of YOLO26's C3k2 attn units. */
+typedef struct psa_block psa_block;
+size_t psa_block_size(void);
+yolo_status psa_block_init(yolo_module_ctx *ctx, psa_block *b, const char *name, int c, int heads);
+yolo_tensor *psa_block_forward(const yolo_forward_ctx *f, const void *block, yolo_tensor *x);
 
 /* core/nn/module_args.c: helpers of the core module types. */
 /* ", a, b, c" for the yaml args from `start` on (empty if none). */

@@ -12,6 +12,9 @@
 #include <strings.h>
 #include <yaml.h>
 
+/* The largest reg_max: the detection heads' per-side arrays (yolo/detection.h's YOLO_DET_REG_MAX). */
+#define MODEL_REG_MAX_LIMIT 16
+
 /* ---- arena ---- */
 
 struct model_arena_block {
@@ -368,16 +371,19 @@ static yolo_status parse_root(const parse_state *ps, const yaml_node_t *root) {
                                scalar(v));
             spec->has_activation = true;
             spec->activation_text = model_arena_strdup(&spec->arena, scalar(v), strlen(scalar(v)));
-        } else if (!strcmp(key, "reg_max")) { /* Ultralytics 8.4: YOLO26's 1 drops DFL */
-            if (!(st = read_int(ps, v, key, &iv)) && iv != 16)
-                return fail_at(ps, v, YOLO_ERR_UNSUPPORTED, "reg_max %lld is not built: the heads here regress boxes "
-                               "by DFL over 16 bins (YOLO26's reg_max 1, boxes without DFL, is not built)", (long long)iv);
-        } else if (!strcmp(key, "end2end")) { /* Ultralytics 8.4: YOLO26's and YOLOv10's NMS-free head */
-            if (v->type != YAML_SCALAR_NODE || (strcasecmp(scalar(v), "false") && strcasecmp(scalar(v), "null") &&
-                                                strcasecmp(scalar(v), "none") && *scalar(v)))
-                return fail_at(ps, v, YOLO_ERR_UNSUPPORTED, "end2end %s: the one-to-one NMS-free head of YOLO26 and "
-                               "YOLOv10 is not built (every head here is the NMS one: end2end False)",
-                               v->type == YAML_SCALAR_NODE ? scalar(v) : "(not a scalar)");
+        } else if (!strcmp(key, "reg_max")) { /* Ultralytics 8.4: YOLO26's 1 regresses boxes without DFL */
+            if (!(st = read_int(ps, v, key, &iv))) {
+                if (iv < 1 || iv > MODEL_REG_MAX_LIMIT)
+                    return fail_at(ps, v, YOLO_ERR_FORMAT, "reg_max %lld must be 1..%d", (long long)iv,
+                                   MODEL_REG_MAX_LIMIT);
+                spec->reg_max = (int)iv;
+            }
+        } else if (!strcmp(key, "end2end")) { /* Ultralytics 8.4: YOLO26's NMS-free one-to-one head */
+            const char *t = v->type == YAML_SCALAR_NODE ? scalar(v) : NULL;
+            if (t && (!strcasecmp(t, "true")))
+                spec->end2end = true;
+            else if (!t || (strcasecmp(t, "false") && strcasecmp(t, "null") && strcasecmp(t, "none") && *t))
+                return fail_at(ps, v, YOLO_ERR_FORMAT, "end2end must be True or False, got %s", t ? t : "(not a scalar)");
         } else if (!strcmp(key, "backbone")) {
             backbone = v;
         } else if (!strcmp(key, "head")) {
@@ -397,6 +403,7 @@ yolo_status model_spec_parse(const char *name, const char *text, size_t size, mo
     memset(spec, 0, sizeof(*spec));
     spec->nc = -1;
     spec->ch = 3;
+    spec->reg_max = 16;
     spec->depth_multiple = spec->width_multiple = 1.0;
     spec->name = model_arena_strdup(&spec->arena, name, strlen(name));
     if (!spec->name) return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", name);

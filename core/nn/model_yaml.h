@@ -51,6 +51,8 @@ typedef struct model_spec {
     model_scale *scales;
     int n_scales;
     bool has_multiples;    /* YOLOv5-style depth_multiple / width_multiple */
+    int reg_max;           /* Ultralytics 8.4's reg_max: DFL bins of the boxes (16 if absent; YOLO26: 1) */
+    bool end2end;          /* Ultralytics 8.4's end2end: a one-to-one head beside the NMS one (YOLO26) */
     double depth_multiple, width_multiple;
     model_row *rows;
     int n_rows;

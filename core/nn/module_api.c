@@ -104,6 +104,9 @@ bool yolo_module_legacy_heads(const yolo_module_ctx *ctx) {
     return true;
 }
 
+int yolo_module_reg_max(const yolo_module_ctx *ctx) { return ctx->model->spec.reg_max; }
+bool yolo_module_end2end(const yolo_module_ctx *ctx) { return ctx->model->spec.end2end; }
+
 int yolo_module_repeats(const yolo_module_ctx *ctx) {
     return (ctx->layer->type->flags & YOLO_MODULE_REPEATS_INSIDE) ? ctx->layer->repeats : 1;
 }

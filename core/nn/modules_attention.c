@@ -23,11 +23,13 @@ typedef struct attention_block {
     yolo_conv_block qkv, proj, pe;
 } attention_block;
 
-typedef struct psa_block {
+struct psa_block {
     attention_block attn;
     yolo_conv_block ffn0, ffn1;
     bool add;
-} psa_block;
+};
+
+size_t psa_block_size(void) { return sizeof(psa_block); }
 
 typedef struct c2psa_block {
     int n, c;
@@ -80,7 +82,7 @@ static yolo_tensor *attention_forward(const yolo_forward_ctx *f, const attention
     return y && pe ? yolo_conv_block_forward(f, &a->proj, yolo_add(g, y, pe)) : NULL;
 }
 
-static yolo_status psa_init(yolo_module_ctx *ctx, psa_block *b, const char *name, int c, int heads) {
+yolo_status psa_block_init(yolo_module_ctx *ctx, psa_block *b, const char *name, int c, int heads) {
     char attn[64];
     if (!module_join_name(ctx, attn, sizeof(attn), name, "attn")) return YOLO_ERR_ARG;
     yolo_status st;
@@ -92,7 +94,7 @@ static yolo_status psa_init(yolo_module_ctx *ctx, psa_block *b, const char *name
     return YOLO_OK;
 }
 
-static yolo_tensor *psa_forward(const yolo_forward_ctx *f, const void *block, yolo_tensor *x) {
+yolo_tensor *psa_block_forward(const yolo_forward_ctx *f, const void *block, yolo_tensor *x) {
     const psa_block *b = block;
     yolo_tensor *a = attention_forward(f, &b->attn, x);
     if (!a) return NULL;
@@ -125,7 +127,7 @@ static yolo_status c2psa_build(yolo_module_ctx *ctx) {
     for (int i = 0; i < b->n; i++) {
         char name[32];
         snprintf(name, sizeof(name), "m.%d", i);
-        if ((st = psa_init(ctx, &b->m[i], name, b->c, b->c / 64))) return st;
+        if ((st = psa_block_init(ctx, &b->m[i], name, b->c, b->c / 64))) return st;
     }
     return module_finish_repeated(ctx, c1, c2, b->n, 1);
 }
@@ -134,7 +136,7 @@ static yolo_status c2psa_forward(const yolo_forward_ctx *f, void *state, int n_i
                                  yolo_module_outputs *out) {
     (void)n_in;
     const c2psa_block *b = state;
-    return module_split_chain_concat(f, &b->cv1, &b->cv2, in[0], 1, psa_forward, b->m, sizeof(*b->m), b->n, out);
+    return module_split_chain_concat(f, &b->cv1, &b->cv2, in[0], 1, psa_block_forward, b->m, sizeof(*b->m), b->n, out);
 }
 
 const yolo_module_type yolo_c2psa_type = {"C2PSA", "CSP block with position-sensitive attention (YOLO11)",

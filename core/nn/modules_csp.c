@@ -147,7 +147,15 @@ typedef struct c2f_block {
     yolo_conv_block cv1, cv2;
     bottleneck *m; /* n of them, or NULL when m3 */
     c3_block *m3;  /* C3k2 with c3k: n C3k blocks */
+    psa_block **psa; /* C3k2 with attn (YOLO26): unit i is m[i] then psa[i] */
 } c2f_block;
+
+/* One inner block of a C2f-form module: a Bottleneck (then, with attn, a PSABlock) or a C3k. */
+static yolo_tensor *c2f_inner_forward(const yolo_forward_ctx *f, const c2f_block *b, int i, yolo_tensor *x) {
+    if (b->m3) return c3_block_forward(f, &b->m3[i], x);
+    x = bottleneck_forward(f, &b->m[i], x);
+    return b->psa && x ? psa_block_forward(f, b->psa[i], x) : x;
+}
 
 static yolo_status c2f_block_convs(yolo_module_ctx *ctx, c2f_block *b, int c1, int c2, int n, double e) {
     b->n = n;
@@ -171,7 +179,7 @@ static yolo_status c2f_forward(const yolo_forward_ctx *f, void *state, int n_in,
     yolo_tensor *y = yolo_conv_block_forward(f, &b->cv1, in[0]);
     yolo_tensor *r = y ? yolo_chunk(f->graph, y, 2, 1, ys) : NULL;
     for (int i = 0; r && i < b->n; i++) {
-        ys[2 + i] = b->m3 ? c3_block_forward(f, &b->m3[i], ys[1 + i]) : bottleneck_forward(f, &b->m[i], ys[1 + i]);
+        ys[2 + i] = c2f_inner_forward(f, b, i, ys[1 + i]);
         if (!ys[2 + i]) r = NULL;
     }
     y = r ? yolo_conv_block_forward(f, &b->cv2, yolo_concat(f->graph, 2 + b->n, ys, 1)) : NULL;
@@ -220,11 +228,32 @@ static yolo_status c3_forward(const yolo_forward_ctx *f, void *state, int n_in, 
     return module_one_output(out, c3_block_forward(f, state, in[0]));
 }
 
-/* ---- C3k2(c1, c2, n=1, c3k=False, e=0.5, g=1, shortcut=True) ----
+/* ---- C3k2(c1, c2, n=1, c3k=False, e=0.5, attn=False, g=1, shortcut=True) ----
  * parse_model turns c3k on for the m, l and x scales whatever the yaml says.
- * Ultralytics 8.4 puts attn (YOLO26's Bottleneck + PSABlock units) before
- * g: a bool there is 8.4's attn (then g and shortcut follow), an integer
- * 8.3's g. */
+ * Ultralytics 8.4 puts attn before g: a bool there is 8.4's attn (then g and
+ * shortcut follow), an integer 8.3's g. attn (YOLO26) makes each inner
+ * block Sequential(Bottleneck(c, c, shortcut, g), PSABlock(c, 0.5,
+ * max(c // 64, 1))), named m.<i>.0 and m.<i>.1; it wins over c3k. */
+
+/* n attn units m.<i>.0 (Bottleneck) and m.<i>.1 (PSABlock). */
+static yolo_status attn_units_init(yolo_module_ctx *ctx, c2f_block *b, int n, bool shortcut, int g) {
+    b->m = module_alloc(ctx, sizeof(bottleneck) * (size_t)(n ? n : 1));
+    b->psa = module_alloc(ctx, sizeof(psa_block *) * (size_t)(n ? n : 1));
+    if (!b->m || !b->psa) return yolo_module_error(ctx, YOLO_ERR_NOMEM, "out of memory");
+    const int heads = b->c / 64 > 1 ? b->c / 64 : 1;
+    for (int i = 0; i < n; i++) {
+        char n0[32], n1[32];
+        snprintf(n0, sizeof(n0), "m.%d.0", i);
+        snprintf(n1, sizeof(n1), "m.%d.1", i);
+        yolo_status st;
+        if (!(b->psa[i] = module_alloc(ctx, psa_block_size())))
+            return yolo_module_error(ctx, YOLO_ERR_NOMEM, "out of memory");
+        if ((st = bottleneck_init(ctx, &b->m[i], n0, b->c, b->c, shortcut, g, 3, 3, 0.5)) ||
+            (st = psa_block_init(ctx, b->psa[i], n1, b->c, heads)))
+            return st;
+    }
+    return YOLO_OK;
+}
 
 static yolo_status c3k2_build(yolo_module_ctx *ctx) {
     int c1, c2;
@@ -232,11 +261,9 @@ static yolo_status c3k2_build(yolo_module_ctx *ctx) {
     int64_t g;
     double e;
     yolo_status st;
-    const yolo_arg *attn = yolo_module_arg(ctx, 3);
-    const int g_at = attn && attn->kind == YOLO_ARG_BOOL ? 4 : 3; /* 8.4's attn, or 8.3's g */
-    if (attn && attn->kind == YOLO_ARG_BOOL && attn->b)
-        return yolo_module_error(ctx, YOLO_ERR_UNSUPPORTED, "attn=True (argument 3; Ultralytics 8.4's YOLO26 units, "
-                                 "Bottleneck + PSABlock) is not built");
+    const yolo_arg *attn_arg = yolo_module_arg(ctx, 3);
+    const int g_at = attn_arg && attn_arg->kind == YOLO_ARG_BOOL ? 4 : 3; /* 8.4's attn, or 8.3's g */
+    const bool attn = attn_arg && attn_arg->kind == YOLO_ARG_BOOL && attn_arg->b;
     if ((st = module_single_input(ctx, &c1)) || (st = module_out_channels_arg(ctx, &c2)) ||
         (st = yolo_module_arg_bool(ctx, 1, false, &c3k)) || (st = yolo_module_arg_float(ctx, 2, 0.5, &e)) ||
         (st = yolo_module_arg_int(ctx, g_at, 1, &g)) || (st = yolo_module_arg_bool(ctx, g_at + 1, true, &shortcut)) ||
@@ -248,7 +275,9 @@ static yolo_status c3k2_build(yolo_module_ctx *ctx) {
     c2f_block *b = yolo_module_state_alloc(ctx, sizeof(*b));
     if (!b) return yolo_module_error(ctx, YOLO_ERR_NOMEM, "out of memory");
     if ((st = c2f_block_convs(ctx, b, c1, c2, n, e))) return st;
-    if (c3k) {
+    if (attn) {
+        if ((st = attn_units_init(ctx, b, n, shortcut, (int)g))) return st;
+    } else if (c3k) {
         if (!(b->m3 = module_alloc(ctx, sizeof(c3_block) * (size_t)(n ? n : 1))))
             return yolo_module_error(ctx, YOLO_ERR_NOMEM, "out of memory");
         for (int i = 0; i < n; i++) {

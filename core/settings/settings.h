@@ -150,7 +150,6 @@ typedef enum yolo_key_use {
     YOLO_KEY_CORE,            /* read by the core outside the settings (`reader` says where) */
     YOLO_KEY_TASK_PLUGIN,     /* not read by the core: task plugins read it through their context's config */
     YOLO_KEY_REFUSED,         /* any value but the default is an error */
-    YOLO_KEY_REFUSED_TRUE,    /* true is an error; null and false are what runs */
 } yolo_key_use;
 
 /* How a YOLO_KEY_SETTING row stores its value. */
@@ -186,8 +185,7 @@ yolo_status yolo_settings_fill(const yolo_config *cfg, unsigned concerns, yolo_s
 /* The launch settings (a struct apart: read before the checkpoint merge). */
 yolo_status yolo_settings_fill_launch(const yolo_config *cfg, yolo_launch_settings *out);
 /* An error for the first REFUSED row of rows[0..n) whose key holds
- * another value than default.yaml's, or REFUSED_TRUE row whose key is
- * true (naming the key, value and source). */
+ * another value than default.yaml's (naming the key, value and source). */
 yolo_status yolo_settings_check_refused(const yolo_config *cfg, const yolo_key_reader *rows, int n);
 /* One warning line on `log` for each key of the table's task-plugin rows
  * (YOLO_KEY_TASK_PLUGIN) that holds another value than default.yaml's and

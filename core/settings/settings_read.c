@@ -182,11 +182,6 @@ yolo_status yolo_settings_check_refused(const yolo_config *cfg, const yolo_key_r
         char now[256], was[256];
         bool changed = false;
         if (rows[k].use == YOLO_KEY_REFUSED) st = differs(cfg, &rows[k], &defaults, now, was, sizeof now, &changed);
-        bool on = false;
-        if (rows[k].use == YOLO_KEY_REFUSED_TRUE && !yolo_config_is_null(cfg, rows[k].key) &&
-            !(st = yolo_config_get_bool(cfg, rows[k].key, &on)) && on)
-            st = yolo_error(YOLO_ERR_CONFIG, "%s=true (%s): not supported (%s); leave it null or false", rows[k].key,
-                            yolo_config_source(cfg, rows[k].key), rows[k].reader);
         if (changed)
             st = yolo_error(YOLO_ERR_CONFIG, "%s=%s (%s): not supported (%s); leave it at %s", rows[k].key, now,
                             yolo_config_source(cfg, rows[k].key), rows[k].reader, was);

@@ -25,7 +25,6 @@
 /* a value other than the default is an error saying `why` */
 #define REFUSED(key, why) {key, YOLO_KEY_REFUSED, 0, 0, 0, why}
 /* true is an error saying `why`; null and false are what runs */
-#define REFUSED_TRUE(key, why) {key, YOLO_KEY_REFUSED_TRUE, 0, 0, 0, why}
 
 #define I YOLO_SETTING_INT
 #define I64 YOLO_SETTING_INT64
@@ -99,8 +98,7 @@ const yolo_key_reader yolo_settings_keys[] = {
     CKPT("half", half, B),
     REFUSED("dnn", "OpenCV DNN inference is not built: this build runs .pt and .ckpt models, not exported ones"),
     PICTURES("plots", plots, B),
-    REFUSED_TRUE("end2end", "no model here has YOLO26's or YOLOv10's one-to-one NMS-free head; every model runs "
-                            "its NMS head, which end2end=False asks for"),
+    CORE("end2end", "yolo_session_apply_end2end (modes/load_model.c): YOLO26's one-to-one head or, False, its NMS one"),
     PREDICT("source", source, S),
     REFUSED("vid_stride", "videos are not built: extract frames (ffmpeg -i clip.mp4 -r 1 frames/%06d.jpg) and "
                           "predict on the folder"),

@@ -8,7 +8,8 @@
  *            cls + dfl); the logged items are the three gained terms
  *            (Ultralytics' loss_items).
  *   metrics  DetectionValidator: NMS of the eval output [B, 4 + nc, A]
- *            (conf 0.001 unless set, multi-label), predictions and gts
+ *            (conf 0.001 unless set, multi-label; a YOLO26 model running
+ *            its end2end head: its top-k selection), predictions and gts
  *            scaled back to the original image, matched at IoU
  *            0.50:0.05:0.95 and accumulated; pack/merge move the
  *            accumulator between ranks as bytes; summarize gives P, R,
@@ -71,6 +72,7 @@ typedef struct metrics_state {
     char *txt, *json;
     yolo_confusion cm;        /* Ultralytics' ConfusionMatrix at conf 0.25, IoU 0.45 (val only) */
     yolo_drawn_object *drawn; /* draw_predictions' report, max_det of them */
+    bool end2end;             /* YOLO26's one-to-one head: selected without NMS (yolo_e2e_select) */
 } metrics_state;
 
 static const char *const detect_metric_names[4] = {"metrics/precision(B)", "metrics/recall(B)",
@@ -92,6 +94,7 @@ static yolo_status detect_metrics_create(const yolo_task_context *ctx, void **st
     metrics_state *s = calloc(1, sizeof *s);
     if (!s) return yolo_error(YOLO_ERR_NOMEM, "detect metrics_create: out of memory");
     yolo_ap_stats_init(&s->stats, YOLO_AP_N_IOU);
+    s->end2end = ctx && ctx->model && yolo_model_end2end(ctx->model);
     yolo_status st = yolo_det_eval_init(&s->eval, ctx, "detect metrics");
     if (st) {
         detect_metrics_destroy(s);
@@ -109,11 +112,13 @@ static yolo_status detect_metrics_create(const yolo_task_context *ctx, void **st
     return YOLO_OK;
 }
 
-/* NMS of image `image` of the eval output, boxes in original pixels. */
+/* NMS (an end2end head: its top-k selection) of image `image` of the eval
+ * output, boxes in original pixels. */
 static yolo_status image_detections(metrics_state *s, const yolo_batch *batch, const yolo_host_tensor *pred, int nc,
                                     int n_anchors, int image, int *n_det) {
     const float *p = pred->data + (size_t)image * (size_t)(4 + nc) * (size_t)n_anchors;
-    yolo_status st = yolo_nms_detect(p, nc, n_anchors, &s->eval.nms, s->dets, n_det);
+    yolo_status st = s->end2end ? yolo_e2e_select(p, nc, n_anchors, &s->eval.nms, s->dets, n_det)
+                                : yolo_nms_detect(p, nc, n_anchors, &s->eval.nms, s->dets, n_det);
     for (int i = 0; i < *n_det && !st; i++) st = yolo_box_to_original(batch, image, s->dets[i].box, 1);
     return st ? yolo_error_context(st, "detect") : YOLO_OK;
 }

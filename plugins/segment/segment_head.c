@@ -32,6 +32,9 @@ static yolo_status segment_build(yolo_module_ctx *ctx) {
         (st = yolo_module_arg_int(ctx, 0, model_nc > 0 ? model_nc : 80, &nc)) ||
         (st = yolo_module_arg_int(ctx, 1, 32, &nm)) || (st = yolo_module_arg_int(ctx, 2, 256, &npr)))
         return st;
+    if (yolo_module_end2end(ctx)) /* its one-to-one branch would need its own mask coefficients (Segment26) */
+        return yolo_module_error(ctx, YOLO_ERR_UNSUPPORTED, "end2end True: a one-to-one Segment head (YOLO26-seg's "
+                                 "Segment26) is not built; Segment runs with end2end False");
     if (nm < 1 || nm > 1024 || npr < 1 || npr > 4096)
         return yolo_module_error(ctx, YOLO_ERR_CONFIG, "nm=%lld npr=%lld out of range", (long long)nm, (long long)npr);
     segment_head *h = yolo_module_state_alloc(ctx, sizeof(*h));

@@ -103,7 +103,8 @@ YOLO_DETECTION_API yolo_status yolo_det_make_anchors(int n_levels, const int *h,
                                   float *xy, float *stride);
 
 /* Softmax over one side's reg_max (<= 64) logits (read at logits[j * step])
- * and the expected bin: returns sum_j j * p_j; p (reg_max doubles) may be NULL. */
+ * and the expected bin: returns sum_j j * p_j; p (reg_max doubles) may be
+ * NULL. reg_max 1 (YOLO26, no DFL): the logit itself, p[0] = 1. */
 YOLO_DETECTION_API double yolo_det_dfl_expect(const float *logits, size_t step, int reg_max, double *p);
 
 /* The four expected distances (l, t, r, b) of anchor a of one image's head
@@ -283,6 +284,17 @@ typedef struct yolo_detection {
  * IoU > iou_thres. keep receives up to max_keep indices, best first. */
 YOLO_DETECTION_API yolo_status yolo_nms_boxes(const float *boxes, const float *scores, int n, float iou_thres, int max_keep,
                            int *keep, int *n_keep);
+
+/* YOLO26's selection instead of NMS, for one image of an end2end head's
+ * output (yolo_model_end2end; the layout yolo_nms_detect reads):
+ * Ultralytics' Detect.postprocess then non_max_suppression's end2end
+ * branch. k = min(max_det, anchors); the k anchors of highest best-class
+ * score, then the k highest of their k x nc (anchor, class) scores
+ * (agnostic: each anchor's best class), best first; those with a score >
+ * conf (and a wanted class) are kept. iou, max_nms, max_wh and multi_label
+ * play no part. Ties go to the lower anchor (and class). */
+YOLO_DETECTION_API yolo_status yolo_e2e_select(const float *pred, int nc, int n_anchors, const yolo_nms_params *p,
+                                               yolo_detection *out, int *n_out);
 
 /* non_max_suppression for one image: pred [4 + nc + extra, n_anchors] (xywh
  * boxes and scores, Detect's inference layout; extra channels ignored).
@@ -587,9 +599,14 @@ YOLO_DETECTION_API yolo_status yolo_det_task_eval_plot(void *state, const char *
 /* The YOLOv8 Detect head (graph side)                                 */
 /*
  * Detect's forward outputs:
- *   training: t[0..nl-1] = per level cat(box, cls) maps [N, 4*reg_max + nc, H_i, W_i]
+ *   training: t[0..nl-1] = per level cat(box, cls) maps [N, 4*reg_max + nc, H_i, W_i];
+ *             with end2end (YOLO26) t[nl..2nl-1] the one-to-one branch's maps,
+ *             computed from detached features (its loss trains only itself)
  *   eval:     t[0] = [N, 4 + nc, A] decoded boxes (xywh in pixels) and class
- *             probabilities; t[1..nl] the raw maps as in training.
+ *             probabilities, of the one-to-one branch when the model runs
+ *             end2end (yolo_model_end2end); then the raw maps as in training.
+ * reg_max (the yaml's, yolo_module_reg_max) is 16 (DFL) or, YOLO26's, 1: the
+ * four box channels are the distances themselves.
  * A head that extends Detect keeps a yolo_det_head in its module state and
  * appends its own outputs after these. */
 
@@ -623,10 +640,18 @@ typedef struct yolo_det_head {
     int stride[YOLO_DET_MAX_LEVELS];
     yolo_det_branch box[YOLO_DET_MAX_LEVELS]; /* cv2 */
     yolo_det_branch cls[YOLO_DET_MAX_LEVELS]; /* cv3 */
-    yolo_conv_layer dfl; /* fixed 1x1 conv 16 -> 1 with weights 0..15, no gradient */
+    yolo_conv_layer dfl; /* fixed 1x1 conv 16 -> 1 with weights 0..15, no gradient (reg_max > 1) */
     yolo_det_anchor_cache *cache;
     int n_cache;
 } yolo_det_head;
+
+/* Ultralytics 8.4's end2end branch (YOLO26): one2one_cv2 and one2one_cv3,
+ * copies of the head's box and class branches (its own type, so that
+ * yolo_det_head keeps its layout for the plugins that embed it). */
+typedef struct yolo_det_one2one {
+    yolo_det_branch box[YOLO_DET_MAX_LEVELS];
+    yolo_det_branch cls[YOLO_DET_MAX_LEVELS];
+} yolo_det_one2one;
 
 /* The `from` inputs of the layer: their number (1..YOLO_DET_MAX_LEVELS, an
  * error naming the yaml line otherwise) and channels. */
@@ -651,11 +676,22 @@ YOLO_DETECTION_API yolo_tensor *yolo_det_branch_forward(const yolo_forward_ctx *
  * (a YOLO11 model's heads). h lives in the module state. */
 YOLO_DETECTION_API yolo_status yolo_det_head_init(yolo_module_ctx *ctx, yolo_det_head *h, int nc, int nl, const int *ch);
 /* From the module's finalize: the strides from the probe, then Ultralytics'
- * bias_init (box 1.0, class log(5 / nc / (640 / stride)^2)). */
+ * bias_init (box 1.0 under DFL, where a constant over the bins cancels, and
+ * 8.4's 2.0 at reg_max 1; class log(5 / nc / (640 / stride)^2)). */
 YOLO_DETECTION_API yolo_status yolo_det_head_finalize(yolo_module_ctx *ctx, yolo_det_head *h);
+/* The end2end branch of a head built by yolo_det_head_init (call right
+ * after it: its parameters follow the head's in the state dict), and its
+ * bias_init after yolo_det_head_finalize. */
+YOLO_DETECTION_API yolo_status yolo_det_one2one_init(yolo_module_ctx *ctx, const yolo_det_head *h, yolo_det_one2one *o);
+YOLO_DETECTION_API yolo_status yolo_det_one2one_finalize(const yolo_det_head *h, yolo_det_one2one *o);
 /* The raw per-level maps into raw[0..nl-1]. */
 YOLO_DETECTION_API yolo_status yolo_det_head_raw(const yolo_forward_ctx *f, yolo_det_head *h, int n_in, yolo_tensor *const *in,
                               yolo_tensor **raw);
+/* The end2end branch's raw maps, from detached inputs when training (its
+ * loss trains only itself), as Ultralytics' Detect. */
+YOLO_DETECTION_API yolo_status yolo_det_one2one_raw(const yolo_forward_ctx *f, const yolo_det_head *h,
+                                                    const yolo_det_one2one *o, int n_in, yolo_tensor *const *in,
+                                                    yolo_tensor **raw);
 /* The eval decode of the raw maps: [N, 4 + nc, A]; NULL on error (set). */
 YOLO_DETECTION_API yolo_tensor *yolo_det_head_decode(const yolo_forward_ctx *f, yolo_det_head *h, yolo_tensor *const *raw);
 /* The anchor tensors for the level sizes of raw on the graph's backend,

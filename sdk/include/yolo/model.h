@@ -148,6 +148,11 @@ YOLO_API int yolo_module_nc(const yolo_module_ctx *ctx);
 /* True unless an earlier layer's type has YOLO_MODULE_CURRENT_HEADS (YOLOv8
  * and YOLOv5 yamls: legacy heads; YOLO11: current ones). */
 YOLO_API bool yolo_module_legacy_heads(const yolo_module_ctx *ctx);
+/* The model yaml's reg_max (Ultralytics 8.4; 16 when absent, YOLO26's 1:
+ * boxes regressed as raw distances without DFL) and end2end (YOLO26's
+ * one-to-one head beside the one-to-many one). */
+YOLO_API int yolo_module_reg_max(const yolo_module_ctx *ctx);
+YOLO_API bool yolo_module_end2end(const yolo_module_ctx *ctx);
 /* The scaled repeat count for YOLO_MODULE_REPEATS_INSIDE modules (1 otherwise). */
 YOLO_API int yolo_module_repeats(const yolo_module_ctx *ctx);
 /* Ultralytics' width rule: ceil(min(c, max_channels) * width / 8) * 8,
@@ -314,6 +319,14 @@ YOLO_API int yolo_model_layer_count(const yolo_model *model);
 YOLO_API const yolo_module_type *yolo_model_layer_type(const yolo_model *model, int layer);
 /* The state of layer `layer` (-1: the last one, i.e. the head). */
 YOLO_API void *yolo_model_layer_state(const yolo_model *model, int layer);
+/* The yaml's reg_max (16 unless it says otherwise). */
+YOLO_API int yolo_model_reg_max(const yolo_model *model);
+/* Whether the model has the end2end (one-to-one, NMS-free) head and runs it:
+ * the yaml's end2end, unless yolo_model_set_end2end(model, false) switched
+ * evaluation to the one-to-many head and NMS (Ultralytics' end2end=False). */
+YOLO_API bool yolo_model_end2end(const yolo_model *model);
+YOLO_API bool yolo_model_has_end2end_head(const yolo_model *model);
+YOLO_API void yolo_model_set_end2end(yolo_model *model, bool on);
 /* The head's input strides (e.g. 8, 16, 32); returns their number. */
 YOLO_API int yolo_model_strides(const yolo_model *model, int *strides, int max);
 
