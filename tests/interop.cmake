@@ -7,6 +7,10 @@ foreach(t test_interop_pt test_interop_cli test_interop_onnx)
     set_property(TEST ${t} APPEND PROPERTY ENVIRONMENT "YOLO_INTEROP_DIR=${YOLO_INTEROP_DIR}")
   endif()
 endforeach()
+# test_interop_pt checks YOLO26's end2end selection (yolo_e2e_select) against Ultralytics' postprocess.
+if(TARGET test_interop_pt)
+  target_link_libraries(test_interop_pt PRIVATE yolo-detection)
+endif()
 # ONNX Runtime for the export test: the npm package onnxruntime-node, which
 # scripts/install-deps.sh installs (npm install --ignore-scripts) here.
 set(YOLO_ORT_NODE_DIR "$ENV{HOME}/.cache/yolo/npm" CACHE PATH "folder holding node_modules/onnxruntime-node")

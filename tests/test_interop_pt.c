@@ -20,6 +20,7 @@
 #include "interop/pt_import.h"
 #include "interop/pt_model.h"
 #include "interop_util.h"
+#include "yolo/detection.h"
 #include "plugin/plugin_loader.h"
 #include "test_util.h"
 
@@ -90,6 +91,79 @@ static void check_reference_in(const char *dir, const char *name, const char *in
 
 static void check_reference(const char *name, const char *input) { check_reference_in(dir, name, input); }
 
+/* YOLO26 (make_pt_yolo26_fixture.py): a model in 8.4's YOLO26 form with
+ * C3k2 attn units, SPPF's residual, C2PSA and Detect at reg_max 1 with its
+ * one-to-one branch. Its end2end output equals PyTorch's; end2end=False gives
+ * the one-to-many branch; yolo_e2e_select gives Detect.postprocess's rows. */
+static void check_pt_yolo26(const char *fixtures) {
+    check_reference_in(fixtures, "yolo26-e2e", "yolo26-input.npy");
+    char path[1200];
+    snprintf(path, sizeof path, "%s/yolo26-e2e.pt", fixtures);
+    yolo_model *m = NULL;
+    if (yolo_model_load(path, be, NULL, &m)) {
+        CHECK_MSG(0, "%s: %s", path, yolo_last_error());
+        return;
+    }
+    CHECK_MSG(yolo_model_end2end(m) && yolo_model_reg_max(m) == 1, "yolo26-e2e.pt: end2end %d, reg_max %d",
+              yolo_model_end2end(m), yolo_model_reg_max(m));
+    int ndim, rdim;
+    int64_t ishape[8], rshape[8], icount, rcount, count, oshape[4];
+    snprintf(path, sizeof path, "%s/yolo26-input.npy", fixtures);
+    float *x = npy_read_f32(path, &ndim, ishape, &icount);
+    float *got = x ? interop_forward(m, x, ishape, 0, &count, oshape) : NULL;
+    snprintf(path, sizeof path, "%s/yolo26-e2e.topk.npy", fixtures);
+    float *ref = npy_read_f32(path, &rdim, rshape, &rcount);
+    CHECK_MSG(got && ref && rdim == 3 && rshape[0] == oshape[0], "yolo26 forward or %s: %s", path, yolo_last_error());
+    if (got && ref && rdim == 3 && rshape[0] == oshape[0]) {
+        const int nc = (int)oshape[1] - 4, A = (int)oshape[2], k = (int)rshape[1];
+        yolo_nms_params p = yolo_nms_default_params();
+        p.conf = -1.0f; /* every one of the k rows */
+        yolo_detection dets[300];
+        double worst = 0;
+        int mismatched = 0;
+        for (int b = 0; b < oshape[0]; b++) {
+            int n = 0;
+            CHECK_MSG(!yolo_e2e_select(got + (size_t)b * (4 + nc) * A, nc, A, &p, dets, &n), "%s", yolo_last_error());
+            CHECK_MSG(n == k, "image %d: %d rows, Ultralytics' postprocess %d", b, n, k);
+            /* row i against PyTorch's row i, or a neighbour of the same score
+             * (torch.topk leaves the order of equal scores open) */
+            for (int i = 0; i < n && i < k; i++) {
+                double best = INFINITY;
+                for (int j = i > 3 ? i - 3 : 0; j < k && j <= i + 3; j++) {
+                    const float *r = ref + ((size_t)b * k + j) * 6;
+                    if (dets[i].cls != (int)r[5] || fabs(dets[i].score - r[4]) > 1e-6) continue;
+                    double e = fabs(dets[i].score - r[4]);
+                    for (int c = 0; c < 4; c++) e = fmax(e, fabs(dets[i].box[c] - r[c]) / 64.0);
+                    best = fmin(best, e);
+                }
+                mismatched += !(best <= 1e-4);
+                if (best <= 1e-4) worst = fmax(worst, best);
+            }
+        }
+        printf("yolo26-e2e topk: %lld rows, unmatched %d, max |box| / 64 and |score| difference %.3g\n",
+               (long long)(rshape[0] * k), mismatched, worst);
+        CHECK_MSG(mismatched == 0, "yolo26 top-k: %d rows match none of Ultralytics' postprocess", mismatched);
+    }
+    free(got);
+    free(ref);
+    /* end2end=False: the one-to-many branch, decoded as Detect's NMS layout */
+    yolo_model_set_end2end(m, false);
+    got = x ? interop_forward(m, x, ishape, 0, &count, oshape) : NULL;
+    snprintf(path, sizeof path, "%s/yolo26-e2e.o2m.npy", fixtures);
+    ref = npy_read_f32(path, &rdim, rshape, &rcount);
+    CHECK_MSG(got && ref && count == rcount, "yolo26 one-to-many: %lld values, PyTorch %lld", (long long)count,
+              (long long)rcount);
+    if (got && ref && count == rcount) {
+        double rel = interop_rel_diff(got, ref, count);
+        printf("yolo26-e2e one-to-many: max |ours - PyTorch| / max |PyTorch| = %.3g\n", rel);
+        CHECK_MSG(rel <= 1e-4, "yolo26 one-to-many: relative difference %.3g", rel);
+    }
+    free(got);
+    free(ref);
+    free(x);
+    yolo_model_free(m);
+}
+
 /* The acts of tests/fixtures' .pt files (make_pt_act_fixtures.py). */
 static void check_pt_acts(void) {
     const char *src = getenv("YOLO_SOURCE_DIR");
@@ -131,6 +205,7 @@ static void check_pt_acts(void) {
         yolo_pt_free(pt);
     }
     check_reference_in(fixtures, "hswish-cls", "sppf-2026-input.npy");
+    check_pt_yolo26(fixtures);
 }
 
 /* The mid-training last.pt: `model` is None, the weights are the EMA's. */
