@@ -13,6 +13,7 @@
  *   - predict: Ultralytics' txt lines in the original image and the JSON
  *     object, with the conf, classes and agnostic settings. */
 #include "yolo/detection.h"
+#include "interop_util.h"
 #include "plugin/plugin_loader.h"
 #include "test_util.h"
 #include "yolo/config.h"
@@ -523,6 +524,87 @@ static void test_table(void) {
           strcmp(hooks->metric_names[3], "metrics/mAP50-95(B)") == 0);
 }
 
+/* YOLO26's E2ELoss against make_e2e_loss_fixture.py's (Ultralytics 8.4's
+ * definitions in float64 torch, gradients by autograd): both branches of a
+ * yolo26n model (reg_max 1, end2end) on a 64 x 64 batch of two images with
+ * a box under 8 px (STAL) and overlapping boxes, at epoch 30 of 100. */
+static void test_e2e_loss(yolo_config *cfg) {
+    const char *src = getenv("YOLO_SOURCE_DIR");
+    if (!src) {
+        printf("skipped the YOLO26 loss fixture: YOLO_SOURCE_DIR is not set (run through ctest)\n");
+        return;
+    }
+    static const char *const files[7] = {"head_o2m", "head_o2o", "gt", "values", "grad_o2m", "grad_o2o", NULL};
+    float *f[6] = {0};
+    int64_t count[6], shape[8];
+    int ndim;
+    for (int i = 0; i < 6; i++) {
+        char path[1200];
+        snprintf(path, sizeof path, "%s/tests/fixtures/e2e-loss.%s.npy", src, files[i]);
+        f[i] = npy_read_f32(path, &ndim, shape, &count[i]);
+        CHECK_MSG(f[i] != NULL, "cannot read %s", path);
+    }
+    yolo_backend *be = NULL;
+    yolo_model *m = NULL;
+    yolo_model_options opt = {.nc = NC, .seed = 1};
+    if (!f[5] || yolo_backend_create("cpu", 1, &be) || yolo_model_load("yolo26n.yaml", be, &opt, &m)) {
+        CHECK_MSG(0, "yolo26n.yaml: %s", yolo_last_error());
+        goto done;
+    }
+    CHECK(yolo_config_set(cfg, YOLO_CONFIG_LAYER_CLI, "epochs", "100", "test") == YOLO_OK);
+    yolo_task_context ctx = {.cfg = cfg, .model = m, .nc = NC, .names = names, .imgsz = 64, .world = 1};
+    const int B = 2, C = 4 + NC, A = 84, hw[3][2] = {{8, 8}, {4, 4}, {2, 2}}, n_gt = (int)(count[2] / 6);
+    int32_t cls[8], idx[8];
+    float boxes[32];
+    for (int i = 0; i < n_gt && i < 8; i++) {
+        idx[i] = (int32_t)f[2][6 * i], cls[i] = (int32_t)f[2][6 * i + 1];
+        memcpy(boxes + 4 * i, f[2] + 6 * i + 2, 4 * sizeof(float));
+    }
+    yolo_batch batch = {.n = B, .height = 64, .width = 64, .batch_idx = idx, .epoch = (int32_t)f[3][0]};
+    batch.instances.n = n_gt, batch.instances.cls = cls, batch.instances.boxes = boxes;
+    /* the maps of both branches, and their gradients */
+    yolo_host_tensor maps[6], grads[6];
+    float *level[6], *glevel[6];
+    int h[3], w[3];
+    for (int l = 0; l < 6; l++) {
+        h[l % 3] = hw[l % 3][0], w[l % 3] = hw[l % 3][1];
+        size_t n = (size_t)B * C * hw[l % 3][0] * hw[l % 3][1];
+        level[l] = calloc(n, sizeof(float)), glevel[l] = calloc(n, sizeof(float));
+        maps[l] = (yolo_host_tensor){4, {B, C, hw[l % 3][0], hw[l % 3][1]}, level[l]};
+        grads[l] = (yolo_host_tensor){4, {B, C, hw[l % 3][0], hw[l % 3][1]}, glevel[l]};
+    }
+    yolo_det_levels_scatter(f[0], 3, h, w, B, C, level);
+    yolo_det_levels_scatter(f[1], 3, h, w, B, C, level + 3);
+    void *state = NULL;
+    double loss = 0;
+    float items[YOLO_TASK_MAX_ITEMS];
+    CHECK_MSG(!hooks->loss_create(&ctx, &state), "%s", yolo_last_error());
+    CHECK_MSG(state && !hooks->loss_compute(state, &batch, 6, maps, grads, &loss, items), "%s", yolo_last_error());
+    const double ref = f[3][2];
+    printf("YOLO26 E2ELoss: total %.7g (PyTorch %.7g); one-to-one box %.6g cls %.6g dfl %.6g (PyTorch %.6g %.6g %.6g)\n",
+           loss, ref, items[0], items[1], items[2], f[3][3], f[3][4], f[3][5]);
+    CHECK_MSG(fabs(loss - ref) <= 1e-5 * fabs(ref), "E2ELoss total %.8g, PyTorch %.8g", loss, ref);
+    for (int k = 0; k < 3; k++)
+        CHECK_MSG(fabsf(items[k] - f[3][3 + k]) <= 1e-5f * fabsf(f[3][3 + k]) + 1e-7f, "item %d: %.8g, PyTorch %.8g", k,
+                  items[k], f[3][3 + k]);
+    for (int b = 0; b < 2; b++) { /* gradients gathered back to [B, C, A] */
+        float *g = malloc(sizeof(float) * (size_t)B * C * A);
+        const float *const *gl = (const float *const *)(glevel + 3 * b);
+        yolo_det_levels_gather(gl, 3, h, w, B, C, g);
+        double diff = interop_rel_diff(g, f[4 + b], (int64_t)B * C * A);
+        printf("YOLO26 E2ELoss: d total / d %s head: max |ours - autograd| / max |autograd| = %.3g\n",
+               b ? "one-to-one" : "one-to-many", diff);
+        CHECK_MSG(diff <= 1e-5, "%s gradient: relative difference %.3g", b ? "one-to-one" : "one-to-many", diff);
+        free(g);
+    }
+    hooks->loss_destroy(state);
+    for (int l = 0; l < 6; l++) free(level[l]), free(glevel[l]);
+done:
+    yolo_model_free(m);
+    yolo_backend_free(be);
+    for (int i = 0; i < 6; i++) free(f[i]);
+}
+
 int main(void) {
     const yolo_task *task = NULL;
     if (yolo_plugin_load_task("detect", &task) != YOLO_OK) {
@@ -548,6 +630,7 @@ int main(void) {
     test_class_weights(&ctx);
     test_metrics(&ctx, &val_ctx);
     test_predict(cfg, &ctx);
+    test_e2e_loss(cfg);
     yolo_config_free(val_cfg);
     yolo_config_free(cfg);
     return test_result("test_detect_task");
