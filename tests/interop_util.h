@@ -2,6 +2,7 @@
 #ifndef YOLO_TESTS_INTEROP_UTIL_H
 #define YOLO_TESTS_INTEROP_UTIL_H
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +71,30 @@ static inline double interop_rel_diff(const float *a, const float *b, int64_t n)
         if (s > scale) scale = s;
     }
     return scale > 0 ? diff / scale : diff;
+}
+
+/* End2end rows [x1 y1 x2 y2 score class] (n of them, best first) against a
+ * reference's: row i matches reference row i, or a neighbour within 3 of the
+ * same score (torch.topk and ONNX TopK leave the order of equal scores
+ * open), when the class is the same and boxes / side and score agree to
+ * tol. Returns the rows that match none; *worst the largest difference of
+ * the matched ones. */
+static inline int interop_match_rows(const float *got, const float *ref, int n, float side, double tol, double *worst) {
+    int unmatched = 0;
+    for (int i = 0; i < n; i++) {
+        const float *g = got + 6 * (size_t)i;
+        double best = INFINITY;
+        for (int j = i > 3 ? i - 3 : 0; j < n && j <= i + 3; j++) {
+            const float *r = ref + 6 * (size_t)j;
+            if (g[5] != r[5] || fabs(g[4] - r[4]) > tol) continue;
+            double e = fabs(g[4] - r[4]);
+            for (int c = 0; c < 4; c++) e = fmax(e, fabs(g[c] - r[c]) / side);
+            best = fmin(best, e);
+        }
+        if (best <= tol) *worst = fmax(*worst, best);
+        else unmatched++;
+    }
+    return unmatched;
 }
 
 /* Eval forward of `m` on input [n,c,h,w]; output k downloaded (malloc'd). */

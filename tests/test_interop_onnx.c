@@ -139,6 +139,77 @@ static void check_export(const char *file, const char *input, int opset) {
     yolo_model_free(m);
 }
 
+/* YOLO26 (tests/fixtures/yolo26-e2e.pt): exported end2end, output0 is
+ * Detect.postprocess's [B, k, 6] in the graph (TopK, GatherElements), as
+ * Ultralytics exports it; ONNX Runtime's rows equal PyTorch's postprocess
+ * (yolo26-e2e.topk.npy). OpenCV 4.6 has no TopK layer: not run. */
+static void check_export_end2end(int opset) {
+    const char *src = getenv("YOLO_SOURCE_DIR");
+    if (!src) {
+        printf("skipped the YOLO26 export: YOLO_SOURCE_DIR is not set (run through ctest)\n");
+        return;
+    }
+    char path[1300], label[64], onnx_path[1200], in_path[1200], prefix[1200], cmd[8192], dims[64];
+    snprintf(label, sizeof label, "yolo26-e2e.pt opset %d", opset);
+    snprintf(path, sizeof path, "%s/tests/fixtures/yolo26-e2e.pt", src);
+    yolo_model *m = NULL;
+    CHECK_MSG(!yolo_model_load(path, be, NULL, &m) && !yolo_model_fuse(m), "%s: %s", path, yolo_last_error());
+    if (!m) return;
+    int ndim = 0, rdim = 0;
+    int64_t shape[8], rshape[8], count = 0, rcount = 0;
+    snprintf(path, sizeof path, "%s/tests/fixtures/yolo26-input.npy", src);
+    float *x = npy_read_f32(path, &ndim, shape, &count);
+    snprintf(path, sizeof path, "%s/tests/fixtures/yolo26-e2e.topk.npy", src);
+    float *ref = npy_read_f32(path, &rdim, rshape, &rcount);
+    CHECK_MSG(x && ref && ndim == 4 && rdim == 3, "cannot read the YOLO26 fixtures in %s/tests/fixtures", src);
+    snprintf(onnx_path, sizeof onnx_path, "%s/yolo26-%d.onnx", tmp, opset);
+    snprintf(in_path, sizeof in_path, "%s/input26.f32", tmp);
+    yolo_onnx_options oo = {.batch = (int)shape[0], .height = (int)shape[2], .width = (int)shape[3], .opset = opset,
+                            .end2end_k = 300};
+    int n_out = 0;
+    yolo_status st = x && ref ? yolo_onnx_export(m, &oo, onnx_path, &n_out) : YOLO_ERR_IO;
+    CHECK_MSG(!st && n_out == 1, "%s: export: %s", label, yolo_last_error());
+    FILE *f = fopen(in_path, "wb");
+    if (f && x) fwrite(x, sizeof(float), (size_t)count, f);
+    if (f) fclose(f);
+    snprintf(dims, sizeof dims, "%lld,%lld,%lld,%lld", (long long)shape[0], (long long)shape[1], (long long)shape[2],
+             (long long)shape[3]);
+    if (!st) {
+        snprintf(cmd, sizeof cmd, "%s '%s/tests/interop/onnx_consumers.py' check '%s' > '%s/check.txt' 2>&1", python,
+                 src, onnx_path, tmp);
+        int rc = run(cmd);
+        if (rc == 3) no_checker = true;
+        else CHECK_MSG(rc == 0, "%s: onnx.checker failed (see %s/check.txt)", label, tmp);
+        snprintf(prefix, sizeof prefix, "%s/ort26", tmp);
+        const char *ort_dir = getenv("YOLO_ORT_NODE_DIR");
+        snprintf(cmd, sizeof cmd, "command -v node > /dev/null || exit 3; NODE_PATH='%s/node_modules' node "
+                 "'%s/tests/interop/ort_run.js' '%s' '%s' %s '%s' > '%s/ort.txt' 2>&1", ort_dir ? ort_dir : "", src,
+                 onnx_path, in_path, dims, prefix, tmp);
+        rc = run(cmd);
+        if (rc == 3) no_ort = true;
+        else CHECK_MSG(rc == 0, "%s: ONNX Runtime failed (see %s/ort.txt)", label, tmp);
+        float *theirs = malloc(sizeof(float) * (size_t)rcount);
+        snprintf(path, sizeof path, "%s.output0.f32", prefix);
+        if (rc == 0) {
+            CHECK_MSG(theirs && read_f32(path, theirs, rcount), "%s: output0 is not [%lld, %lld, 6] (%s)", label,
+                      (long long)rshape[0], (long long)rshape[1], path);
+            double worst = 0;
+            int unmatched = 0;
+            for (int b = 0; theirs && b < rshape[0]; b++)
+                unmatched += interop_match_rows(theirs + (size_t)b * rshape[1] * 6, ref + (size_t)b * rshape[1] * 6,
+                                                (int)rshape[1], (float)shape[2], 1e-4, &worst);
+            printf("%-34s %-12s output0: %lld rows [x1 y1 x2 y2 score class], unmatched %d, worst %.3g\n", label,
+                   "ONNXRuntime", (long long)(rshape[0] * rshape[1]), unmatched, worst);
+            CHECK_MSG(unmatched == 0, "%s: %d rows of ONNX Runtime match none of Ultralytics' postprocess", label,
+                      unmatched);
+        }
+        free(theirs);
+    }
+    free(x);
+    free(ref);
+    yolo_model_free(m);
+}
+
 /* dynamic=True: one file exported at 1x3x320x320 runs in ONNX Runtime at
  * the reference input (2x3x320x320) and at 3x3x256x416 (a pattern), equal
  * to our forward at each size. OpenCV 4.6 cannot read Shape-computed
@@ -342,6 +413,8 @@ int main(void) {
     }
     check_export(hswish, "input-2x3x64x64.npy", 12);
     check_export(hswish, "input-2x3x64x64.npy", 17);
+    check_export_end2end(17);
+    check_export_end2end(12);
     check_dynamic("yolo11n-seg-coco8.pt", 17);
     check_dynamic("yolov8n-coco8.pt", 13);
     check_cli();

@@ -119,26 +119,18 @@ static void check_pt_yolo26(const char *fixtures) {
         yolo_nms_params p = yolo_nms_default_params();
         p.conf = -1.0f; /* every one of the k rows */
         yolo_detection dets[300];
+        float rows[300 * 6];
         double worst = 0;
         int mismatched = 0;
         for (int b = 0; b < oshape[0]; b++) {
             int n = 0;
             CHECK_MSG(!yolo_e2e_select(got + (size_t)b * (4 + nc) * A, nc, A, &p, dets, &n), "%s", yolo_last_error());
             CHECK_MSG(n == k, "image %d: %d rows, Ultralytics' postprocess %d", b, n, k);
-            /* row i against PyTorch's row i, or a neighbour of the same score
-             * (torch.topk leaves the order of equal scores open) */
             for (int i = 0; i < n && i < k; i++) {
-                double best = INFINITY;
-                for (int j = i > 3 ? i - 3 : 0; j < k && j <= i + 3; j++) {
-                    const float *r = ref + ((size_t)b * k + j) * 6;
-                    if (dets[i].cls != (int)r[5] || fabs(dets[i].score - r[4]) > 1e-6) continue;
-                    double e = fabs(dets[i].score - r[4]);
-                    for (int c = 0; c < 4; c++) e = fmax(e, fabs(dets[i].box[c] - r[c]) / 64.0);
-                    best = fmin(best, e);
-                }
-                mismatched += !(best <= 1e-4);
-                if (best <= 1e-4) worst = fmax(worst, best);
+                memcpy(rows + 6 * i, dets[i].box, 4 * sizeof(float));
+                rows[6 * i + 4] = dets[i].score, rows[6 * i + 5] = (float)dets[i].cls;
             }
+            mismatched += interop_match_rows(rows, ref + (size_t)b * k * 6, n < k ? n : k, 64.0f, 1e-4, &worst);
         }
         printf("yolo26-e2e topk: %lld rows, unmatched %d, max |box| / 64 and |score| difference %.3g\n",
                (long long)(rshape[0] * k), mismatched, worst);

@@ -88,8 +88,9 @@ yolo_status yolo_export_meta_build(const yolo_export_meta_input *in, yolo_export
         {"description", out->description}, {"author", "yolo"}, {"date", out->date}, {"version", out->version},
         {"license", "see the yolo project"}, {"docs", "README.md of the yolo project"}, {"stride", out->stride},
         {"task", out->task}, {"batch", out->batch}, {"imgsz", out->imgsz}, {"names", out->names},
-        {"args", out->args}, {"channels", out->channels}};
+        {"args", out->args}, {"channels", out->channels}, {"end2end", in->end2end ? "True" : NULL}};
     for (size_t i = 0; i < sizeof pairs / sizeof pairs[0] && i < YOLO_EXPORT_META_MAX; i++) {
+        if (!pairs[i].value) continue;
         out->kv[out->n].key = pairs[i].key;
         out->kv[out->n].value = pairs[i].value;
         out->n++;

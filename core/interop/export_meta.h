@@ -19,6 +19,7 @@ typedef struct yolo_export_meta_input {
     const char *task;
     int stride, batch, height, width, channels, opset, nc;
     bool half, simplify, dynamic;
+    bool end2end; /* YOLO26's NMS-free output: 'end2end': True, as Ultralytics writes it */
     const char *const *names; /* nc entries, or NULL: class0, class1, ... */
 } yolo_export_meta_input;
 

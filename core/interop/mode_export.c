@@ -100,13 +100,18 @@ static yolo_status export_onnx(yolo_session *s, const char *model_path, bool is_
         printf("WARNING: half=True only compatible with GPU export, i.e. use device=0 (Ultralytics' rule): "
                "exporting fp32\n");
     if ((st = yolo_model_fuse(s->model))) return st;
+    /* YOLO26 running end2end (end2end=False exports the one-to-many output for NMS): output0 [B, max_det, 6] */
+    const bool end2end = yolo_model_end2end(s->model);
+    int64_t max_det = 300;
+    if (end2end && !yolo_config_is_null(s->cfg, "max_det") && (st = yolo_config_get_int(s->cfg, "max_det", &max_det)))
+        return st;
     const char *data = yolo_config_layer_of(s->cfg, "data") > YOLO_CONFIG_LAYER_TASK ? cfg_string(s->cfg, "data", &st)
                                                                                       : NULL;
     yolo_export_meta_input mi = {.model_name = yolo_model_name(s->model), .data = data, .version = YOLO_VERSION,
                                  .task = s->task->name, .stride = yolo_model_grid_stride(s->model), .batch = batch,
                                  .height = s->set.run.imgsz_h, .width = s->set.run.imgsz_w, .channels = yolo_model_in_channels(s->model),
                                  .opset = opset, .nc = yolo_model_nc(s->model), .half = false, .simplify = simplify,
-                                 .dynamic = dynamic,
+                                 .dynamic = dynamic, .end2end = end2end,
                                  .names = s->tctx.names};
     yolo_export_meta meta;
     if ((st = yolo_export_meta_build(&mi, &meta))) return st;
@@ -115,7 +120,8 @@ static yolo_status export_onnx(yolo_session *s, const char *model_path, bool is_
     printf("ONNX: starting export with opset %d, input images [%d, %d, %d, %d]...\n", opset, batch,
            yolo_model_in_channels(s->model), s->set.run.imgsz_h, s->set.run.imgsz_w);
     yolo_onnx_options oo = {.batch = batch, .height = s->set.run.imgsz_h, .width = s->set.run.imgsz_w, .opset = opset,
-                            .dynamic = dynamic, .metadata = meta.kv, .n_metadata = meta.n, .producer_version = YOLO_VERSION};
+                            .dynamic = dynamic, .metadata = meta.kv, .n_metadata = meta.n, .producer_version = YOLO_VERSION,
+                            .end2end_k = end2end ? (int)max_det : 0};
     int n_out = 0;
     st = yolo_onnx_export(s->model, &oo, path, &n_out);
     yolo_export_meta_free(&meta);

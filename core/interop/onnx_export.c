@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "interop/onnx_end2end.h"
 #include "interop/onnx_writer.h"
 
 static void reshape(writer *w, const char *x, int ndim, const int64_t *shape, const char *out) {
@@ -392,6 +393,23 @@ static void value_info(writer *w, int field, const char *name, const yolo_tensor
     pb_message_field(&w->graph, field, &vi);
 }
 
+/* output0 of an end2end export: [batch, k, 6]. */
+static void end2end_value_info(writer *w, int64_t k) {
+    pb_buf shape = {0}, tensor = {0}, type = {0}, vi = {0};
+    for (int i = 0; i < 3; i++) {
+        pb_buf dim = {0};
+        if (i == 0 && ox_dim_varies(w, w->images, 0)) pb_string_field(&dim, DIM_PARAM, "batch");
+        else pb_varint_field(&dim, DIM_VALUE, (uint64_t)(i == 0 ? w->images->shape[0] : i == 1 ? k : 6));
+        pb_message_field(&shape, SHAPE_DIM, &dim);
+    }
+    pb_varint_field(&tensor, TENSOR_TYPE_ELEM, ELEM_FLOAT);
+    pb_message_field(&tensor, TENSOR_TYPE_SHAPE, &shape);
+    pb_message_field(&type, TYPE_TENSOR, &tensor);
+    pb_string_field(&vi, VALUE_NAME, "output0");
+    pb_message_field(&vi, VALUE_TYPE, &type);
+    pb_message_field(&w->graph, GRAPH_OUTPUT, &vi);
+}
+
 /* Marks every node the outputs depend on. */
 static void mark_needed(const yolo_graph *g, const yolo_tensor *t, bool *needed) {
     if (!t || t->graph != g || needed[t->node->index]) return;
@@ -476,9 +494,17 @@ yolo_status yolo_onnx_export(yolo_model *model, const yolo_onnx_options *opt, co
     yolo_graph *alt[3] = {0};
     if (opt->dynamic) trace_other_sizes(&w, model, shape, alt);
     w.n_outputs = pick_outputs(model, &out, opt->height, w.outputs);
+    const yolo_tensor *decoded = NULL; /* end2end: the postprocess's input, not an output itself */
+    if (opt->end2end_k > 0) {
+        if (out.t[0]->ndim != 3 || out.t[0]->shape[1] < 5)
+            ox_fail(&w, YOLO_ERR_UNSUPPORTED, "end2end export: the head's output is not Detect's [B, 4 + nc, A]");
+        decoded = out.t[0];
+        w.n_outputs = 1;
+    }
     bool *needed = calloc((size_t)g->n_nodes + 1, sizeof *needed);
     if (!needed) ox_fail(&w, YOLO_ERR_NOMEM, "out of memory");
     for (int i = 0; needed && i < w.n_outputs; i++) mark_needed(g, w.outputs[i], needed);
+    if (decoded) w.n_outputs = 0; /* output0 is the postprocess's */
     ox_add_name(&w, images, "images");
     pb_string_field(&w.graph, GRAPH_NAME, "main_graph");
     for (int i = 0; !w.st && i < g->n_nodes; i++) {
@@ -486,7 +512,18 @@ yolo_status yolo_onnx_export(yolo_model *model, const yolo_onnx_options *opt, co
         if (needed[i] && t != images) emit_node(&w, t, i);
     }
     value_info(&w, GRAPH_INPUT, "images", images);
-    for (int i = 0; i < w.n_outputs; i++) {
+    if (decoded && !w.st) {
+        const char *pred = ox_find_name(&w, decoded);
+        if (!pred) ox_fail(&w, YOLO_ERR_UNSUPPORTED, "end2end export: the decoded output was not emitted");
+        /* Ultralytics exports k = max_det, which fails at run time where the
+         * input has fewer anchors; a fixed size that has fewer gets them all */
+        int64_t k = opt->end2end_k;
+        if (!opt->dynamic && k > decoded->shape[2]) k = decoded->shape[2];
+        if (pred) ox_end2end_postprocess(&w, pred, (int)decoded->shape[1] - 4, k, "output0");
+        end2end_value_info(&w, k);
+        w.n_outputs = 1;
+    }
+    for (int i = 0; !decoded && i < w.n_outputs; i++) {
         char name[32];
         snprintf(name, sizeof name, "output%d", i);
         value_info(&w, GRAPH_OUTPUT, name, w.outputs[i]);

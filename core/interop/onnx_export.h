@@ -38,6 +38,9 @@ typedef struct yolo_onnx_options {
     const yolo_onnx_kv *metadata; /* metadata_props, in order */
     int n_metadata;
     const char *producer_version;
+    /* > 0: the model runs end2end (YOLO26): output0 is Detect.postprocess's
+     * [B, end2end_k, 6] of the decoded output (onnx_end2end.c) */
+    int end2end_k;
 } yolo_onnx_options;
 
 #define YOLO_ONNX_OPSET_MIN 12
