@@ -31,6 +31,9 @@ static yolo_status choose_optimizer(yolo_optim_settings *o, int64_t n_train, int
         }
         printf("optimizer: 'optimizer=auto' found, determining best 'optimizer', 'lr0' and 'momentum' "
                "automatically...\n");
+        if (*kind == YOLO_OPTIMIZER_SGD) /* 8.4 picks its MuSGD here; it is not built, 8.3's choice runs */
+            printf("optimizer: over 10000 iterations Ultralytics 8.4 picks MuSGD (SGD with Muon), which is not built "
+                   "here: SGD, as Ultralytics 8.3 picks\n");
         return YOLO_OK;
     }
     if (strcasecmp(name, "SGD") == 0) *kind = YOLO_OPTIMIZER_SGD;
