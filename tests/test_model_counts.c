@@ -151,7 +151,10 @@ static void check_new_families(yolo_backend *be) {
         {"detect", "yolov5nu.yaml", 0, 2654816, 2649200, 153, "7.8", "7.7"},
         {"detect", "yolov8n-p2.yaml", 0, 3354144, 3348240, 160, "17.4", "17.2"},
         {"detect", "yolov8n-p6.yaml", 0, 4984352, 4976656, 170, "8.8", "8.7"},
-        /* Ultralytics 8.4's YOLO26 (yolo26.yaml's comments): no DFL conv, so every parameter has a gradient */
+        /* Ultralytics 8.4's YOLO26 (the yamls' comments): no DFL conv, so every parameter has a gradient */
+        {"classify", "yolo26n-cls.yaml", 1000, 2812104, 0, 0, NULL, NULL},
+        {"classify", "yolo26s-cls.yaml", 1000, 6724008, 0, 0, NULL, NULL},
+        {"classify", "yolo26x-cls.yaml", 1000, 29637064, 0, 0, NULL, NULL},
         {"detect", "yolo26n.yaml", 0, 2572280, 0, 260, "6.1", NULL},
         {"detect", "yolo26s.yaml", 0, 10009784, 0, 260, "22.8", NULL},
         {"detect", "yolo26m.yaml", 0, 21896248, 0, 280, "75.4", NULL},
