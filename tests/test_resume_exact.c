@@ -13,14 +13,17 @@
 
 typedef struct task_case {
     const char *task;
-    const char *data; /* folder under the test dir (made below) */
+    const char *label; /* names its runs (runs/<task>/<label>-full, -killed) and logs */
+    const char *data;  /* folder under the test dir (made below) */
     const char *args;
 } task_case;
 
 static const task_case cases[] = {
-    {"detect", "det/data.yaml", "imgsz=64 batch=8"},
-    {"classify", "cls", "imgsz=32 batch=8"},
-    {"segment", "det/data.yaml", "imgsz=64 batch=8"},
+    {"detect", "detect", "det/data.yaml", "imgsz=64 batch=8"},
+    {"classify", "classify", "cls", "imgsz=32 batch=8"},
+    {"segment", "segment", "det/data.yaml", "imgsz=64 batch=8"},
+    /* YOLO26: its loss weights follow the epoch, and its one-to-one branch trains beside the other */
+    {"detect", "yolo26", "det/data.yaml", "imgsz=64 batch=8 model=yolo26n.yaml"},
 };
 #define N_CASES (int)(sizeof cases / sizeof *cases)
 
@@ -39,17 +42,18 @@ typedef struct run {
 static void start(const char *dir, run *r) {
     char args[2048], log[64];
     r->t0 = resume_now();
-    snprintf(args, sizeof args, "%s train data=%s/%s %s " COMMON " name=full", r->c->task, dir, r->c->data, r->c->args);
-    snprintf(log, sizeof log, "%s-full.txt", r->c->task);
+    snprintf(args, sizeof args, "%s train data=%s/%s %s " COMMON " name=%s-full", r->c->task, dir, r->c->data,
+             r->c->args, r->c->label);
+    snprintf(log, sizeof log, "%s-full.txt", r->c->label);
     r->full = resume_spawn(dir, args, log);
-    snprintf(args, sizeof args, "%s train data=%s/%s %s " COMMON " name=killed", r->c->task, dir, r->c->data,
-             r->c->args);
-    snprintf(log, sizeof log, "%s-killed.txt", r->c->task);
+    snprintf(args, sizeof args, "%s train data=%s/%s %s " COMMON " name=%s-killed", r->c->task, dir, r->c->data,
+             r->c->args, r->c->label);
+    snprintf(log, sizeof log, "%s-killed.txt", r->c->label);
     r->killed = resume_spawn(dir, args, log);
     r->full_rc = r->killed_rc = r->resumed_rc = -1000;
-    snprintf(r->csv, sizeof r->csv, "%s/runs/%s/killed/results.csv", dir, r->c->task);
-    snprintf(r->last, sizeof r->last, "%s/runs/%s/killed/weights/last.ckpt", dir, r->c->task);
-    snprintf(r->tmp, sizeof r->tmp, "%s/runs/%s/killed/weights/last.ckpt.tmp", dir, r->c->task);
+    snprintf(r->csv, sizeof r->csv, "%s/runs/%s/%s-killed/results.csv", dir, r->c->task, r->c->label);
+    snprintf(r->last, sizeof r->last, "%s/runs/%s/%s-killed/weights/last.ckpt", dir, r->c->task, r->c->label);
+    snprintf(r->tmp, sizeof r->tmp, "%s/runs/%s/%s-killed/weights/last.ckpt.tmp", dir, r->c->task, r->c->label);
     CHECK(r->full > 0 && r->killed > 0);
 }
 
@@ -59,7 +63,7 @@ static bool step(const char *dir, run *r) {
     if (r->stage == 0) {
         if (resume_ended(r->killed, &r->killed_rc)) {
             CHECK_MSG(false, "%s: the run ended (exit %d) before it could be killed (see %s/%s-killed.txt)",
-                      r->c->task, r->killed_rc, dir, r->c->task);
+                      r->c->label, r->killed_rc, dir, r->c->label);
             r->stage = 2;
         } else if (resume_csv_rows(r->csv) >= 2 && !resume_exists(r->tmp) &&
                    resume_mtime(r->last) >= resume_mtime(r->csv)) {
@@ -67,15 +71,15 @@ static bool step(const char *dir, run *r) {
             resume_sleep_ms(300);
             kill(r->killed, SIGKILL);
             r->killed_rc = resume_wait(r->killed);
-            CHECK_MSG(r->killed_rc == 128 + SIGKILL, "%s: killed run: status %d", r->c->task, r->killed_rc);
+            CHECK_MSG(r->killed_rc == 128 + SIGKILL, "%s: killed run: status %d", r->c->label, r->killed_rc);
             long long batch = 0, epoch = resume_ckpt_epoch(r->last, &batch);
-            printf("%s: SIGKILLed with last.ckpt at epoch %lld (%d results rows)\n", r->c->task, epoch + 1,
+            printf("%s: SIGKILLed with last.ckpt at epoch %lld (%d results rows)\n", r->c->label, epoch + 1,
                    resume_csv_rows(r->csv));
-            CHECK_MSG(epoch == 1 || epoch == 2, "%s: last.ckpt of the killed run: epoch %lld", r->c->task, epoch);
+            CHECK_MSG(epoch == 1 || epoch == 2, "%s: last.ckpt of the killed run: epoch %lld", r->c->label, epoch);
             char args[1024], log[64];
-            snprintf(args, sizeof args, "%s train resume model=runs/%s/killed/weights/last.ckpt", r->c->task,
-                     r->c->task);
-            snprintf(log, sizeof log, "%s-resumed.txt", r->c->task);
+            snprintf(args, sizeof args, "%s train resume model=runs/%s/%s-killed/weights/last.ckpt", r->c->task,
+                     r->c->task, r->c->label);
+            snprintf(log, sizeof log, "%s-resumed.txt", r->c->label);
             r->resumed = resume_spawn(dir, args, log);
             CHECK(r->resumed > 0);
             r->stage = r->resumed > 0 ? 1 : 2;
@@ -87,15 +91,15 @@ static bool step(const char *dir, run *r) {
 }
 
 static void check(const char *dir, const run *r) {
-    const char *task = r->c->task;
+    const char *task = r->c->label;
     CHECK_MSG(r->full_rc == 0, "%s: uninterrupted run exited %d (see %s/%s-full.txt)", task, r->full_rc, dir, task);
     CHECK_MSG(r->resumed_rc == 0, "%s: resume exited %d (see %s/%s-resumed.txt)", task, r->resumed_rc, dir, task);
     if (r->full_rc != 0 || r->resumed_rc != 0) return;
     char log[64], full[1200], full_csv[1200];
     snprintf(log, sizeof log, "%s-resumed.txt", task);
     CHECK(resume_file_mentions(dir, log, "Resuming training from"));
-    snprintf(full, sizeof full, "%s/runs/%s/full/weights/last.ckpt", dir, task);
-    snprintf(full_csv, sizeof full_csv, "%s/runs/%s/full/results.csv", dir, task);
+    snprintf(full, sizeof full, "%s/runs/%s/%s-full/weights/last.ckpt", dir, r->c->task, task);
+    snprintf(full_csv, sizeof full_csv, "%s/runs/%s/%s-full/results.csv", dir, r->c->task, task);
     int diff = resume_compare_ckpts(full, r->last);
     CHECK_MSG(diff == 0, "%s: resumed last.ckpt differs from the uninterrupted run's in %d tensors/counters", task,
               diff);
