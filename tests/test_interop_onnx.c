@@ -57,9 +57,9 @@ static void compare(const char *consumer, const char *prefix, int n_out, float *
     }
 }
 
-/* ONNX Runtime on in_path (dims "N,C,H,W"), its outputs against ours. */
-static void run_ort(const char *onnx_path, const char *in_path, const char *dims, const char *prefix, int n_out,
-                    float *const *ours, const int64_t *counts, const char *label) {
+/* ONNX Runtime on in_path (dims "N,C,H,W"), its outputs written to <prefix>.outputK.f32; 0 when it ran. */
+static int ort_outputs(const char *onnx_path, const char *in_path, const char *dims, const char *prefix,
+                       const char *label) {
     char cmd[8192];
     const char *ort_dir = getenv("YOLO_ORT_NODE_DIR");
     snprintf(cmd, sizeof cmd, "command -v node > /dev/null || exit 3; NODE_PATH='%s/node_modules' node "
@@ -68,7 +68,34 @@ static void run_ort(const char *onnx_path, const char *in_path, const char *dims
     int rc = run(cmd);
     if (rc == 3) no_ort = true;
     else CHECK_MSG(rc == 0, "%s: ONNX Runtime failed (see %s/ort.txt)", label, tmp);
-    if (rc == 0) compare("ONNXRuntime", prefix, n_out, ours, counts, label);
+    return rc;
+}
+
+/* ONNX Runtime's outputs against ours. */
+static void run_ort(const char *onnx_path, const char *in_path, const char *dims, const char *prefix, int n_out,
+                    float *const *ours, const int64_t *counts, const char *label) {
+    if (ort_outputs(onnx_path, in_path, dims, prefix, label) == 0)
+        compare("ONNXRuntime", prefix, n_out, ours, counts, label);
+}
+
+/* The input as raw f32 at in_path, and its dims "N,C,H,W". */
+static void write_input(const char *in_path, const float *x, int64_t count, const int64_t *shape, char *dims,
+                        size_t size) {
+    FILE *f = fopen(in_path, "wb");
+    if (f && x) fwrite(x, sizeof(float), (size_t)count, f);
+    if (f) fclose(f);
+    snprintf(dims, size, "%lld,%lld,%lld,%lld", (long long)shape[0], (long long)shape[1], (long long)shape[2],
+             (long long)shape[3]);
+}
+
+/* python3-onnx's checker on the file. */
+static void run_checker(const char *onnx_path, const char *label) {
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "%s '%s/tests/interop/onnx_consumers.py' check '%s' > '%s/check.txt' 2>&1", python,
+             getenv("YOLO_SOURCE_DIR"), onnx_path, tmp);
+    int rc = run(cmd);
+    if (rc == 3) no_checker = true;
+    else CHECK_MSG(rc == 0, "%s: onnx.checker failed (see %s/check.txt)", label, tmp);
 }
 
 static void check_export(const char *file, const char *input, int opset) {
@@ -109,24 +136,16 @@ static void check_export(const char *file, const char *input, int opset) {
     int last = !st && !yolo_model_forward(m, g, in, false, &out) ? out.n - 1 : 0;
     yolo_graph_free(g);
     for (int k = 0; !st && k < n_out; k++) ours[k] = interop_forward(m, x, shape, k == 0 ? 0 : last, &counts[k], oshape);
-    FILE *f = fopen(in_path, "wb");
-    if (f && x) fwrite(x, sizeof(float), (size_t)count, f);
-    if (f) fclose(f);
     const char *src = getenv("YOLO_SOURCE_DIR");
     char dims[64];
-    snprintf(dims, sizeof dims, "%lld,%lld,%lld,%lld", (long long)shape[0], (long long)shape[1], (long long)shape[2],
-             (long long)shape[3]);
+    write_input(in_path, x, count, shape, dims, sizeof dims);
     if (!st) {
-        snprintf(cmd, sizeof cmd, "%s '%s/tests/interop/onnx_consumers.py' check '%s' > '%s/check.txt' 2>&1", python,
-                 src, onnx_path, tmp);
-        int rc = run(cmd);
-        if (rc == 3) no_checker = true;
-        else CHECK_MSG(rc == 0, "%s: onnx.checker failed (see %s/check.txt)", label, tmp);
+        run_checker(onnx_path, label);
         snprintf(prefix, sizeof prefix, "%s/opencv", tmp);
         snprintf(cmd, sizeof cmd, "%s '%s/tests/interop/onnx_consumers.py' opencv '%s' '%s' %s '%s' output0%s > "
                  "'%s/opencv.txt' 2>&1", python, src, onnx_path, in_path, dims, prefix, n_out > 1 ? " output1" : "",
                  tmp);
-        rc = run(cmd);
+        int rc = run(cmd);
         if (rc == 3) no_opencv = true;
         else CHECK_MSG(rc == 0, "%s: OpenCV failed (see %s/opencv.txt)", label, tmp);
         if (rc == 0) compare("OpenCV", prefix, n_out, ours, counts, label);
@@ -149,7 +168,7 @@ static void check_export_end2end(int opset) {
         printf("skipped the YOLO26 export: YOLO_SOURCE_DIR is not set (run through ctest)\n");
         return;
     }
-    char path[1300], label[64], onnx_path[1200], in_path[1200], prefix[1200], cmd[8192], dims[64];
+    char path[1300], label[64], onnx_path[1200], in_path[1200], prefix[1200], dims[64];
     snprintf(label, sizeof label, "yolo26-e2e.pt opset %d", opset);
     snprintf(path, sizeof path, "%s/tests/fixtures/yolo26-e2e.pt", src);
     yolo_model *m = NULL;
@@ -169,25 +188,11 @@ static void check_export_end2end(int opset) {
     int n_out = 0;
     yolo_status st = x && ref ? yolo_onnx_export(m, &oo, onnx_path, &n_out) : YOLO_ERR_IO;
     CHECK_MSG(!st && n_out == 1, "%s: export: %s", label, yolo_last_error());
-    FILE *f = fopen(in_path, "wb");
-    if (f && x) fwrite(x, sizeof(float), (size_t)count, f);
-    if (f) fclose(f);
-    snprintf(dims, sizeof dims, "%lld,%lld,%lld,%lld", (long long)shape[0], (long long)shape[1], (long long)shape[2],
-             (long long)shape[3]);
+    write_input(in_path, x, count, shape, dims, sizeof dims);
     if (!st) {
-        snprintf(cmd, sizeof cmd, "%s '%s/tests/interop/onnx_consumers.py' check '%s' > '%s/check.txt' 2>&1", python,
-                 src, onnx_path, tmp);
-        int rc = run(cmd);
-        if (rc == 3) no_checker = true;
-        else CHECK_MSG(rc == 0, "%s: onnx.checker failed (see %s/check.txt)", label, tmp);
+        run_checker(onnx_path, label);
         snprintf(prefix, sizeof prefix, "%s/ort26", tmp);
-        const char *ort_dir = getenv("YOLO_ORT_NODE_DIR");
-        snprintf(cmd, sizeof cmd, "command -v node > /dev/null || exit 3; NODE_PATH='%s/node_modules' node "
-                 "'%s/tests/interop/ort_run.js' '%s' '%s' %s '%s' > '%s/ort.txt' 2>&1", ort_dir ? ort_dir : "", src,
-                 onnx_path, in_path, dims, prefix, tmp);
-        rc = run(cmd);
-        if (rc == 3) no_ort = true;
-        else CHECK_MSG(rc == 0, "%s: ONNX Runtime failed (see %s/ort.txt)", label, tmp);
+        int rc = ort_outputs(onnx_path, in_path, dims, prefix, label);
         float *theirs = malloc(sizeof(float) * (size_t)rcount);
         snprintf(path, sizeof path, "%s.output0.f32", prefix);
         if (rc == 0) {
