@@ -119,8 +119,57 @@ static void test_detect(void) {
     DM_CHECK(yolo_nms_detect(pred, NC, A, &p, out, &n) == YOLO_OK && n == 0, "none %d", n);
 }
 
+/* YOLO26's selection (yolo_e2e_select, Detect.postprocess): the same five
+ * anchors; no NMS, so anchor 2 stays beside anchor 0. */
+static void test_e2e_select(void) {
+    enum { A = 5, NC = 3 };
+    float pred[(4 + NC) * A];
+    const float b0[4] = {5, 5, 10, 10}, b1[4] = {6, 5, 10, 10}, b2[4] = {5.5f, 5, 10, 10}, b4[4] = {50, 50, 4, 4};
+    const float s0[3] = {0.9f, 0.1f, 0}, s1[3] = {0.1f, 0.8f, 0}, s2[3] = {0.7f, 0, 0}, s3[3] = {0.2f, 0.25f, 0},
+                s4[3] = {0, 0.6f, 0.5f};
+    set_anchor(pred, A, NC, 0, b0, s0);
+    set_anchor(pred, A, NC, 1, b1, s1);
+    set_anchor(pred, A, NC, 2, b2, s2);
+    set_anchor(pred, A, NC, 3, b0, s3);
+    set_anchor(pred, A, NC, 4, b4, s4);
+    yolo_nms_params p = yolo_nms_default_params(); /* conf 0.25, max_det 300 -> k = 5 */
+    yolo_detection out[300];
+    int n = -1;
+    /* k = 5 anchors (0, 1, 2, 4, 3), then the 5 best of their 15 pairs: a score of 0.5 is a second class of anchor 4 */
+    static const int want[5][2] = {{0, 0}, {1, 1}, {2, 0}, {4, 1}, {4, 2}};
+    DM_CHECK(yolo_e2e_select(pred, NC, A, &p, out, &n) == YOLO_OK && n == 5, "k = 5: %d rows", n);
+    for (int i = 0; i < n && i < 5; i++)
+        DM_CHECK(out[i].anchor == want[i][0] && out[i].cls == want[i][1], "row %d: anchor %d class %d", i,
+                 out[i].anchor, out[i].cls);
+    if (n >= 1) {
+        DM_NEAR(out[0].box[0], 0, 1e-6);
+        DM_NEAR(out[0].box[3], 10, 1e-6);
+        DM_NEAR(out[0].score, 0.9f, 0);
+    }
+    /* max_det 3: the pairs of anchors 0, 1, 2 only */
+    p.max_det = 3;
+    DM_CHECK(yolo_e2e_select(pred, NC, A, &p, out, &n) == YOLO_OK && n == 3 && out[2].anchor == 2 && out[2].cls == 0,
+             "max_det 3: %d", n);
+    /* agnostic: each anchor's best class; anchor 3's 0.25 is not > conf */
+    p = yolo_nms_default_params();
+    p.agnostic = true;
+    DM_CHECK(yolo_e2e_select(pred, NC, A, &p, out, &n) == YOLO_OK && n == 4 && out[3].anchor == 4 && out[3].cls == 1,
+             "agnostic: %d", n);
+    /* classes, then conf */
+    p = yolo_nms_default_params();
+    const int32_t only2[1] = {2};
+    p.classes = only2, p.n_classes = 1;
+    DM_CHECK(yolo_e2e_select(pred, NC, A, &p, out, &n) == YOLO_OK && n == 1 && out[0].anchor == 4 && out[0].cls == 2,
+             "classes [2]: %d", n);
+    p = yolo_nms_default_params();
+    p.conf = 0.65f;
+    DM_CHECK(yolo_e2e_select(pred, NC, A, &p, out, &n) == YOLO_OK && n == 3, "conf 0.65: %d", n);
+    DM_CHECK(yolo_e2e_select(pred, 0, A, &p, out, &n) == YOLO_ERR_ARG, "nc 0 is refused");
+}
+
 int main(void) {
     test_greedy();
     test_detect();
+    test_e2e_select();
     return dm_result("detectmath_nms");
 }

@@ -112,6 +112,9 @@ static void test_binary(void) {
     EXPECT(run(real_dir, "detect", "train", e2e_arg, "data=shapes", "epochs=1", NULL), 2, "err", "end2end", e2e_path, ":2",
            "yes please");
     unlink(e2e_path);
+    /* end2end=True on a model without YOLO26's one-to-one head changes nothing, as in Ultralytics, and says so */
+    EXPECT(run(real_dir, "detect", "val", "model=yolov8n.yaml", "data=shapes", "imgsz=64", "end2end=True", "plots=False",
+               NULL), 0, "out", "end2end=True", "has no one-to-one (end2end) head", "NMS head");
     /* Ultralytics' settings, cfg and copy-cfg: shown, never written (settings.json is its tools') */
     EXPECT(run(real_dir, "settings", NULL), 0, "out", "datasets_dir: ", "settings.json: ", "cache_dir: ");
     EXPECT(run(real_dir, "settings", "datasets_dir=/x", NULL), 2, "err", "never written", "YOLO_DATASETS_DIR");
