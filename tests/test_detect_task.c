@@ -579,6 +579,10 @@ static void test_e2e_loss(yolo_config *cfg) {
     double loss = 0;
     float items[YOLO_TASK_MAX_ITEMS];
     CHECK_MSG(!hooks->loss_create(&ctx, &state), "%s", yolo_last_error());
+    /* an end2end model's loss takes both branches' maps: the one-to-many ones alone are refused */
+    CHECK_MSG(state && hooks->loss_compute(state, &batch, 3, maps, grads, &loss, items) == YOLO_ERR_ARG &&
+                  test_error_mentions("one-to-many, then one-to-one"),
+              "3 maps to an end2end loss: %s", yolo_last_error());
     CHECK_MSG(state && !hooks->loss_compute(state, &batch, 6, maps, grads, &loss, items), "%s", yolo_last_error());
     const double ref = f[3][2];
     printf("YOLO26 E2ELoss: total %.7g (PyTorch %.7g); one-to-one box %.6g cls %.6g dfl %.6g (PyTorch %.6g %.6g %.6g)\n",
