@@ -283,7 +283,7 @@ yolo_status yolo_det_criterion_compute(yolo_det_criterion *c, const char *who, c
         st = branch_compute(c, &c->branch[0], batch, nl, maps, grads, &p, NULL, 1.0, &out->value);
     } else {
         /* E2ELoss: o2m decays from 0.8 (epoch 0) to 0.1 (the last), o2o = 1 - o2m */
-        const double span = c->epochs > 2 ? (double)(c->epochs - 1) : 1.0, k = batch->epoch > 0 ? batch->epoch : 0;
+        const double span = c->epochs > 1 ? (double)(c->epochs - 1) : 1.0, k = batch->epoch > 0 ? batch->epoch : 0;
         const double left = 1.0 - k / span > 0 ? 1.0 - k / span : 0.0, o2m = left * (0.8 - 0.1) + 0.1;
         const float stal_min = c->stride[0], stal_size = c->stride[nl > 1 ? 1 : 0];
         const det_assign_options many = {0, stal_min, stal_size}, one = {1, stal_min, stal_size};
