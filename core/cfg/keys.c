@@ -77,7 +77,7 @@ const yolo_config_key yolo_core_keys[] = {
     KEY("save_json", B, T | V, 0, 0, NULL),
     KEY("conf", F, V | P | N | IN, 0, 1, NULL),
     FRACTION("iou", V | P),
-    KEY("max_det", I, V | P | N | GE, 1, 0, NULL),
+    KEY("max_det", I, V | P | GE, 1, 0, NULL),
     KEY("half", B, V | P, 0, 0, NULL),
     KEY("dnn", B, V | P, 0, 0, NULL),
     KEY("plots", B, T | V, 0, 0, NULL),
