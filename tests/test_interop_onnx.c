@@ -318,6 +318,26 @@ static void check_cli(void) {
         CHECK_MSG(rc == 0 && file_has(log, "metadata imgsz: [96, 160]") && file_has(log, "input images: [1, 3, 96, 160]"),
                   "imgsz=96,160: %s (see %s)", onnx_path, log);
     }
+    /* YOLO26 (tests/fixtures/yolo26-e2e.pt): output0 [1, max_det, 6] and 'end2end': True; end2end=False the
+     * one-to-many output [1, 4 + nc, anchors] for NMS, without the flag */
+    snprintf(args, sizeof args, "cp '%s/tests/fixtures/yolo26-e2e.pt' '%s/y26.pt'", getenv("YOLO_SOURCE_DIR"), tmp);
+    CHECK(run(args) == 0);
+    snprintf(onnx_path, sizeof onnx_path, "%s/y26.onnx", tmp);
+    snprintf(cmd, sizeof cmd, "%s '%s/tests/interop/onnx_consumers.py' check '%s' > '%s/check.txt' 2>&1", python,
+             getenv("YOLO_SOURCE_DIR"), onnx_path, tmp);
+    for (int e2e = 1; e2e >= 0; e2e--) {
+        snprintf(args, sizeof args, "detect export model=%s/y26.pt imgsz=320 max_det=50%s", tmp,
+                 e2e ? "" : " end2end=False");
+        CHECK_MSG(test_run_yolo(tmp, args) == 0, "YOLO26 export%s exited non-zero (see %s/log.txt)",
+                  e2e ? "" : " end2end=False", tmp);
+        rc = run(cmd);
+        if (rc != 3) {
+            snprintf(log, sizeof log, "%s/check.txt", tmp);
+            CHECK_MSG(rc == 0 && (e2e ? file_has(log, "output output0: [1, 50, 6]") && file_has(log, "metadata end2end: True")
+                                      : file_has(log, "output output0: [1, 7, 2100]") && !file_has(log, "end2end")),
+                      "YOLO26 export%s: %s (see %s)", e2e ? "" : " end2end=False", onnx_path, log);
+        }
+    }
     static const struct {
         const char *args, *needle;
     } refused[] = {{"format=tflite", "not built; built formats: onnx, safetensors"},

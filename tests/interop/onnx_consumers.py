@@ -23,9 +23,10 @@ def main():
                                                                      m.opset_import[0].version))
         for p in m.metadata_props:
             print("metadata %s: %s" % (p.key, p.value))
-        for i in m.graph.input:
-            dims = [d.dim_value if d.HasField("dim_value") else d.dim_param for d in i.type.tensor_type.shape.dim]
-            print("input %s: %s" % (i.name, dims))
+        for kind, values in (("input", m.graph.input), ("output", m.graph.output)):
+            for i in values:
+                dims = [d.dim_value if d.HasField("dim_value") else d.dim_param for d in i.type.tensor_type.shape.dim]
+                print("%s %s: %s" % (kind, i.name, dims))
         return 0
     try:
         import cv2
