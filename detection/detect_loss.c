@@ -161,18 +161,32 @@ static double side_softmax(const float *z, size_t step, int reg_max, double *p, 
     return d;
 }
 
+/* The CIoU term of one positive anchor whose distances (l, t, r, b, grid
+ * units) are d: adds (1 - CIoU) * w to *box_sum, gives the target in grid
+ * units (tgt) and d(box_gain * box sum)/d(distance) in gd. */
+static void box_term(const yolo_det_loss_params *p, const float *anchor, double stride, const float *tbox_px,
+                     const double d[4], double w, double *box_sum, double tgt[4], double gd[4]) {
+    double ax = anchor[0], ay = anchor[1];
+    double pred[4] = {ax - d[0], ay - d[1], ax + d[2], ay + d[3]};
+    for (int k = 0; k < 4; k++) tgt[k] = tbox_px[k] / stride;
+    double dciou[4];
+    double ciou = yolo_box_ciou_grad(pred, tgt, dciou);
+    *box_sum += (1 - ciou) * w;
+    /* x1 = ax - l, y1 = ay - t, x2 = ax + r, y2 = ay + b */
+    double gbox = -p->box_gain * w;
+    gd[0] = -gbox * dciou[0], gd[1] = -gbox * dciou[1], gd[2] = gbox * dciou[2], gd[3] = gbox * dciou[3];
+}
+
 /* Box and L1 terms of one positive anchor at reg_max 1: the distances are
  * the channels; the L1 compares them with the target's as fractions of the
  * image side (x sides / width, y sides / height). g as positive_anchor's. */
 static void positive_anchor_l1(const yolo_det_loss_params *p, const float *hb, size_t A, size_t a,
                                const float *anchor, double stride, const float *tbox_px, double w,
                                const det_loss_options *o, double *box_sum, double *l1_sum, double *g) {
-    double d[4];
+    double d[4], tgt[4], gd[4];
     for (int k = 0; k < 4; k++) d[k] = hb[(size_t)k * A + a];
+    box_term(p, anchor, stride, tbox_px, d, w, box_sum, tgt, gd);
     double ax = anchor[0], ay = anchor[1];
-    double pred[4] = {ax - d[0], ay - d[1], ax + d[2], ay + d[3]}, tgt[4], dciou[4];
-    for (int k = 0; k < 4; k++) tgt[k] = tbox_px[k] / stride;
-    *box_sum += (1 - yolo_box_ciou_grad(pred, tgt, dciou)) * w;
     double tdist[4] = {ax - tgt[0], ay - tgt[1], tgt[2] - ax, tgt[3] - ay}, l1 = 0, sgn[4], unit[4];
     for (int k = 0; k < 4; k++) {
         unit[k] = stride / (k % 2 ? o->image_h : o->image_w);
@@ -182,9 +196,8 @@ static void positive_anchor_l1(const yolo_det_loss_params *p, const float *hb, s
     }
     *l1_sum += l1 / 4 * w;
     if (!g) return;
-    double gbox = -p->box_gain * w, gl1 = p->dfl_gain * w / 4;
-    const double dx[4] = {-dciou[0], -dciou[1], dciou[2], dciou[3]}; /* d(pred side)/d(distance) */
-    for (int k = 0; k < 4; k++) g[k] = gbox * dx[k] + gl1 * sgn[k] * unit[k];
+    double gl1 = p->dfl_gain * w / 4;
+    for (int k = 0; k < 4; k++) g[k] = gd[k] + gl1 * sgn[k] * unit[k];
 }
 
 /* Box and DFL terms of one positive anchor. When g is not NULL it receives
@@ -195,14 +208,9 @@ static void positive_anchor(const yolo_det_loss_params *p, const float *hb, size
     int R = p->reg_max;
     double prob[4][64], d[4], lse[4];
     for (int k = 0; k < 4; k++) d[k] = side_softmax(hb + (size_t)k * R * A + a, A, R, prob[k], &lse[k]);
+    double tgt[4], gd[4];
+    box_term(p, anchor, stride, tbox_px, d, w, box_sum, tgt, gd);
     double ax = anchor[0], ay = anchor[1];
-    double pred[4] = {ax - d[0], ay - d[1], ax + d[2], ay + d[3]};
-    double tgt[4];
-    for (int k = 0; k < 4; k++) tgt[k] = tbox_px[k] / stride;
-
-    double dciou[4];
-    double ciou = yolo_box_ciou_grad(pred, tgt, dciou);
-    *box_sum += (1 - ciou) * w;
 
     /* bbox2dist, clamped as DFLoss does. */
     double tdist[4] = {ax - tgt[0], ay - tgt[1], tgt[2] - ax, tgt[3] - ay};
@@ -220,9 +228,6 @@ static void positive_anchor(const yolo_det_loss_params *p, const float *hb, size
     *dfl_sum += dfl / 4 * w;
     if (!g) return;
 
-    /* d(box term)/d(distance): x1 = ax - l, y1 = ay - t, x2 = ax + r, y2 = ay + b. */
-    double gbox = -p->box_gain * w;
-    double gd[4] = {-gbox * dciou[0], -gbox * dciou[1], gbox * dciou[2], gbox * dciou[3]};
     double gdfl = p->dfl_gain * w / 4;
     for (int k = 0; k < 4; k++) {
         for (int j = 0; j < R; j++) {

@@ -70,6 +70,18 @@ static void pair_metric(const tal_image *t, int g, int a, float *overlap, float 
     *metric = powf(s, t->p->alpha) * powf(ov, t->p->beta);
 }
 
+/* c into best[0..*n) (at most k of them), kept sorted by metric desc,
+ * anchor asc (candidates come in anchor order; equal metrics keep it). */
+static void insert_best(tal_cand *best, int k, int *n, tal_cand c) {
+    if (*n == k && !(c.metric > best[k - 1].metric)) return;
+    int j = *n < k ? (*n)++ : k - 1;
+    while (j > 0 && c.metric > best[j - 1].metric) {
+        best[j] = best[j - 1];
+        j--;
+    }
+    best[j] = c;
+}
+
 /* Marks gt g's top-k candidates: count[a]++ and, for a first claim, the gt. */
 static void select_topk(const tal_image *t, int g, tal_cand *cand, tal_cand *best, int32_t *count,
                         int32_t *target_gt) {
@@ -83,17 +95,8 @@ static void select_topk(const tal_image *t, int g, tal_cand *cand, tal_cand *bes
     }
     /* Positive metrics: keep the k best, sorted (metric desc, anchor asc). */
     int n_best = 0;
-    for (int i = 0; i < n_cand; i++) {
-        float m = cand[i].metric;
-        if (!(m > 0)) continue;
-        if (n_best == k && !(m > best[k - 1].metric)) continue;
-        int j = n_best < k ? n_best++ : k - 1;
-        while (j > 0 && m > best[j - 1].metric) {
-            best[j] = best[j - 1];
-            j--;
-        }
-        best[j] = cand[i];
-    }
+    for (int i = 0; i < n_cand; i++)
+        if (cand[i].metric > 0) insert_best(best, k, &n_best, cand[i]);
     /* Remaining slots go to the lowest-index zero-metric anchors; only the
      * candidates among them survive the mask. */
     int zero_slots = k - n_best, pos_before = 0;
@@ -143,13 +146,7 @@ static yolo_status keep_topk2(const tal_image *t, int topk2, int32_t *target_gt)
             float ov, m;
             pair_metric(t, g, a, &ov, &m);
             target_gt[a] = -1; /* back below if it is among the best */
-            if (!(m > 0) || (n_best == topk2 && !(m > best[topk2 - 1].metric))) continue;
-            int j = n_best < topk2 ? n_best++ : topk2 - 1;
-            while (j > 0 && m > best[j - 1].metric) {
-                best[j] = best[j - 1];
-                j--;
-            }
-            best[j] = (tal_cand){a, m};
+            if (m > 0) insert_best(best, topk2, &n_best, (tal_cand){a, m});
         }
         for (int i = 0; i < n_best; i++) target_gt[best[i].anchor] = g;
     }

@@ -50,6 +50,19 @@ static int read_steps(const char *dir, const char *name, double (*items)[3], int
     return n;
 }
 
+/* The largest relative difference of a loss component over the first `limit`
+ * steps both logs have; its step (1-based) in *at. */
+static double worst_rel(double (*a)[3], int n_a, double (*b)[3], int n_b, int limit, int *at) {
+    double worst = 0;
+    *at = -1;
+    for (int s = 0; s < limit && s < n_a && s < n_b; s++)
+        for (int k = 0; k < 3; k++) {
+            double rel = fabs(a[s][k] - b[s][k]) / fmax(fabs(a[s][k]), 1e-6);
+            if (rel > worst) worst = rel, *at = s + 1;
+        }
+    return worst;
+}
+
 static double final_map50(const char *dir, const char *name) {
     char path[700];
     double v[16] = {0};
@@ -73,13 +86,8 @@ int main(void) {
     double one[64][3], ddp[64][3], ddp2[64][3];
     int n1 = read_steps(dir, "one", one, 64), n2 = read_steps(dir, "ddp", ddp, 64), n3 = read_steps(dir, "ddp2", ddp2, 64);
     CHECK_MSG(n1 == 56 && n2 == 56 && n3 == 56, "step logs: %d, %d, %d lines (7 epochs of 8 batches)", n1, n2, n3);
-    double worst = 0;
-    int at = -1;
-    for (int s = 0; s < 50 && s < n1 && s < n2; s++)
-        for (int k = 0; k < 3; k++) {
-            double rel = fabs(one[s][k] - ddp[s][k]) / fmax(fabs(one[s][k]), 1e-6);
-            if (rel > worst) worst = rel, at = s + 1;
-        }
+    int at;
+    double worst = worst_rel(one, n1, ddp, n2, 50, &at);
     printf("first 50 steps: largest relative difference of a loss component %.2g (step %d)\n", worst, at);
     CHECK_MSG(worst <= 1e-3, "DDP step losses differ from one rank's by %.3g (step %d)", worst, at);
     double m1 = final_map50(dir, "one"), m2 = final_map50(dir, "ddp");
@@ -104,12 +112,7 @@ int main(void) {
         return test_result("test_ddp_equivalence");
     n1 = read_steps(dir, "one26", one, 64), n2 = read_steps(dir, "ddp26", ddp, 64);
     CHECK_MSG(n1 == 16 && n2 == 16, "YOLO26 step logs: %d, %d lines (2 epochs of 8 batches)", n1, n2);
-    worst = 0, at = -1;
-    for (int s = 0; s < 10 && s < n1 && s < n2; s++)
-        for (int k = 0; k < 3; k++) {
-            double rel = fabs(one[s][k] - ddp[s][k]) / fmax(fabs(one[s][k]), 1e-6);
-            if (rel > worst) worst = rel, at = s + 1;
-        }
+    worst = worst_rel(one, n1, ddp, n2, 10, &at);
     printf("YOLO26, first 10 steps: largest relative difference of a loss component %.2g (step %d)\n", worst, at);
     CHECK_MSG(worst <= 1e-3, "YOLO26 DDP step losses differ from one rank's by %.3g (step %d)", worst, at);
     return test_result("test_ddp_equivalence");

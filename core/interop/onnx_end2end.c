@@ -25,14 +25,9 @@ static void node1(writer *w, const char *op, const char *a, const char *b, const
     ox_node(w, op, in, b ? 2 : 1, out, attrs);
 }
 
-/* x[..., start:end] along axis. */
+/* x[..., start:end] along axis, into a fresh name. */
 static void slice(writer *w, const char *x, int64_t axis, int64_t start, int64_t end, char *out) {
-    char s[NAME], e[NAME], a[NAME];
-    ox_const_i64(w, &start, 1, s, sizeof s);
-    ox_const_i64(w, &end, 1, e, sizeof e);
-    ox_const_i64(w, &axis, 1, a, sizeof a);
-    const char *in[4] = {x, s, e, a};
-    ox_node(w, "Slice", in, 4, fresh(w, out), NULL);
+    ox_slice(w, x, axis, start, end, fresh(w, out));
 }
 
 /* x with a new axis at `axis` (Unsqueeze's axes: an attribute before opset 13, an input since). */
@@ -107,13 +102,12 @@ void ox_end2end_postprocess(writer *w, const char *pred, int nc, int64_t k, cons
     ox_attr_ints(&attrs, "axes", &last, 1);
     ox_attr_int(&attrs, "keepdims", 0);
     node1(w, "ReduceMax", scores, NULL, fresh(w, best), &attrs); /* [B, A] */
-    char v1[NAME], anchors[NAME], cand[NAME], flat_shape[NAME], flat[NAME], v2[NAME], pairs[NAME], ncc[NAME],
-        ai[NAME], cls[NAME], anchor[NAME], kboxes[NAME], s3[NAME], c3[NAME], cf[NAME];
+    char v1[NAME], anchors[NAME], cand[NAME], flat[NAME], v2[NAME], pairs[NAME], ncc[NAME], ai[NAME], cls[NAME],
+        anchor[NAME], kboxes[NAME], s3[NAME], c3[NAME], cf[NAME];
     topk(w, best, k, v1, anchors);            /* the k anchors of highest best-class score */
     gather_rows(w, scores, anchors, nc, cand); /* [B, k, nc] */
     const int64_t fs[2] = {0, -1};
-    ox_const_i64(w, fs, 2, flat_shape, sizeof flat_shape);
-    node1(w, "Reshape", cand, flat_shape, fresh(w, flat), NULL); /* [B, k * nc] */
+    ox_reshape(w, cand, 2, fs, fresh(w, flat)); /* [B, k * nc] */
     topk(w, flat, k, v2, pairs);                                  /* the k best (anchor, class) pairs */
     const int64_t n = nc;
     ox_const_i64(w, &n, 1, ncc, sizeof ncc);

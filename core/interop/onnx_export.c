@@ -12,22 +12,6 @@
 #include "interop/onnx_end2end.h"
 #include "interop/onnx_writer.h"
 
-static void reshape(writer *w, const char *x, int ndim, const int64_t *shape, const char *out) {
-    char s[NAME_MAX_LEN];
-    ox_const_i64(w, shape, ndim, s, sizeof s);
-    const char *in[2] = {x, s};
-    ox_node(w, "Reshape", in, 2, out, NULL);
-}
-
-static void slice(writer *w, const char *x, int64_t axis, int64_t start, int64_t end, const char *out) {
-    char s[NAME_MAX_LEN], e[NAME_MAX_LEN], a[NAME_MAX_LEN];
-    ox_const_i64(w, &start, 1, s, sizeof s);
-    ox_const_i64(w, &end, 1, e, sizeof e);
-    ox_const_i64(w, &axis, 1, a, sizeof a);
-    const char *in[4] = {x, s, e, a};
-    ox_node(w, "Slice", in, 4, out, NULL);
-}
-
 static void conv(writer *w, const yolo_tensor *t, const char *const *in, int n_in, const char *out, bool transpose) {
     const yolo_tensor *wt = t->node->src[1];
     pb_buf a = {0};
@@ -121,7 +105,7 @@ static void reduce_sum(writer *w, const yolo_tensor *t, const char *x, const cha
         ox_attr_ints(&a, "axes", axes, n);
         ox_node(w, "ReduceSum", &x, 1, target, &a);
     }
-    if (lead) reshape(w, tmp, t->ndim, t->shape, out);
+    if (lead) ox_reshape(w, tmp, t->ndim, t->shape, out);
 }
 
 /* The values of a constant: a persistent f32 tensor or a view of one
@@ -233,14 +217,14 @@ static void emit_node(writer *w, const yolo_tensor *t, int index) {
             else ox_fail(w, YOLO_ERR_UNSUPPORTED, "dynamic=True: '%s' (node %d) is a window of a size-dependent "
                          "tensor", t->name, index);
         } else if (whole) {
-            reshape(w, in[0], t->ndim, t->shape, out);
+            ox_reshape(w, in[0], t->ndim, t->shape, out);
         } else { /* a window of the flat storage */
             int64_t flat = -1, start = (int64_t)(t->node->view_offset / es);
             snprintf(tmp, sizeof tmp, "/t%d_flat", index);
             snprintf(tmp2, sizeof tmp2, "/t%d_window", index);
-            reshape(w, in[0], 1, &flat, tmp);
-            slice(w, tmp, 0, start, start + yolo_tensor_numel(t), tmp2);
-            reshape(w, tmp2, t->ndim, t->shape, out);
+            ox_reshape(w, in[0], 1, &flat, tmp);
+            ox_slice(w, tmp, 0, start, start + yolo_tensor_numel(t), tmp2);
+            ox_reshape(w, tmp2, t->ndim, t->shape, out);
         }
         return;
     }
@@ -329,7 +313,7 @@ static void emit_node(writer *w, const yolo_tensor *t, int index) {
     }
     case YOLO_OP_SLICE:
         if (ox_dim_varies(w, t, t->node->iparams[0])) break;
-        slice(w, in[0], t->node->iparams[0], t->node->iparams[1], t->node->iparams[1] + t->shape[t->node->iparams[0]], out);
+        ox_slice(w, in[0], t->node->iparams[0], t->node->iparams[1], t->node->iparams[1] + t->shape[t->node->iparams[0]], out);
         return;
     case YOLO_OP_BROADCAST_TO: {
         if (ox_shape_varies(w, t)) break;

@@ -77,6 +77,22 @@ void ox_initializer(writer *w, const char *name, int elem, int ndim, const int64
     pb_message_field(&w->graph, GRAPH_INITIALIZER, &t);
 }
 
+void ox_reshape(writer *w, const char *x, int ndim, const int64_t *shape, const char *out) {
+    char s[NAME_MAX_LEN];
+    ox_const_i64(w, shape, ndim, s, sizeof s);
+    const char *in[2] = {x, s};
+    ox_node(w, "Reshape", in, 2, out, NULL);
+}
+
+void ox_slice(writer *w, const char *x, int64_t axis, int64_t start, int64_t end, const char *out) {
+    char s[NAME_MAX_LEN], e[NAME_MAX_LEN], a[NAME_MAX_LEN];
+    ox_const_i64(w, &start, 1, s, sizeof s);
+    ox_const_i64(w, &end, 1, e, sizeof e);
+    ox_const_i64(w, &axis, 1, a, sizeof a);
+    const char *in[4] = {x, s, e, a};
+    ox_node(w, "Slice", in, 4, out, NULL);
+}
+
 /* A fresh int64 1-D constant; its name into out. */
 void ox_const_i64(writer *w, const int64_t *v, int n, char *out, size_t size) {
     snprintf(out, size, "/const_%d", w->n_consts++);

@@ -62,6 +62,9 @@ void ox_attr_string(pb_buf *attrs, const char *name, const char *s);
 void ox_node(writer *w, const char *op_type, const char *const *inputs, int n_in, const char *output, pb_buf *attrs);
 void ox_initializer(writer *w, const char *name, int elem, int ndim, const int64_t *dims, const void *data,
                     size_t bytes);
+/* Reshape to a constant shape; x[..., start:end] along axis (Slice with constant inputs). */
+void ox_reshape(writer *w, const char *x, int ndim, const int64_t *shape, const char *out);
+void ox_slice(writer *w, const char *x, int64_t axis, int64_t start, int64_t end, const char *out);
 /* Fresh constants; their names into out. */
 void ox_const_i64(writer *w, const int64_t *v, int n, char *out, size_t size);
 void ox_const_f32(writer *w, const float *v, int ndim, const int64_t *dims, char *out, size_t size);
