@@ -20,7 +20,7 @@
 #include "yolo/tensor.h"
 
 #define RECORDED_ABI_MAJOR 1
-#define RECORDED_ABI_MINOR 4 /* 1.4: functions only (yolo_module_reg_max, yolo_module_end2end, the model's end2end; detection's one-to-one head) */
+#define RECORDED_ABI_MINOR 5 /* 1.5: a module flag (YOLO_MODULE_END2END, v10Detect); 1.4: functions only (yolo_module_reg_max, yolo_module_end2end, the model's end2end; detection's one-to-one head) */
 
 typedef struct layout {
     const char *name;

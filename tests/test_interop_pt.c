@@ -91,29 +91,32 @@ static void check_reference_in(const char *dir, const char *name, const char *in
 
 static void check_reference(const char *name, const char *input) { check_reference_in(dir, name, input); }
 
-/* YOLO26 (make_pt_yolo26_fixture.py): a model in 8.4's YOLO26 form with
- * C3k2 attn units, SPPF's residual, C2PSA and Detect at reg_max 1 with its
- * one-to-one branch. Its end2end output equals PyTorch's; end2end=False gives
- * the one-to-many branch; yolo_e2e_select gives Detect.postprocess's rows. */
-static void check_pt_yolo26(const char *fixtures) {
-    check_reference_in(fixtures, "yolo26-e2e", "yolo26-input.npy");
+/* The end2end models of tests/fixtures, <name>.pt with <name>.out0/.topk/.o2m:
+ * YOLO26 (make_pt_yolo26_fixture.py: 8.4's YOLO26 form with C3k2 attn
+ * units, SPPF's residual, C2PSA and Detect at reg_max 1 with its
+ * one-to-one branch) and YOLOv10 (make_pt_yolov10_fixture.py: SCDown, PSA,
+ * C2fCIB with RepVGGDW, v10Detect with DFL). The end2end output equals
+ * PyTorch's; end2end=False gives the one-to-many branch; yolo_e2e_select
+ * gives Detect.postprocess's rows. */
+static void check_pt_end2end(const char *fixtures, const char *name, int reg_max) {
+    check_reference_in(fixtures, name, "yolo26-input.npy");
     char path[1200];
-    snprintf(path, sizeof path, "%s/yolo26-e2e.pt", fixtures);
+    snprintf(path, sizeof path, "%s/%s.pt", fixtures, name);
     yolo_model *m = NULL;
     if (yolo_model_load(path, be, NULL, &m)) {
         CHECK_MSG(0, "%s: %s", path, yolo_last_error());
         return;
     }
-    CHECK_MSG(yolo_model_end2end(m) && yolo_model_reg_max(m) == 1, "yolo26-e2e.pt: end2end %d, reg_max %d",
+    CHECK_MSG(yolo_model_end2end(m) && yolo_model_reg_max(m) == reg_max, "%s.pt: end2end %d, reg_max %d", name,
               yolo_model_end2end(m), yolo_model_reg_max(m));
     int ndim, rdim;
     int64_t ishape[8], rshape[8], icount, rcount, count, oshape[4];
     snprintf(path, sizeof path, "%s/yolo26-input.npy", fixtures);
     float *x = npy_read_f32(path, &ndim, ishape, &icount);
     float *got = x ? interop_forward(m, x, ishape, 0, &count, oshape) : NULL;
-    snprintf(path, sizeof path, "%s/yolo26-e2e.topk.npy", fixtures);
+    snprintf(path, sizeof path, "%s/%s.topk.npy", fixtures, name);
     float *ref = npy_read_f32(path, &rdim, rshape, &rcount);
-    CHECK_MSG(got && ref && rdim == 3 && rshape[0] == oshape[0], "yolo26 forward or %s: %s", path, yolo_last_error());
+    CHECK_MSG(got && ref && rdim == 3 && rshape[0] == oshape[0], "%s forward or %s: %s", name, path, yolo_last_error());
     if (got && ref && rdim == 3 && rshape[0] == oshape[0]) {
         const int nc = (int)oshape[1] - 4, A = (int)oshape[2], k = (int)rshape[1];
         yolo_nms_params p = yolo_nms_default_params();
@@ -132,23 +135,23 @@ static void check_pt_yolo26(const char *fixtures) {
             }
             mismatched += interop_match_rows(rows, ref + (size_t)b * k * 6, n < k ? n : k, 64.0f, 1e-4, &worst);
         }
-        printf("yolo26-e2e topk: %lld rows, unmatched %d, max |box| / 64 and |score| difference %.3g\n",
+        printf("%s topk: %lld rows, unmatched %d, max |box| / 64 and |score| difference %.3g\n", name,
                (long long)(rshape[0] * k), mismatched, worst);
-        CHECK_MSG(mismatched == 0, "yolo26 top-k: %d rows match none of Ultralytics' postprocess", mismatched);
+        CHECK_MSG(mismatched == 0, "%s top-k: %d rows match none of Ultralytics' postprocess", name, mismatched);
     }
     free(got);
     free(ref);
     /* end2end=False: the one-to-many branch, decoded as Detect's NMS layout */
     yolo_model_set_end2end(m, false);
     got = x ? interop_forward(m, x, ishape, 0, &count, oshape) : NULL;
-    snprintf(path, sizeof path, "%s/yolo26-e2e.o2m.npy", fixtures);
+    snprintf(path, sizeof path, "%s/%s.o2m.npy", fixtures, name);
     ref = npy_read_f32(path, &rdim, rshape, &rcount);
-    CHECK_MSG(got && ref && count == rcount, "yolo26 one-to-many: %lld values, PyTorch %lld", (long long)count,
+    CHECK_MSG(got && ref && count == rcount, "%s one-to-many: %lld values, PyTorch %lld", name, (long long)count,
               (long long)rcount);
     if (got && ref && count == rcount) {
         double rel = interop_rel_diff(got, ref, count);
-        printf("yolo26-e2e one-to-many: max |ours - PyTorch| / max |PyTorch| = %.3g\n", rel);
-        CHECK_MSG(rel <= 1e-4, "yolo26 one-to-many: relative difference %.3g", rel);
+        printf("%s one-to-many: max |ours - PyTorch| / max |PyTorch| = %.3g\n", name, rel);
+        CHECK_MSG(rel <= 1e-4, "%s one-to-many: relative difference %.3g", name, rel);
     }
     free(got);
     free(ref);
@@ -197,7 +200,8 @@ static void check_pt_acts(void) {
         yolo_pt_free(pt);
     }
     check_reference_in(fixtures, "hswish-cls", "sppf-2026-input.npy");
-    check_pt_yolo26(fixtures);
+    check_pt_end2end(fixtures, "yolo26-e2e", 1);
+    check_pt_end2end(fixtures, "yolov10-e2e", YOLO_DET_REG_MAX);
 }
 
 /* The mid-training last.pt: `model` is None, the weights are the EMA's. */

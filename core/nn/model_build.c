@@ -272,6 +272,7 @@ static yolo_status build_layer(yolo_model *m, const yolo_model_options *opt, int
     L->row = row;
     L->type = find_module(opt, row->module);
     if (!L->type) return unknown_module(m, opt, row);
+    if (L->type->flags & YOLO_MODULE_END2END) m->spec.end2end = true; /* before build: the head reads it */
     L->n_from = row->n_from;
     for (int j = 0; j < row->n_from; j++) {
         int f = row->from[j];

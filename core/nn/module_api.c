@@ -99,7 +99,7 @@ int yolo_module_in_stride(const yolo_module_ctx *ctx, int i) {
 }
 
 bool yolo_module_legacy_heads(const yolo_module_ctx *ctx) {
-    for (int i = 0; i < ctx->layer->index; i++)
+    for (int i = 0; i <= ctx->layer->index; i++)
         if (ctx->model->layers[i].type->flags & YOLO_MODULE_CURRENT_HEADS) return false;
     return true;
 }

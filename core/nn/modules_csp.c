@@ -1,6 +1,7 @@
 /* The CSP family of core module types (Ultralytics' ultralytics/nn/modules/
  * block.py): Bottleneck, C2f (YOLOv8), C3 (YOLOv5), C3k2 with its C3k inner
- * blocks (YOLO11) and C2 (YOLOv8-p6). yaml args as parse_model passes them:
+ * blocks (YOLO11), C2fCIB with CIB inner blocks (YOLOv10) and C2
+ * (YOLOv8-p6). yaml args as parse_model passes them:
  * the input channels first and, for all but Bottleneck, `repeats` inside. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,11 +149,13 @@ typedef struct c2f_block {
     bottleneck *m; /* n of them, or NULL when m3 */
     c3_block *m3;  /* C3k2 with c3k: n C3k blocks */
     psa_block **psa; /* C3k2 with attn (YOLO26): unit i is m[i] then psa[i] */
+    cib_block **cib; /* C2fCIB: n CIB blocks, or NULL */
 } c2f_block;
 
-/* One inner block of a C2f-form module: a Bottleneck (then, with attn, a PSABlock) or a C3k. */
+/* One inner block of a C2f-form module: a Bottleneck (then, with attn, a PSABlock), a C3k or a CIB. */
 static yolo_tensor *c2f_inner_forward(const yolo_forward_ctx *f, const c2f_block *b, int i, yolo_tensor *x) {
     if (b->m3) return c3_block_forward(f, &b->m3[i], x);
+    if (b->cib) return cib_block_forward(f, b->cib[i], x);
     x = bottleneck_forward(f, &b->m[i], x);
     return b->psa && x ? psa_block_forward(f, b->psa[i], x) : x;
 }
@@ -295,6 +298,36 @@ static yolo_status c3k2_build(yolo_module_ctx *ctx) {
     return YOLO_OK;
 }
 
+/* ---- C2fCIB(c1, c2, n=1, shortcut=False, lk=False, g=1, e=0.5) ----
+ * C2f's convs around n CIB(c, c, shortcut, e=1.0, lk) blocks, named m.<i>. */
+
+static yolo_status c2fcib_build(yolo_module_ctx *ctx) {
+    int c1, c2;
+    bool shortcut, lk;
+    int64_t g;
+    double e;
+    yolo_status st;
+    if ((st = module_single_input(ctx, &c1)) || (st = module_out_channels_arg(ctx, &c2)) ||
+        (st = yolo_module_arg_bool(ctx, 1, false, &shortcut)) || (st = yolo_module_arg_bool(ctx, 2, false, &lk)) ||
+        (st = yolo_module_arg_int(ctx, 3, 1, &g)) || (st = yolo_module_arg_float(ctx, 4, 0.5, &e)) ||
+        (st = check_g_e(ctx, g, e)))
+        return st;
+    const int n = yolo_module_repeats(ctx);
+    c2f_block *b = yolo_module_state_alloc(ctx, sizeof(*b));
+    if (!b) return yolo_module_error(ctx, YOLO_ERR_NOMEM, "out of memory");
+    if ((st = c2f_block_convs(ctx, b, c1, c2, n, e))) return st;
+    if (!(b->cib = module_alloc(ctx, sizeof(cib_block *) * (size_t)(n ? n : 1))))
+        return yolo_module_error(ctx, YOLO_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "m.%d", i);
+        if (!(b->cib[i] = module_alloc(ctx, cib_block_size())))
+            return yolo_module_error(ctx, YOLO_ERR_NOMEM, "out of memory");
+        if ((st = cib_block_init(ctx, b->cib[i], name, b->c, b->c, shortcut, 1.0, lk))) return st;
+    }
+    return module_finish_repeated(ctx, c1, c2, n, 1);
+}
+
 /* ---- C2(c1, c2, n=1, shortcut=True, g=1, e=0.5): cv1 (c1 -> 2c), chunk a, b; cv2(cat(m(a), b)) ---- */
 
 typedef struct c2_block {
@@ -342,5 +375,7 @@ const yolo_module_type yolo_c3_type = {"C3", "CSP bottleneck with 3 convolutions
 const yolo_module_type yolo_c3k2_type = {"C3k2", "C2f with Bottleneck or C3k (c3k) inner blocks (YOLO11)",
                                          c3k2_build, c2f_forward, NULL, NULL,
                                          YOLO_MODULE_REPEATS_INSIDE | YOLO_MODULE_CURRENT_HEADS};
+const yolo_module_type yolo_c2fcib_type = {"C2fCIB", "C2f with CIB inner blocks (YOLOv10)", c2fcib_build,
+                                           c2f_forward, NULL, NULL, YOLO_MODULE_REPEATS_INSIDE};
 const yolo_module_type yolo_c2_type = {"C2", "CSP bottleneck with 2 convolutions, bottlenecks on one half",
                                        c2_build, c2_forward, NULL, NULL, YOLO_MODULE_REPEATS_INSIDE};

@@ -1,6 +1,8 @@
 /* The Detect module type (yaml args [nc]): the YOLOv8 detection head, built
  * from the core's Detect building blocks (yolo/detection.h, yolo_det_head);
- * with the yaml's end2end and reg_max 1, YOLO26's.
+ * with the yaml's end2end and reg_max 1, YOLO26's. v10Detect (YOLOv10) is
+ * the same head, always end2end and with the current (depthwise) class
+ * branch: its type's flags say both.
  *
  * Outputs of its forward:
  *   training: t[0..nl-1] = per level cat(box, cls) maps [N, 4*reg_max + nc, H_i, W_i];
@@ -79,4 +81,14 @@ static const yolo_module_type detect_module_type = {
     .destroy = detect_destroy,
 };
 
-const yolo_module_type *const detect_modules[DETECT_N_MODULES] = {&detect_module_type};
+static const yolo_module_type v10detect_module_type = {
+    .name = "v10Detect",
+    .summary = "YOLOv10 detection head: Detect with its one-to-one copies always, depthwise class branches",
+    .build = detect_build,
+    .forward = detect_forward,
+    .finalize = detect_finalize,
+    .destroy = detect_destroy,
+    .flags = YOLO_MODULE_END2END | YOLO_MODULE_CURRENT_HEADS,
+};
+
+const yolo_module_type *const detect_modules[DETECT_N_MODULES] = {&detect_module_type, &v10detect_module_type};

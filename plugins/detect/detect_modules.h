@@ -11,7 +11,7 @@
 
 #include "yolo/model.h"
 
-#define DETECT_N_MODULES 1
+#define DETECT_N_MODULES 2
 extern const yolo_module_type *const detect_modules[DETECT_N_MODULES];
 
 #endif

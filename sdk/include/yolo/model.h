@@ -131,6 +131,11 @@ typedef struct yolo_module_type {
  * meets C3k2 (YOLO11), and Detect's class branch then starts with depthwise
  * convs. Heads ask yolo_module_legacy_heads. */
 #define YOLO_MODULE_CURRENT_HEADS 2u
+/* (ABI 1.5) A head of this type is always end2end (YOLOv10's v10Detect, an
+ * Ultralytics class whose end2end is fixed): the model's end2end is on as
+ * if its yaml said `end2end: True`. With YOLO_MODULE_CURRENT_HEADS on the
+ * head itself, the head takes its current form whatever precedes it. */
+#define YOLO_MODULE_END2END 4u
 
 /* ---- build context: what build and finalize may ask ---- */
 /* Zeroed module state of `size` bytes owned by the model (freed with it);
@@ -145,12 +150,14 @@ YOLO_API int yolo_module_in_channels(const yolo_module_ctx *ctx, int i);
 /* Stride of input i relative to the image (finalize only; 0 before). */
 YOLO_API int yolo_module_in_stride(const yolo_module_ctx *ctx, int i);
 YOLO_API int yolo_module_nc(const yolo_module_ctx *ctx);
-/* True unless an earlier layer's type has YOLO_MODULE_CURRENT_HEADS (YOLOv8
- * and YOLOv5 yamls: legacy heads; YOLO11: current ones). */
+/* True unless an earlier layer's type, or the module's own, has
+ * YOLO_MODULE_CURRENT_HEADS (YOLOv8 and YOLOv5 yamls: legacy heads; YOLO11:
+ * current ones; v10Detect: current ones always). */
 YOLO_API bool yolo_module_legacy_heads(const yolo_module_ctx *ctx);
 /* The model yaml's reg_max (Ultralytics 8.4; 16 when absent, YOLO26's 1:
  * boxes regressed as raw distances without DFL) and end2end (YOLO26's
- * one-to-one head beside the one-to-many one). */
+ * one-to-one head beside the one-to-many one; also on for a model whose
+ * head type has YOLO_MODULE_END2END). */
 YOLO_API int yolo_module_reg_max(const yolo_module_ctx *ctx);
 YOLO_API bool yolo_module_end2end(const yolo_module_ctx *ctx);
 /* The scaled repeat count for YOLO_MODULE_REPEATS_INSIDE modules (1 otherwise). */
