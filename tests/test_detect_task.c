@@ -524,14 +524,15 @@ static void test_table(void) {
           strcmp(hooks->metric_names[3], "metrics/mAP50-95(B)") == 0);
 }
 
-/* YOLO26's E2ELoss against make_e2e_loss_fixture.py's (Ultralytics 8.4's
- * definitions in float64 torch, gradients by autograd): both branches of a
- * yolo26n model (reg_max 1, end2end) on a 64 x 64 batch of two images with
- * a box under 8 px (STAL) and overlapping boxes, at epoch 30 of 100. */
-static void test_e2e_loss(yolo_config *cfg) {
+/* The E2ELoss against make_e2e_loss_fixture.py's (Ultralytics 8.4's
+ * definitions in float64 torch, gradients by autograd): both branches of an
+ * end2end model, yolo26n (reg_max 1, the `fixture` e2e-loss) or yolov10n
+ * (DFL, e2e-loss-dfl), on a 64 x 64 batch of two images with a box under
+ * 8 px (STAL) and overlapping boxes, at epoch 30 of 100. */
+static void test_e2e_loss(yolo_config *cfg, const char *model, const char *fixture, int reg_max) {
     const char *src = getenv("YOLO_SOURCE_DIR");
     if (!src) {
-        printf("skipped the YOLO26 loss fixture: YOLO_SOURCE_DIR is not set (run through ctest)\n");
+        printf("skipped the %s loss fixture: YOLO_SOURCE_DIR is not set (run through ctest)\n", model);
         return;
     }
     static const char *const files[7] = {"head_o2m", "head_o2o", "gt", "values", "grad_o2m", "grad_o2o", NULL};
@@ -540,20 +541,22 @@ static void test_e2e_loss(yolo_config *cfg) {
     int ndim;
     for (int i = 0; i < 6; i++) {
         char path[1200];
-        snprintf(path, sizeof path, "%s/tests/fixtures/e2e-loss.%s.npy", src, files[i]);
+        snprintf(path, sizeof path, "%s/tests/fixtures/%s.%s.npy", src, fixture, files[i]);
         f[i] = npy_read_f32(path, &ndim, shape, &count[i]);
         CHECK_MSG(f[i] != NULL, "cannot read %s", path);
     }
     yolo_backend *be = NULL;
     yolo_model *m = NULL;
     yolo_model_options opt = {.nc = NC, .seed = 1};
-    if (!f[5] || yolo_backend_create("cpu", 1, &be) || yolo_model_load("yolo26n.yaml", be, &opt, &m)) {
-        CHECK_MSG(0, "yolo26n.yaml: %s", yolo_last_error());
+    if (!f[5] || yolo_backend_create("cpu", 1, &be) || yolo_model_load(model, be, &opt, &m)) {
+        CHECK_MSG(0, "%s: %s", model, yolo_last_error());
         goto done;
     }
+    CHECK_MSG(yolo_model_reg_max(m) == reg_max && yolo_model_end2end(m), "%s: reg_max %d, end2end %d", model,
+              yolo_model_reg_max(m), yolo_model_end2end(m));
     CHECK(yolo_config_set(cfg, YOLO_CONFIG_LAYER_CLI, "epochs", "100", "test") == YOLO_OK);
     yolo_task_context ctx = {.cfg = cfg, .model = m, .nc = NC, .names = names, .imgsz = 64, .world = 1};
-    const int B = 2, C = 4 + NC, A = 84, hw[3][2] = {{8, 8}, {4, 4}, {2, 2}}, n_gt = (int)(count[2] / 6);
+    const int B = 2, C = 4 * reg_max + NC, A = 84, hw[3][2] = {{8, 8}, {4, 4}, {2, 2}}, n_gt = (int)(count[2] / 6);
     int32_t cls[8], idx[8];
     float boxes[32];
     for (int i = 0; i < n_gt && i < 8; i++) {
@@ -585,8 +588,8 @@ static void test_e2e_loss(yolo_config *cfg) {
               "3 maps to an end2end loss: %s", yolo_last_error());
     CHECK_MSG(state && !hooks->loss_compute(state, &batch, 6, maps, grads, &loss, items), "%s", yolo_last_error());
     const double ref = f[3][2];
-    printf("YOLO26 E2ELoss: total %.7g (PyTorch %.7g); one-to-one box %.6g cls %.6g dfl %.6g (PyTorch %.6g %.6g %.6g)\n",
-           loss, ref, items[0], items[1], items[2], f[3][3], f[3][4], f[3][5]);
+    printf("%s E2ELoss: total %.7g (PyTorch %.7g); one-to-one box %.6g cls %.6g dfl %.6g (PyTorch %.6g %.6g %.6g)\n",
+           model, loss, ref, items[0], items[1], items[2], f[3][3], f[3][4], f[3][5]);
     CHECK_MSG(fabs(loss - ref) <= 1e-5 * fabs(ref), "E2ELoss total %.8g, PyTorch %.8g", loss, ref);
     for (int k = 0; k < 3; k++)
         CHECK_MSG(fabsf(items[k] - f[3][3 + k]) <= 1e-5f * fabsf(f[3][3 + k]) + 1e-7f, "item %d: %.8g, PyTorch %.8g", k,
@@ -596,7 +599,7 @@ static void test_e2e_loss(yolo_config *cfg) {
         const float *const *gl = (const float *const *)(glevel + 3 * b);
         yolo_det_levels_gather(gl, 3, h, w, B, C, g);
         double diff = interop_rel_diff(g, f[4 + b], (int64_t)B * C * A);
-        printf("YOLO26 E2ELoss: d total / d %s head: max |ours - autograd| / max |autograd| = %.3g\n",
+        printf("%s E2ELoss: d total / d %s head: max |ours - autograd| / max |autograd| = %.3g\n", model,
                b ? "one-to-one" : "one-to-many", diff);
         CHECK_MSG(diff <= 1e-5, "%s gradient: relative difference %.3g", b ? "one-to-one" : "one-to-many", diff);
         free(g);
@@ -634,7 +637,8 @@ int main(void) {
     test_class_weights(&ctx);
     test_metrics(&ctx, &val_ctx);
     test_predict(cfg, &ctx);
-    test_e2e_loss(cfg);
+    test_e2e_loss(cfg, "yolo26n.yaml", "e2e-loss", 1);
+    test_e2e_loss(cfg, "yolov10n.yaml", "e2e-loss-dfl", YOLO_DET_REG_MAX);
     yolo_config_free(val_cfg);
     yolo_config_free(cfg);
     return test_result("test_detect_task");
