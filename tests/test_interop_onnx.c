@@ -158,19 +158,20 @@ static void check_export(const char *file, const char *input, int opset) {
     yolo_model_free(m);
 }
 
-/* YOLO26 (tests/fixtures/yolo26-e2e.pt): exported end2end, output0 is
+/* The end2end models of tests/fixtures (`name`.pt: yolo26-e2e, YOLO26 at
+ * reg_max 1; yolov10-e2e, YOLOv10 with DFL): exported end2end, output0 is
  * Detect.postprocess's [B, k, 6] in the graph (TopK, GatherElements), as
  * Ultralytics exports it; ONNX Runtime's rows equal PyTorch's postprocess
- * (yolo26-e2e.topk.npy). OpenCV 4.6 has no TopK layer: not run. */
-static void check_export_end2end(int opset) {
+ * (<name>.topk.npy). OpenCV 4.6 has no TopK layer: not run. */
+static void check_export_end2end(const char *name, int opset) {
     const char *src = getenv("YOLO_SOURCE_DIR");
     if (!src) {
-        printf("skipped the YOLO26 export: YOLO_SOURCE_DIR is not set (run through ctest)\n");
+        printf("skipped the %s export: YOLO_SOURCE_DIR is not set (run through ctest)\n", name);
         return;
     }
     char path[1300], label[64], onnx_path[1200], in_path[1200], prefix[1200], dims[64];
-    snprintf(label, sizeof label, "yolo26-e2e.pt opset %d", opset);
-    snprintf(path, sizeof path, "%s/tests/fixtures/yolo26-e2e.pt", src);
+    snprintf(label, sizeof label, "%s.pt opset %d", name, opset);
+    snprintf(path, sizeof path, "%s/tests/fixtures/%s.pt", src, name);
     yolo_model *m = NULL;
     CHECK_MSG(!yolo_model_load(path, be, NULL, &m) && !yolo_model_fuse(m), "%s: %s", path, yolo_last_error());
     if (!m) return;
@@ -178,10 +179,10 @@ static void check_export_end2end(int opset) {
     int64_t shape[8], rshape[8], count = 0, rcount = 0;
     snprintf(path, sizeof path, "%s/tests/fixtures/yolo26-input.npy", src);
     float *x = npy_read_f32(path, &ndim, shape, &count);
-    snprintf(path, sizeof path, "%s/tests/fixtures/yolo26-e2e.topk.npy", src);
+    snprintf(path, sizeof path, "%s/tests/fixtures/%s.topk.npy", src, name);
     float *ref = npy_read_f32(path, &rdim, rshape, &rcount);
-    CHECK_MSG(x && ref && ndim == 4 && rdim == 3, "cannot read the YOLO26 fixtures in %s/tests/fixtures", src);
-    snprintf(onnx_path, sizeof onnx_path, "%s/yolo26-%d.onnx", tmp, opset);
+    CHECK_MSG(x && ref && ndim == 4 && rdim == 3, "cannot read the %s fixtures in %s/tests/fixtures", name, src);
+    snprintf(onnx_path, sizeof onnx_path, "%s/%s-%d.onnx", tmp, name, opset);
     snprintf(in_path, sizeof in_path, "%s/input26.f32", tmp);
     yolo_onnx_options oo = {.batch = (int)shape[0], .height = (int)shape[2], .width = (int)shape[3], .opset = opset,
                             .end2end_k = 300};
@@ -438,8 +439,9 @@ int main(void) {
     }
     check_export(hswish, "input-2x3x64x64.npy", 12);
     check_export(hswish, "input-2x3x64x64.npy", 17);
-    check_export_end2end(17);
-    check_export_end2end(12);
+    check_export_end2end("yolo26-e2e", 17);
+    check_export_end2end("yolo26-e2e", 12);
+    check_export_end2end("yolov10-e2e", 17);
     check_dynamic("yolo11n-seg-coco8.pt", 17);
     check_dynamic("yolov8n-coco8.pt", 13);
     check_cli();
