@@ -97,15 +97,18 @@ static inline int interop_match_rows(const float *got, const float *ref, int n, 
     return unmatched;
 }
 
-/* Eval forward of `m` on input [n,c,h,w]; output k downloaded (malloc'd). */
-static inline float *interop_forward(yolo_model *m, const float *input, const int64_t in_shape[4], int k,
-                                     int64_t *count, int64_t out_shape[4]) {
+/* Eval forward (inference: yolo_model_forward_inference) of `m` on input
+ * [n,c,h,w]; output k downloaded (malloc'd); *n_out: the outputs there were. */
+static inline float *interop_forward_mode(yolo_model *m, const float *input, const int64_t in_shape[4], int k,
+                                          bool inference, int64_t *count, int64_t out_shape[4], int *n_out) {
     yolo_graph *g = yolo_graph_new(yolo_model_backend(m));
     yolo_tensor *x = yolo_graph_input(g, "images", YOLO_F32, 4, in_shape);
     yolo_model_outputs out;
     yolo_graph_plan_info info;
     float *data = NULL;
-    if (!yolo_model_forward(m, g, x, false, &out) && k < out.n && !yolo_graph_mark_output(g, out.t[k]) &&
+    yolo_status st = inference ? yolo_model_forward_inference(m, g, x, &out) : yolo_model_forward(m, g, x, false, &out);
+    if (n_out) *n_out = st ? 0 : out.n;
+    if (!st && k < out.n && !yolo_graph_mark_output(g, out.t[k]) &&
         !yolo_graph_plan(g, &info) &&
         !yolo_tensor_upload_f32(x, input, in_shape[0] * in_shape[1] * in_shape[2] * in_shape[3]) &&
         !yolo_graph_run(g)) {
@@ -119,6 +122,12 @@ static inline float *interop_forward(yolo_model *m, const float *input, const in
     }
     yolo_graph_free(g);
     return data;
+}
+
+/* The eval forward's output k (yolo_model_forward). */
+static inline float *interop_forward(yolo_model *m, const float *input, const int64_t in_shape[4], int k,
+                                     int64_t *count, int64_t out_shape[4]) {
+    return interop_forward_mode(m, input, in_shape, k, false, count, out_shape, NULL);
 }
 
 #endif

@@ -20,7 +20,7 @@
 #include "yolo/tensor.h"
 
 #define RECORDED_ABI_MAJOR 1
-#define RECORDED_ABI_MINOR 5 /* 1.5: a module flag (YOLO_MODULE_END2END, v10Detect); 1.4: functions only (yolo_module_reg_max, yolo_module_end2end, the model's end2end; detection's one-to-one head) */
+#define RECORDED_ABI_MINOR 5 /* 1.5: a module flag (YOLO_MODULE_END2END, v10Detect), yolo_forward_ctx.inference and yolo_model_forward_inference; 1.4: functions only (yolo_module_reg_max, yolo_module_end2end, the model's end2end; detection's one-to-one head) */
 
 typedef struct layout {
     const char *name;
@@ -44,7 +44,7 @@ static const layout layouts[] = {
     LAYOUT(yolo_graph_plan_info, 24),
     LAYOUT(yolo_arg, 64),
     LAYOUT(yolo_module_outputs, 136),
-    LAYOUT(yolo_forward_ctx, 24),
+    LAYOUT(yolo_forward_ctx, 32), /* 1.5: inference appended; the core fills it, a plugin of an older minor reads a prefix */
     LAYOUT(yolo_module_type, 56),
     LAYOUT(yolo_param_init, 4),
     LAYOUT(yolo_conv_block, 80),

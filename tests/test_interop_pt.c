@@ -91,13 +91,28 @@ static void check_reference_in(const char *dir, const char *name, const char *in
 
 static void check_reference(const char *name, const char *input) { check_reference_in(dir, name, input); }
 
+/* The inference forward of m on x: one output, the eval forward's output 0
+ * (`eval`, count values) bit for bit. */
+static void check_inference_forward(yolo_model *m, const float *x, const int64_t ishape[4], const float *eval,
+                                    int64_t count, const char *name, const char *what) {
+    int64_t n = 0, shape[4];
+    int n_out = 0;
+    float *y = x && eval ? interop_forward_mode(m, x, ishape, 0, true, &n, shape, &n_out) : NULL;
+    const bool same = y && n == count && !memcmp(y, eval, sizeof(float) * (size_t)count);
+    CHECK_MSG(n_out == 1 && same, "%s %s: the inference forward gave %d outputs, %lld values (%s the eval forward's bits)",
+              name, what, n_out, (long long)n, same ? "with" : "not");
+    free(y);
+}
+
 /* The end2end models of tests/fixtures, <name>.pt with <name>.out0/.topk/.o2m:
  * YOLO26 (make_pt_yolo26_fixture.py: 8.4's YOLO26 form with C3k2 attn
  * units, SPPF's residual, C2PSA and Detect at reg_max 1 with its
  * one-to-one branch) and YOLOv10 (make_pt_yolov10_fixture.py: SCDown, PSA,
  * C2fCIB with RepVGGDW, v10Detect with DFL). The end2end output equals
  * PyTorch's; end2end=False gives the one-to-many branch; yolo_e2e_select
- * gives Detect.postprocess's rows. */
+ * gives Detect.postprocess's rows. The inference forward (predict's, `yolo
+ * val`'s) gives the eval output alone, the same bits, computing only the
+ * branch it decodes. */
 static void check_pt_end2end(const char *fixtures, const char *name, int reg_max) {
     check_reference_in(fixtures, name, "yolo26-input.npy");
     char path[1200];
@@ -110,10 +125,11 @@ static void check_pt_end2end(const char *fixtures, const char *name, int reg_max
     CHECK_MSG(yolo_model_end2end(m) && yolo_model_reg_max(m) == reg_max, "%s.pt: end2end %d, reg_max %d", name,
               yolo_model_end2end(m), yolo_model_reg_max(m));
     int ndim, rdim;
-    int64_t ishape[8], rshape[8], icount, rcount, count, oshape[4];
+    int64_t ishape[8], rshape[8], icount = 0, rcount = 0, count = 0, oshape[4] = {0};
     snprintf(path, sizeof path, "%s/yolo26-input.npy", fixtures);
     float *x = npy_read_f32(path, &ndim, ishape, &icount);
     float *got = x ? interop_forward(m, x, ishape, 0, &count, oshape) : NULL;
+    check_inference_forward(m, x, ishape, got, count, name, "end2end");
     snprintf(path, sizeof path, "%s/%s.topk.npy", fixtures, name);
     float *ref = npy_read_f32(path, &rdim, rshape, &rcount);
     CHECK_MSG(got && ref && rdim == 3 && rshape[0] == oshape[0], "%s forward or %s: %s", name, path, yolo_last_error());
@@ -144,6 +160,7 @@ static void check_pt_end2end(const char *fixtures, const char *name, int reg_max
     /* end2end=False: the one-to-many branch, decoded as Detect's NMS layout */
     yolo_model_set_end2end(m, false);
     got = x ? interop_forward(m, x, ishape, 0, &count, oshape) : NULL;
+    check_inference_forward(m, x, ishape, got, count, name, "end2end=False");
     snprintf(path, sizeof path, "%s/%s.o2m.npy", fixtures, name);
     ref = npy_read_f32(path, &rdim, rshape, &rcount);
     CHECK_MSG(got && ref && count == rcount, "%s one-to-many: %lld values, PyTorch %lld", name, (long long)count,

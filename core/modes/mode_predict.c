@@ -348,7 +348,7 @@ yolo_status yolo_mode_predict(const yolo_mode_context *ctx) {
     bool rect = true;
     if (!st) st = yolo_session_eval_rect(&p.s, &rect);
     if (!st) {
-        p.graphs = (yolo_graph_cache){.model = p.s.model, .training = false};
+        p.graphs = (yolo_graph_cache){.model = p.s.model, .training = false, .inference = true};
         p.stride = rect ? yolo_model_grid_stride(p.s.model) : 0;
         const yolo_run_settings *run = &p.s.set.run;
         if (!rect) printf("rect=False: every image letterboxed to %dx%d\n", run->imgsz_h, run->imgsz_w);

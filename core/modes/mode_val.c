@@ -48,6 +48,7 @@ yolo_status yolo_mode_val(const yolo_mode_context *ctx) {
         v.json_dir = s.set.pictures.save_json ? s.run_dir : NULL;
         v.txt_dir = save_txt ? labels_dir : NULL;
         v.rect = rect;
+        v.losses = false;
         if (!rect) printf("rect=False: %dx%d letterboxed batches\n", run->imgsz, run->imgsz);
         yolo_val_result r;
         st = yolo_validator_run(&v, stdout, &r);

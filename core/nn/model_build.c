@@ -324,7 +324,7 @@ static yolo_status probe_strides(yolo_model *m) {
     yolo_tensor **outs = calloc((size_t)m->n_layers, sizeof(*outs));
     yolo_model_outputs out;
     yolo_status st = !x || !outs ? yolo_error(YOLO_ERR_NOMEM, "%s: stride probe: out of memory", m->spec.name)
-                                 : model_forward_all(m, g, x, true, &out, outs);
+                                 : model_forward_all(m, g, x, true, false, &out, outs);
     if (st) {
         yolo_error_context(st, "%s: probe forward at %dx%d", m->spec.name, PROBE_SIZE, PROBE_SIZE);
     } else {

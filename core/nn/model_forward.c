@@ -5,7 +5,7 @@
 
 #include "nn/model_internal.h"
 
-yolo_status model_forward_all(yolo_model *m, yolo_graph *g, yolo_tensor *images, bool training,
+yolo_status model_forward_all(yolo_model *m, yolo_graph *g, yolo_tensor *images, bool training, bool inference,
                               yolo_model_outputs *out, yolo_tensor **layer_out) {
     char s[96];
     if (!m || !g || !images || !out) return yolo_error(YOLO_ERR_ARG, "yolo_model_forward: NULL argument");
@@ -17,7 +17,7 @@ yolo_status model_forward_all(yolo_model *m, yolo_graph *g, yolo_tensor *images,
                                                 yolo_graph_error(g));
     yolo_tensor **outs = layer_out ? layer_out : calloc((size_t)m->n_layers, sizeof(*outs));
     if (!outs) return yolo_error(YOLO_ERR_NOMEM, "%s: forward: out of memory", m->name);
-    yolo_forward_ctx f = {.graph = g, .training = training, .model = m};
+    yolo_forward_ctx f = {.graph = g, .training = training, .model = m, .inference = inference && !training};
     yolo_status st = YOLO_OK;
     for (int i = 0; i < m->n_layers && !st; i++) {
         model_layer *L = &m->layers[i];
@@ -55,7 +55,12 @@ yolo_status model_forward_all(yolo_model *m, yolo_graph *g, yolo_tensor *images,
 
 yolo_status yolo_model_forward(yolo_model *model, yolo_graph *g, yolo_tensor *images, bool training,
                                yolo_model_outputs *out) {
-    return model_forward_all(model, g, images, training, out, NULL);
+    return model_forward_all(model, g, images, training, false, out, NULL);
+}
+
+yolo_status yolo_model_forward_inference(yolo_model *model, yolo_graph *g, yolo_tensor *images,
+                                         yolo_model_outputs *out) {
+    return model_forward_all(model, g, images, false, true, out, NULL);
 }
 
 /* ---- accessors ---- */

@@ -125,7 +125,7 @@ bool module_join_name(yolo_module_ctx *ctx, char *buf, size_t size, const char *
 
 /* core/nn/model_forward.c: forward with every layer's first output kept
  * in layer_out (n_layers entries) when not NULL. */
-yolo_status model_forward_all(yolo_model *m, yolo_graph *g, yolo_tensor *images, bool training,
+yolo_status model_forward_all(yolo_model *m, yolo_graph *g, yolo_tensor *images, bool training, bool inference,
                               yolo_model_outputs *out, yolo_tensor **layer_out);
 
 /* core/nn/model_build.c: the yaml file a model name resolves to, its

@@ -14,8 +14,9 @@ static yolo_status alloc_host(yolo_host_tensor *h, const yolo_tensor *t) {
     return h->data ? YOLO_OK : yolo_error(YOLO_ERR_NOMEM, "model graph: out of host memory for '%s'", t->name);
 }
 
-/* collective: set on a training graph under sync_bn (graph/collective.h). */
-static yolo_status build_graph(yolo_model *model, int batch, int height, int width, bool training,
+/* collective: set on a training graph under sync_bn (graph/collective.h);
+ * inference: an eval graph whose caller reads no loss outputs. */
+static yolo_status build_graph(yolo_model *model, int batch, int height, int width, bool training, bool inference,
                                const yolo_graph_collective *collective, yolo_model_graph **out) {
     *out = NULL;
     yolo_model_graph *mg = calloc(1, sizeof *mg);
@@ -32,7 +33,9 @@ static yolo_status build_graph(yolo_model *model, int batch, int height, int wid
         mg->images = yolo_graph_input(mg->graph, "images", YOLO_U8, 4, shape);
         yolo_tensor *x = yolo_cast(mg->graph, mg->images, YOLO_F32, 1.0f / 255.0f);
         st = yolo_graph_status(mg->graph);
-        if (!st) st = yolo_model_forward(model, mg->graph, x, training, &mg->out);
+        if (!st)
+            st = inference && !training ? yolo_model_forward_inference(model, mg->graph, x, &mg->out)
+                                        : yolo_model_forward(model, mg->graph, x, training, &mg->out);
     }
     for (int i = 0; !st && i < mg->out.n; i++) {
         st = yolo_graph_mark_output(mg->graph, mg->out.t[i]);
@@ -54,7 +57,7 @@ static yolo_status build_graph(yolo_model *model, int batch, int height, int wid
 
 yolo_status yolo_model_graph_build(yolo_model *model, int batch, int height, int width, bool training,
                                    yolo_model_graph **out) {
-    return build_graph(model, batch, height, width, training, NULL, out);
+    return build_graph(model, batch, height, width, training, false, NULL, out);
 }
 
 void yolo_model_graph_free(yolo_model_graph *mg) {
@@ -102,7 +105,8 @@ yolo_status yolo_graph_cache_get(yolo_graph_cache *c, const yolo_batch *batch, y
         }
     }
     if (c->n == YOLO_GRAPH_CACHE) cache_evict_last(c);
-    yolo_status st = build_graph(c->model, batch->n, batch->height, batch->width, c->training, c->collective, out);
+    yolo_status st =
+        build_graph(c->model, batch->n, batch->height, batch->width, c->training, c->inference, c->collective, out);
     if (st) return st;
     c->builds++;
     memmove(c->entries + 1, c->entries, (size_t)c->n * sizeof *c->entries);

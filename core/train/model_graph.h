@@ -46,6 +46,7 @@ typedef struct yolo_graph_collective yolo_graph_collective;
 typedef struct yolo_graph_cache {
     yolo_model *model;
     bool training;
+    bool inference; /* eval graphs for callers that read no loss outputs (yolo_model_forward_inference) */
     const yolo_graph_collective *collective; /* sync_bn under DDP (graph/collective.h), or NULL */
     yolo_model_graph *entries[YOLO_GRAPH_CACHE]; /* most recently used first */
     int n;

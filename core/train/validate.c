@@ -28,6 +28,7 @@ void yolo_validator_init(yolo_validator *v, const yolo_task_hooks *hooks, const 
     v->imgsz = imgsz;
     v->seed = seed;
     v->rect = true;
+    v->losses = true;
 }
 
 void yolo_validator_release(yolo_validator *v) { yolo_graph_cache_clear(&v->graphs); }
@@ -63,7 +64,11 @@ yolo_status yolo_validator_run(yolo_validator *v, FILE *table, yolo_val_result *
     void *metrics = NULL, *loss_state = NULL;
     yolo_status st = yolo_loader_create(v->dataset, &lo, &loader);
     if (!st) st = h->metrics_create(&v->tctx, &metrics);
-    bool val_loss = h->val_loss_outputs >= 0 && h->loss_create;
+    bool val_loss = v->losses && h->val_loss_outputs >= 0 && h->loss_create;
+    if (v->graphs.inference != !v->losses) { /* graphs built for the other use */
+        yolo_graph_cache_clear(&v->graphs);
+        v->graphs.inference = !v->losses;
+    }
     if (!st && val_loss) st = h->loss_create(&v->tctx, &loss_state);
     if (!st) st = yolo_loader_start_epoch(loader, 0, 0);
     yolo_val_json json = {0};

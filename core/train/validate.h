@@ -39,6 +39,10 @@ typedef struct yolo_validator {
     const char *json_dir;  /* save_json: predictions.json there (rank 0's images) */
     const char *txt_dir;   /* save_txt: <stem>.txt per image there (train/prediction_txt.h; each rank its own) */
     double plot_seconds, plot_cpu_seconds; /* wall and CPU time spent drawing pictures, over all runs */
+    /* validation losses (init: true, as the trainer logs them); `yolo val`
+     * sets false, as Ultralytics' standalone validator computes none: its
+     * graphs are then inference graphs (yolo_model_forward_inference) */
+    bool losses;
 } yolo_validator;
 
 /* model: the model to evaluate (its graphs are cached in the validator). */

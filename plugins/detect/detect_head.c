@@ -10,7 +10,9 @@
  *   eval:     t[0] = [N, 4 + nc, A] decoded boxes (xywh in pixels) and class
  *             probabilities over the A anchors of all levels, from the
  *             one-to-one branch when the model runs end2end; then the raw
- *             maps as in training. */
+ *             maps as in training, unless the forward is for inference
+ *             only (f->inference): t[0] alone, and only the branch it
+ *             decodes is computed. */
 #include <yolo/detection.h>
 
 #include "detect_modules.h"
@@ -56,16 +58,17 @@ static yolo_status detect_forward(const yolo_forward_ctx *f, void *state, int n_
     detect_state *s = state;
     yolo_det_head *h = &s->det;
     yolo_tensor *raw[2 * YOLO_DET_MAX_LEVELS];
-    yolo_status st = yolo_det_head_raw(f, h, n_in, in, raw);
-    if (!st && s->end2end) st = yolo_det_one2one_raw(f, h, &s->o2o, n_in, in, raw + h->nl);
+    const bool one2one = !f->training && s->end2end && yolo_model_end2end(f->model); /* eval decodes o2o */
+    const bool inference = !f->training && f->inference; /* only the decoded branch is read */
+    yolo_status st = inference && one2one ? YOLO_OK : yolo_det_head_raw(f, h, n_in, in, raw);
+    if (!st && s->end2end && (!inference || one2one)) st = yolo_det_one2one_raw(f, h, &s->o2o, n_in, in, raw + h->nl);
     if (st) return st;
     int k = 0;
     if (!f->training) {
-        const bool one2one = s->end2end && yolo_model_end2end(f->model);
         out->t[k++] = yolo_det_head_decode(f, h, one2one ? raw + h->nl : raw);
         if (!out->t[0]) return yolo_graph_status(f->graph) ? yolo_graph_status(f->graph) : YOLO_ERR_NOMEM;
     }
-    for (int i = 0; i < (s->end2end ? 2 : 1) * h->nl; i++) out->t[k++] = raw[i];
+    for (int i = 0; !inference && i < (s->end2end ? 2 : 1) * h->nl; i++) out->t[k++] = raw[i];
     out->n = k;
     return YOLO_OK;
 }

@@ -102,6 +102,11 @@ typedef struct yolo_forward_ctx {
     yolo_graph *graph;
     bool training;         /* batch statistics in BN; heads return raw maps */
     const yolo_model *model;
+    /* (ABI 1.5) eval for inference only (predict, `yolo val`): no caller
+     * reads the training-layout outputs that follow a head's eval output
+     * (validation losses), so a head may leave them out and skip what only
+     * they need (Detect: the one-to-many branch of an end2end model). */
+    bool inference;
 } yolo_forward_ctx;
 
 /* ---- module types ---- */
@@ -282,6 +287,11 @@ YOLO_API void yolo_model_free(yolo_model *model);
  * Returns the last layer's outputs (see each head's documentation). */
 YOLO_API yolo_status yolo_model_forward(yolo_model *model, yolo_graph *g, yolo_tensor *images, bool training,
                                yolo_model_outputs *out);
+/* (ABI 1.5) The eval forward for inference only (yolo_forward_ctx's
+ * `inference`): a head's eval output first, the outputs only losses read
+ * possibly left out. */
+YOLO_API yolo_status yolo_model_forward_inference(yolo_model *model, yolo_graph *g, yolo_tensor *images,
+                                                  yolo_model_outputs *out);
 
 /* Folds every Conv's batch norm into its convolution (inference only:
  * every parameter is frozen afterwards, as in Ultralytics' fused model). */
