@@ -94,8 +94,9 @@ typedef struct psa_block psa_block;
 size_t psa_block_size(void);
 yolo_status psa_block_init(yolo_module_ctx *ctx, psa_block *b, const char *name, int c, int heads);
 yolo_tensor *psa_block_forward(const yolo_forward_ctx *f, const void *block, yolo_tensor *x);
-/* YOLOv10's modules (modules_yolov10.c): SCDown, PSA, and CIB(c1, c2,
- * shortcut, e, lk), the inner block of C2fCIB (modules_csp.c). */
+/* YOLOv10's modules: SCDown and CIB(c1, c2, shortcut, e, lk), the inner
+ * block of C2fCIB (modules_csp.c), in modules_yolov10.c; PSA in
+ * modules_attention.c. */
 extern const yolo_module_type yolo_scdown_type, yolo_psa_type, yolo_c2fcib_type;
 typedef struct cib_block cib_block;
 size_t cib_block_size(void);

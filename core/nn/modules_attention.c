@@ -11,7 +11,9 @@
  * PSABlock(c, attn_ratio=0.5, num_heads, shortcut=True): x + attn(x), then
  * x + ffn(x) with ffn = Conv(c, 2c, 1), Conv(2c, c, 1, act=False).
  * C2PSA(c1, c2, n=1, e=0.5), c1 == c2: cv1 (c1 -> 2c, c = c1*e), split a, b;
- * b through n PSABlocks with c/64 heads; cv2(cat(a, b)). */
+ * b through n PSABlocks with c/64 heads; cv2(cat(a, b)).
+ * PSA(c1, c2, e=0.5) (YOLOv10): C2PSA with one PSABlock whose attn and ffn
+ * are the module's own. */
 #include <math.h>
 #include <stdio.h>
 
@@ -103,7 +105,9 @@ yolo_tensor *psa_block_forward(const yolo_forward_ctx *f, const void *block, yol
     return b->add && y ? yolo_add(f->graph, x, y) : y;
 }
 
-static yolo_status c2psa_build(yolo_module_ctx *ctx) {
+/* C2PSA, or with `single` YOLOv10's PSA: one PSABlock whose attn and ffn
+ * are the module's own (named without "m.0"), and no repeats argument. */
+static yolo_status psa_family_build(yolo_module_ctx *ctx, bool single) {
     int c1, c2;
     double e;
     yolo_status st;
@@ -114,7 +118,7 @@ static yolo_status c2psa_build(yolo_module_ctx *ctx) {
     if (!(e > 0) || e > 1) return yolo_module_error(ctx, YOLO_ERR_CONFIG, "e=%g out of range (0, 1]", e);
     c2psa_block *b = yolo_module_state_alloc(ctx, sizeof(*b));
     if (!b) return yolo_module_error(ctx, YOLO_ERR_NOMEM, "out of memory");
-    b->n = yolo_module_repeats(ctx);
+    b->n = single ? 1 : yolo_module_repeats(ctx);
     b->c = (int)(c1 * e);
     if (b->c < 64)
         return yolo_module_error(ctx, YOLO_ERR_CONFIG, "hidden channels %d give %d attention heads (c/64); need >= 64",
@@ -126,11 +130,20 @@ static yolo_status c2psa_build(yolo_module_ctx *ctx) {
         return yolo_module_error(ctx, YOLO_ERR_NOMEM, "out of memory");
     for (int i = 0; i < b->n; i++) {
         char name[32];
-        snprintf(name, sizeof(name), "m.%d", i);
+        if (single)
+            name[0] = '\0';
+        else
+            snprintf(name, sizeof(name), "m.%d", i);
         if ((st = psa_block_init(ctx, &b->m[i], name, b->c, b->c / 64))) return st;
     }
-    return module_finish_repeated(ctx, c1, c2, b->n, 1);
+    if (!single) return module_finish_repeated(ctx, c1, c2, b->n, 1);
+    yolo_module_set_args_text(ctx, "[%d, %d]", c1, c2);
+    yolo_module_set_out_channels(ctx, c2);
+    return YOLO_OK;
 }
+
+static yolo_status c2psa_build(yolo_module_ctx *ctx) { return psa_family_build(ctx, false); }
+static yolo_status psa_build(yolo_module_ctx *ctx) { return psa_family_build(ctx, true); }
 
 static yolo_status c2psa_forward(const yolo_forward_ctx *f, void *state, int n_in, yolo_tensor *const *in,
                                  yolo_module_outputs *out) {
@@ -141,3 +154,5 @@ static yolo_status c2psa_forward(const yolo_forward_ctx *f, void *state, int n_i
 
 const yolo_module_type yolo_c2psa_type = {"C2PSA", "CSP block with position-sensitive attention (YOLO11)",
                                           c2psa_build, c2psa_forward, NULL, NULL, YOLO_MODULE_REPEATS_INSIDE};
+const yolo_module_type yolo_psa_type = {"PSA", "position-sensitive attention block (YOLOv10)", psa_build, c2psa_forward,
+                                        NULL, NULL, 0};

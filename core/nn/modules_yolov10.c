@@ -1,7 +1,7 @@
 /* YOLOv10's module types (Ultralytics' ultralytics/nn/modules/block.py):
- * SCDown, PSA, and CIB with its RepVGGDW, the inner block of C2fCIB
- * (modules_csp.c). yaml args as parse_model passes them, the input
- * channels first.
+ * SCDown, and CIB with its RepVGGDW, the inner block of C2fCIB
+ * (modules_csp.c); PSA is in modules_attention.c beside C2PSA. yaml args as
+ * parse_model passes them, the input channels first.
  *
  * SCDown(c1, c2, k, s): cv1 = Conv(c1, c2, 1), cv2 = Conv(c2, c2, k, s,
  * g=c2, act=False); a pointwise then a depthwise strided conv.
@@ -11,10 +11,7 @@
  * CIB(c1, c2, shortcut=True, e=0.5, lk=False), c_ = c2*e: cv1 =
  * Sequential(Conv(c1, c1, 3, g=c1), Conv(c1, 2c_, 1), RepVGGDW(2c_) if lk
  * else Conv(2c_, 2c_, 3, g=2c_), Conv(2c_, c2, 1), Conv(c2, c2, 3, g=c2)),
- * plus x when shortcut and c1 == c2.
- * PSA(c1, c2, e=0.5), c1 == c2: C2PSA with a single PSABlock whose parts
- * are the module's own (attn, ffn): cv1 (c1 -> 2c, c = c1*e), split a, b;
- * b + attn(b), then + ffn(b), with c/64 heads; cv2(cat(a, b)). */
+ * plus x when shortcut and c1 == c2. */
 #include <stdio.h>
 
 #include "nn/model_internal.h"
@@ -106,48 +103,5 @@ yolo_tensor *cib_block_forward(const yolo_forward_ctx *f, const void *block, yol
     return b->add && y ? yolo_add(f->graph, x, y) : y;
 }
 
-/* ---- PSA ---- */
-
-typedef struct psa_module {
-    int c;
-    yolo_conv_block cv1, cv2;
-    psa_block *block; /* its attn and ffn, named as the module's own */
-} psa_module;
-
-static yolo_status psa_build(yolo_module_ctx *ctx) {
-    int c1, c2;
-    double e;
-    yolo_status st;
-    if ((st = module_single_input(ctx, &c1)) || (st = module_out_channels_arg(ctx, &c2)) ||
-        (st = yolo_module_arg_float(ctx, 1, 0.5, &e)))
-        return st;
-    if (c1 != c2) return yolo_module_error(ctx, YOLO_ERR_CONFIG, "input channels %d must equal output channels %d", c1, c2);
-    if (!(e > 0) || e > 1) return yolo_module_error(ctx, YOLO_ERR_CONFIG, "e=%g out of range (0, 1]", e);
-    psa_module *b = yolo_module_state_alloc(ctx, sizeof(*b));
-    if (!b) return yolo_module_error(ctx, YOLO_ERR_NOMEM, "out of memory");
-    b->c = (int)(c1 * e);
-    if (b->c < 64)
-        return yolo_module_error(ctx, YOLO_ERR_CONFIG, "hidden channels %d give %d attention heads (c/64); need >= 64",
-                                 b->c, b->c / 64);
-    if (!(b->block = module_alloc(ctx, psa_block_size()))) return yolo_module_error(ctx, YOLO_ERR_NOMEM, "out of memory");
-    if ((st = yolo_conv_block_init(ctx, &b->cv1, "cv1", c1, 2 * b->c, 1, 1, YOLO_AUTOPAD, 1, 1, YOLO_ACT_DEFAULT)) ||
-        (st = yolo_conv_block_init(ctx, &b->cv2, "cv2", 2 * b->c, c1, 1, 1, YOLO_AUTOPAD, 1, 1, YOLO_ACT_DEFAULT)) ||
-        (st = psa_block_init(ctx, b->block, "", b->c, b->c / 64)))
-        return st;
-    yolo_module_set_args_text(ctx, "[%d, %d]", c1, c2);
-    yolo_module_set_out_channels(ctx, c2);
-    return YOLO_OK;
-}
-
-static yolo_status psa_forward(const yolo_forward_ctx *f, void *state, int n_in, yolo_tensor *const *in,
-                               yolo_module_outputs *out) {
-    (void)n_in;
-    const psa_module *b = state;
-    return module_split_chain_concat(f, &b->cv1, &b->cv2, in[0], 1, psa_block_forward, b->block, psa_block_size(), 1,
-                                     out);
-}
-
 const yolo_module_type yolo_scdown_type = {"SCDown", "pointwise Conv then strided depthwise Conv (YOLOv10)",
                                            scdown_build, scdown_forward, NULL, NULL, 0};
-const yolo_module_type yolo_psa_type = {"PSA", "position-sensitive attention block (YOLOv10)", psa_build, psa_forward,
-                                        NULL, NULL, 0};
