@@ -112,7 +112,8 @@ static void check_inference_forward(yolo_model *m, const float *x, const int64_t
  * PyTorch's; end2end=False gives the one-to-many branch; yolo_e2e_select
  * gives Detect.postprocess's rows. The inference forward (predict's, `yolo
  * val`'s) gives the eval output alone, the same bits, computing only the
- * branch it decodes. */
+ * branch it decodes. Fused (RepVGGDW's two convs one), the output stays
+ * PyTorch's. */
 static void check_pt_end2end(const char *fixtures, const char *name, int reg_max) {
     check_reference_in(fixtures, name, "yolo26-input.npy");
     char path[1200];
@@ -169,6 +170,21 @@ static void check_pt_end2end(const char *fixtures, const char *name, int reg_max
         double rel = interop_rel_diff(got, ref, count);
         printf("%s one-to-many: max |ours - PyTorch| / max |PyTorch| = %.3g\n", name, rel);
         CHECK_MSG(rel <= 1e-4, "%s one-to-many: relative difference %.3g", name, rel);
+    }
+    free(got);
+    free(ref);
+    /* fused (batch norms folded; YOLOv10's RepVGGDW one 7x7 conv): PyTorch's end2end output still */
+    yolo_model_set_end2end(m, true);
+    CHECK_MSG(!yolo_model_fuse(m), "%s: fuse: %s", name, yolo_last_error());
+    got = x ? interop_forward(m, x, ishape, 0, &count, oshape) : NULL;
+    snprintf(path, sizeof path, "%s/%s.out0.npy", fixtures, name);
+    ref = npy_read_f32(path, &rdim, rshape, &rcount);
+    if (got && ref && count == rcount) {
+        double rel = interop_rel_diff(got, ref, count);
+        printf("%s fused: max |ours - PyTorch| / max |PyTorch| = %.3g\n", name, rel);
+        CHECK_MSG(rel <= 1e-4, "%s fused: relative difference %.3g", name, rel);
+    } else {
+        CHECK_MSG(0, "%s fused: %lld values, PyTorch %lld", name, (long long)count, (long long)rcount);
     }
     free(got);
     free(ref);

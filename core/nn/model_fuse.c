@@ -101,5 +101,30 @@ yolo_status yolo_model_fuse(yolo_model *m) {
     m->cap_tensors = cap;
     m->fused = true;
     free(biases);
-    return YOLO_OK;
+    /* then the modules that merge convolutions (YOLOv10's RepVGGDW) */
+    for (int i = 0; i < m->n_layers && !st; i++)
+        for (int c = 0; m->layers[i].type == &yolo_c2fcib_type && c < m->layers[i].n_copies && !st; c++)
+            st = c2fcib_fuse(m, m->layers[i].states[c]);
+    return st ? yolo_error_context(st, "%s: fuse", m->name) : YOLO_OK;
+}
+
+void model_drop_conv(yolo_model *m, const yolo_conv_block *b) {
+    int n = 0;
+    for (int i = 0; i < m->n_tensors; i++) {
+        yolo_tensor *t = m->tensors[i].tensor;
+        if (t == b->weight || t == b->bias)
+            yolo_tensor_free(t);
+        else
+            m->tensors[n++] = m->tensors[i];
+    }
+    m->n_tensors = n;
+    n = 0;
+    for (int i = 0; i < m->n_convs; i++)
+        if (m->convs[i].block != b) m->convs[n++] = m->convs[i];
+    m->n_convs = n;
+}
+
+void model_set_act_leaf(yolo_model *m, const yolo_conv_block *b, bool own_act_leaf) {
+    for (int i = 0; i < m->n_convs; i++)
+        if (m->convs[i].block == b) m->convs[i].own_act_leaf = own_act_leaf;
 }

@@ -103,6 +103,16 @@ size_t cib_block_size(void);
 yolo_status cib_block_init(yolo_module_ctx *ctx, cib_block *b, const char *name, int c1, int c2, bool shortcut,
                            double e, bool lk);
 yolo_tensor *cib_block_forward(const yolo_forward_ctx *f, const void *block, yolo_tensor *x);
+/* After the batch-norm fold: RepVGGDW's 3x3 conv added into its 7x7 one (a
+ * CIB with lk), as Ultralytics' RepVGGDW.fuse; conv1 leaves the model. */
+yolo_status cib_block_fuse(yolo_model *m, cib_block *b);
+/* The same for each CIB of a C2fCIB layer's state (modules_csp.c). */
+yolo_status c2fcib_fuse(yolo_model *m, void *state);
+/* core/nn/model_fuse.c: removes a fused conv block (its weight and bias
+ * tensors, freed, and its entry) from the model; `own_act_leaf` of another
+ * block set as given (a conv whose Conv wrapper fusing removed). */
+void model_drop_conv(yolo_model *m, const yolo_conv_block *b);
+void model_set_act_leaf(yolo_model *m, const yolo_conv_block *b, bool own_act_leaf);
 
 /* core/nn/module_args.c: helpers of the core module types. */
 /* ", a, b, c" for the yaml args from `start` on (empty if none). */

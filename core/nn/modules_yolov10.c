@@ -13,6 +13,7 @@
  * else Conv(2c_, 2c_, 3, g=2c_), Conv(2c_, c2, 1), Conv(c2, c2, 3, g=c2)),
  * plus x when shortcut and c1 == c2. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "nn/model_internal.h"
 
@@ -53,8 +54,8 @@ static yolo_status scdown_forward(const yolo_forward_ctx *f, void *state, int n_
 
 struct cib_block {
     yolo_conv_block cv[5]; /* cv1.0 .. cv1.4; with lk, cv[2] is RepVGGDW's conv (7x7) */
-    yolo_conv_block conv1; /* with lk: RepVGGDW's conv1 (3x3) */
-    bool lk, add;
+    yolo_conv_block conv1; /* with lk: RepVGGDW's conv1 (3x3), until fused into cv[2] */
+    bool lk, add, lk_fused;
 };
 
 size_t cib_block_size(void) { return sizeof(cib_block); }
@@ -93,7 +94,9 @@ yolo_status cib_block_init(yolo_module_ctx *ctx, cib_block *b, const char *name,
 yolo_tensor *cib_block_forward(const yolo_forward_ctx *f, const void *block, yolo_tensor *x) {
     const cib_block *b = block;
     yolo_tensor *y = yolo_conv_block_forward(f, &b->cv[1], yolo_conv_block_forward(f, &b->cv[0], x));
-    if (y && b->lk) {
+    if (y && b->lk && b->lk_fused) {
+        y = yolo_silu(f->graph, yolo_conv_block_forward(f, &b->cv[2], y));
+    } else if (y && b->lk) {
         yolo_tensor *big = yolo_conv_block_forward(f, &b->cv[2], y), *small = yolo_conv_block_forward(f, &b->conv1, y);
         y = big && small ? yolo_silu(f->graph, yolo_add(f->graph, big, small)) : NULL;
     } else {
@@ -101,6 +104,38 @@ yolo_tensor *cib_block_forward(const yolo_forward_ctx *f, const void *block, yol
     }
     y = yolo_conv_block_forward(f, &b->cv[4], yolo_conv_block_forward(f, &b->cv[3], y));
     return b->add && y ? yolo_add(f->graph, x, y) : y;
+}
+
+/* The 3x3 kernel centred in the 7x7 one (padding 3 and 1 keep them
+ * aligned), biases summed: conv(x) + conv1(x) is one convolution. */
+yolo_status cib_block_fuse(yolo_model *m, cib_block *b) {
+    if (!b->lk || b->lk_fused) return YOLO_OK;
+    if (!b->cv[2].bias || !b->conv1.bias)
+        return yolo_error(YOLO_ERR_ARG, "RepVGGDW '%s': fuse its batch norms first", b->cv[2].weight->name);
+    const int64_t c = b->cv[2].c2;
+    float *w7 = malloc(sizeof(float) * (size_t)(c * 49)), *w3 = malloc(sizeof(float) * (size_t)(c * 9));
+    float *b7 = malloc(sizeof(float) * (size_t)c), *b3 = malloc(sizeof(float) * (size_t)c);
+    yolo_status st = w7 && w3 && b7 && b3 ? YOLO_OK : yolo_error(YOLO_ERR_NOMEM, "RepVGGDW fuse: out of memory");
+    if (!st) st = yolo_tensor_download_f32(b->cv[2].weight, w7, c * 49);
+    if (!st) st = yolo_tensor_download_f32(b->conv1.weight, w3, c * 9);
+    if (!st) st = yolo_tensor_download_f32(b->cv[2].bias, b7, c);
+    if (!st) st = yolo_tensor_download_f32(b->conv1.bias, b3, c);
+    if (!st) {
+        for (int64_t o = 0; o < c; o++) {
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 3; j++) w7[o * 49 + (i + 2) * 7 + j + 2] += w3[o * 9 + i * 3 + j];
+            b7[o] += b3[o];
+        }
+        st = yolo_tensor_upload_f32(b->cv[2].weight, w7, c * 49);
+    }
+    if (!st) st = yolo_tensor_upload_f32(b->cv[2].bias, b7, c);
+    free(w7), free(w3), free(b7), free(b3);
+    if (st) return yolo_error_context(st, "RepVGGDW fuse of '%s'", b->cv[2].weight->name);
+    model_drop_conv(m, &b->conv1);
+    b->conv1.weight = b->conv1.bias = NULL;
+    model_set_act_leaf(m, &b->cv[2], false); /* Ultralytics keeps the bare fused Conv2d: no Identity leaf */
+    b->lk_fused = true;
+    return YOLO_OK;
 }
 
 const yolo_module_type yolo_scdown_type = {"SCDown", "pointwise Conv then strided depthwise Conv (YOLOv10)",
