@@ -282,6 +282,69 @@ static void test_sgd(void) {
     }
 }
 
+/* MuSGD's steps (yolo/graph.h) chained as the optimizer chains them, with
+ * the normalized update standing in for the orthogonalized one: u =
+ * MUON_MOMENTUM, x = MUON_NORMALIZE(u, sum of squares), MUSGD_UPDATE with x;
+ * three steps against double loops; a grad_scale of 0 leaves every buffer
+ * and the parameter as they were and gives u = 0. */
+static void test_musgd(void) {
+    static const struct { float nesterov, scale; } cases[] = {{1, 0}, {0, 0.5f}, {1, 2}, {1, -1 /* 0: skipped */}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const int64_t n = c == 2 ? 100003 : 45;
+        float *p = ops_random(n, 151 + c, -1, 1), *gr = ops_random(n, 152 + c, -1, 1);
+        const float lr = 0.01f, mo = 0.9f, wd = 5e-4f, muon = 0.2f, sgd = 1.0f;
+        float hyper[6] = {lr, mo, wd, cases[c].nesterov, muon, sgd};
+        float scale = cases[c].scale < 0 ? 0.0f : cases[c].scale;
+        const bool has_scale = cases[c].scale != 0;
+        yolo_tensor *tp = persistent("p", 1, &n, p, false), *tg = persistent("g", 1, &n, gr, false);
+        yolo_tensor *tm = persistent("m", 1, &n, NULL, false), *tb = persistent("b", 1, &n, NULL, false);
+        yolo_tensor *th = persistent("hyper", 1, (int64_t[]){6}, hyper, false);
+        yolo_tensor *ts = has_scale ? persistent("scale", 1, (int64_t[]){1}, &scale, false) : NULL;
+        ops_graph o;
+        ops_begin(&o, be);
+        yolo_tensor *u = yolo_muon_momentum(o.g, tg, tm, th, ts);
+        yolo_tensor *x = yolo_muon_normalize(o.g, u, yolo_sum_squares(o.g, u));
+        yolo_tensor *outs[3] = {u, x, yolo_musgd_update(o.g, tp, tg, x, tb, th, ts)};
+        double *rp = malloc((size_t)n * sizeof *rp), *rm = calloc((size_t)n, sizeof *rm), *rb = calloc((size_t)n, sizeof *rb);
+        double *ru = malloc((size_t)n * sizeof *ru), *rx = malloc((size_t)n * sizeof *rx);
+        for (int64_t i = 0; i < n; i++) rp[i] = p[i];
+        yolo_status st = ops_run(&o, 3, outs);
+        for (int step = 0; st == YOLO_OK && step < 3; step++) {
+            if (step) st = yolo_graph_run(o.g);
+            const double sc = has_scale ? scale : 1;
+            double sq = 0;
+            for (int64_t i = 0; i < n; i++) {
+                const double g = gr[i] * sc;
+                if (sc != 0) rm[i] += (1 - mo) * (g - rm[i]);
+                ru[i] = sc == 0 ? 0 : cases[c].nesterov ? g + mo * (rm[i] - g) : rm[i];
+                sq += ru[i] * ru[i];
+            }
+            for (int64_t i = 0; i < n; i++) {
+                rx[i] = ru[i] / (sqrt(sq) + 1e-7);
+                if (sc == 0) continue;
+                rp[i] -= lr * muon * rx[i];
+                const double g = gr[i] * sc + wd * rp[i];
+                rb[i] = mo * rb[i] + g;
+                rp[i] -= lr * sgd * (cases[c].nesterov ? g + mo * rb[i] : rb[i]);
+            }
+            const struct { const char *name; const yolo_tensor *t; const double *ref; } checks[] = {
+                {"update", u, ru}, {"normalized", x, rx}, {"momentum", tm, rm}, {"sgd buffer", tb, rb}, {"param", tp, rp}};
+            for (size_t k = 0; k < sizeof checks / sizeof *checks; k++) {
+                char what[96];
+                snprintf(what, sizeof what, "musgd case %zu step %d %s", c, step + 1, checks[k].name);
+                float *got = ops_download(checks[k].t);
+                ops_expect_close(what, got, checks[k].ref, n, 1e-6, 1e-5);
+                free(got);
+            }
+        }
+        if (st != YOLO_OK) test_failures++;
+        ops_end(&o);
+        yolo_tensor *all[] = {tp, tg, tm, tb, th, ts};
+        for (int k = 0; k < 6; k++) yolo_tensor_free(all[k]);
+        free(p), free(gr), free(rp), free(rm), free(rb), free(ru), free(rx);
+    }
+}
+
 static void test_adamw_ema(void) {
     for (int c = 0; c < 2; c++) {
         const int64_t n = c ? 100003 : 41;
@@ -569,6 +632,7 @@ static const op_reference_case cases[] = {
     {"batch_norm_builder", test_batch_norm_builder, {YOLO_OP_NONE}},
     {"sgd", test_sgd, {YOLO_OP_SGD_UPDATE}},
     {"adamw_ema", test_adamw_ema, {YOLO_OP_ADAMW_UPDATE, YOLO_OP_EMA_UPDATE}},
+    {"musgd", test_musgd, {YOLO_OP_MUON_MOMENTUM, YOLO_OP_MUON_NORMALIZE, YOLO_OP_MUSGD_UPDATE}},
     {"ema_gated", test_ema_gated, {YOLO_OP_EMA_UPDATE}},
     {"accumulate_zero", test_accumulate_zero, {YOLO_OP_ACCUMULATE, YOLO_OP_ZERO}},
     {"grad_clip_scale", test_grad_clip_scale, {YOLO_OP_GRAD_CLIP_SCALE, YOLO_OP_SGD_UPDATE, YOLO_OP_ADAMW_UPDATE}},

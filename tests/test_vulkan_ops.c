@@ -304,6 +304,27 @@ static yolo_tensor *b_clip_sgd(parity_case *c) {
     yolo_tensor *scale = yolo_grad_clip_scale(c->g, yolo_sum_squares(c->g, g), clip);
     return yolo_sgd_update(c->g, p, g, buf, c->hyper, scale);
 }
+/* MuSGD's step in small: momentum, normalization, one Newton-Schulz
+ * iteration of matmuls (as train/optimizer.c chains five), the update. */
+static void musgd_schedule(parity_case *c, int run) {
+    /* a large lr and muon factor: the orthogonalized update dominates the compared parameter */
+    const float h[6] = {0.5f / (float)(run + 1), 0.9f, 5e-4f, run % 2 ? 0.0f : 1.0f, 1.0f, 0.5f};
+    yolo_tensor_upload_f32(c->hyper, h, 6);
+}
+static yolo_tensor *b_musgd(parity_case *c) {
+    int64_t s[2] = {13, 17}, s3[3] = {1, 13, 17}, hs[1] = {6}, one[1] = {1};
+    yolo_tensor *p = parity_state(c, 2, s, -1, 1), *m = parity_state(c, 2, s, -0.1f, 0.1f);
+    yolo_tensor *b = parity_state(c, 2, s, -0.1f, 0.1f), *g = parity_input(c, 2, s, -1, 1, false);
+    yolo_tensor *scale = parity_input(c, 1, one, 0.5f, 0.6f, false);
+    c->hyper = yolo_tensor_new(c->be, "hyper", YOLO_F32, 1, hs, false);
+    c->between_runs = musgd_schedule;
+    yolo_tensor *u = yolo_muon_momentum(c->g, g, m, c->hyper, scale);
+    yolo_tensor *x = yolo_reshape(c->g, yolo_muon_normalize(c->g, u, yolo_sum_squares(c->g, u)), 3, s3);
+    yolo_tensor *a = yolo_matmul(c->g, x, x, false, true);
+    yolo_tensor *bb = yolo_add(c->g, yolo_scale(c->g, a, -4.775f), yolo_scale(c->g, yolo_matmul(c->g, a, a, false, false), 2.0315f));
+    x = yolo_add(c->g, yolo_scale(c->g, x, 3.4445f), yolo_matmul(c->g, bb, x, false, false));
+    return yolo_musgd_update(c->g, p, g, yolo_reshape(c->g, x, 2, s), b, c->hyper, scale);
+}
 static void adamw_schedule(parity_case *c, int run) {
     const float h[6] = {1e-3f * (float)(run + 1), 0.9f, 0.999f, 1e-8f, 0.05f, (float)(run + 1)};
     yolo_tensor_upload_f32(c->hyper, h, 6);
@@ -474,6 +495,7 @@ static const op_case cases[] = {
     {"sgd_update (+nesterov, scale)", b_sgd, false, EW, EW, 3},
     {"grad_clip_scale + sgd_update", b_clip_sgd, false, EW, EW, 3},
     {"adamw_update", b_adamw, false, 1e-4, 1e-4, 3},
+    {"muon_momentum + normalize + matmuls + musgd_update", b_musgd, false, RED, RED, 3},
     {"ema_update + zero", b_ema_zero, false, EW, EW, 3},
     {"ema_update gated, steps taken", b_ema_taken, false, EW, EW, 3},
     {"ema_update gated, step 2 skipped", b_ema_skipped, false, EW, EW, 3},

@@ -530,6 +530,38 @@ yolo_tensor *yolo_adamw_update(yolo_graph *g, yolo_tensor *param, yolo_tensor *g
     return update_node(g, "adamw_update", YOLO_OP_ADAMW_UPDATE, grad_scale ? 6 : 5, in);
 }
 
+yolo_tensor *yolo_muon_momentum(yolo_graph *g, yolo_tensor *grad, yolo_tensor *momentum_buf, yolo_tensor *hyper,
+                                yolo_tensor *grad_scale) {
+    yolo_tensor *in[4] = {grad, momentum_buf, hyper, grad_scale};
+    if (!check_inputs(g, "muon_momentum", grad_scale ? 4 : 3, in)) return NULL;
+    if (!check_state(g, "muon_momentum", momentum_buf, 1, in) ||
+        !check_hyper(g, "muon_momentum", hyper, YOLO_MUSGD_HYPER_COUNT, grad_scale))
+        return NULL;
+    return yolo_graph_node(g, YOLO_OP_MUON_MOMENTUM, YOLO_F32, grad->ndim, grad->shape, grad_scale ? 4 : 3, in);
+}
+
+yolo_tensor *yolo_muon_normalize(yolo_graph *g, yolo_tensor *x, yolo_tensor *sum_sq) {
+    yolo_tensor *in[2] = {x, sum_sq};
+    if (!check_inputs(g, "muon_normalize", 2, in) || !check_f32(g, "muon_normalize", x) ||
+        !check_f32(g, "muon_normalize", sum_sq))
+        return NULL;
+    if (yolo_tensor_numel(sum_sq) != 1)
+        return yolo_graph_fail(g, YOLO_ERR_SHAPE, "muon_normalize: sum_sq '%s' must hold one value", sum_sq->name);
+    yolo_tensor *t = yolo_graph_node(g, YOLO_OP_MUON_NORMALIZE, YOLO_F32, x->ndim, x->shape, 2, in);
+    if (t) t->node->fparams[0] = 1e-7f;
+    return t;
+}
+
+yolo_tensor *yolo_musgd_update(yolo_graph *g, yolo_tensor *param, yolo_tensor *grad, yolo_tensor *ortho,
+                               yolo_tensor *sgd_buf, yolo_tensor *hyper, yolo_tensor *grad_scale) {
+    yolo_tensor *in[6] = {param, grad, ortho, sgd_buf, hyper, grad_scale};
+    if (!check_inputs(g, "musgd_update", grad_scale ? 6 : 5, in)) return NULL;
+    if (!check_state(g, "musgd_update", param, 3, in + 1) ||
+        !check_hyper(g, "musgd_update", hyper, YOLO_MUSGD_HYPER_COUNT, grad_scale))
+        return NULL;
+    return update_node(g, "musgd_update", YOLO_OP_MUSGD_UPDATE, grad_scale ? 6 : 5, in);
+}
+
 yolo_tensor *yolo_grad_clip_scale(yolo_graph *g, yolo_tensor *norm_sq, yolo_tensor *hyper) {
     yolo_tensor *in[2] = {norm_sq, hyper};
     if (!check_inputs(g, "grad_clip_scale", 2, in) || !check_f32(g, "grad_clip_scale", norm_sq) ||

@@ -99,6 +99,10 @@
     /* in-place updates of persistent tensors (out is a view of src0) */ \
     X(SGD_UPDATE, false)      /* src param, grad, momentum_buf, hyper[4], (grad_scale[1]) */ \
     X(ADAMW_UPDATE, false)    /* src param, grad, m, v, hyper[6], (grad_scale[1]) */ \
+    X(MUON_MOMENTUM, false)   /* src grad, momentum_buf, hyper[6], (grad_scale[1]) -> update u (grad's shape): \
+                                 buf.lerp_(g, 1-b); u = nesterov ? g.lerp(buf, b) : buf; 0s on a skipped step */ \
+    X(MUON_NORMALIZE, false)  /* src x, sum_sq[1] -> x / (sqrt(sum_sq) + f0) (f0 = 1e-7: Muon's eps) */ \
+    X(MUSGD_UPDATE, false)    /* src param, grad, ortho (param's shape), sgd_buf, hyper[6], (grad_scale[1]) */ \
     X(EMA_UPDATE, false)      /* src ema, param, hyper[1] = decay, (step_scale[1]: 0 leaves ema unchanged) */ \
     X(ACCUMULATE, false)      /* src dst (persistent), x: dst += x */ \
     X(ZERO, false)            /* src t: t = 0 */ \

@@ -123,6 +123,79 @@ static yolo_status accumulate_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     return YOLO_OK;
 }
 
+/* ---- MuSGD (yolo/graph.h): MUON_MOMENTUM, MUON_NORMALIZE, MUSGD_UPDATE ----
+ * torch's lerp a + w*(b - a), operation for operation. */
+
+typedef struct musgd_job {
+    float *p, *buf, *u; /* MUON_MOMENTUM: buf, u; MUSGD_UPDATE: p, buf (the SGD one) */
+    const float *g, *o;
+    float lr, momentum, wd, muon, sgd, scale;
+    int nesterov;
+} musgd_job;
+
+static void muon_momentum_range(void *arg, int64_t begin, int64_t end) {
+    const musgd_job *j = arg;
+    for (int64_t i = begin; i < end; i++) {
+        const float g = j->g[i] * j->scale;
+        const float m = j->buf[i] + (1.0f - j->momentum) * (g - j->buf[i]);
+        j->buf[i] = m;
+        j->u[i] = j->nesterov ? g + j->momentum * (m - g) : m;
+    }
+}
+
+static void musgd_range(void *arg, int64_t begin, int64_t end) {
+    const musgd_job *j = arg;
+    for (int64_t i = begin; i < end; i++) {
+        const float p = j->p[i] - j->lr * j->muon * j->o[i];
+        const float g = j->g[i] * j->scale + j->wd * p;
+        const float b = j->momentum * j->buf[i] + g;
+        j->buf[i] = b;
+        j->p[i] = p - j->lr * j->sgd * (j->nesterov ? g + j->momentum * b : b);
+    }
+}
+
+static void muon_normalize_range(void *arg, int64_t begin, int64_t end) {
+    const musgd_job *j = arg;
+    for (int64_t i = begin; i < end; i++) j->u[i] = j->g[i] / j->scale; /* scale: the divisor */
+}
+
+static musgd_job musgd_job_of(const float *h, float scale) {
+    return (musgd_job){.lr = h[YOLO_MUSGD_LR], .momentum = h[YOLO_MUSGD_MOMENTUM], .wd = h[YOLO_MUSGD_WEIGHT_DECAY],
+                       .muon = h[YOLO_MUSGD_MUON], .sgd = h[YOLO_MUSGD_SGD], .scale = scale,
+                       .nesterov = h[YOLO_MUSGD_NESTEROV] != 0.0f};
+}
+
+static yolo_status muon_momentum_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
+    const int64_t n = yolo_tensor_numel(out);
+    const float scale = grad_scale_of(out, 3);
+    if (scale == 0.0f) { /* a skipped step: the buffer stays, the update is 0 */
+        memset(yolo_cpu_f32(out), 0, sizeof(float) * (size_t)n);
+        return YOLO_OK;
+    }
+    musgd_job j = musgd_job_of(yolo_cpu_f32(out->node->src[2]), scale);
+    j.g = yolo_cpu_f32(out->node->src[0]), j.buf = yolo_cpu_f32(out->node->src[1]), j.u = yolo_cpu_f32(out);
+    yolo_cpu_run_elements(ctx, n, muon_momentum_range, &j);
+    return YOLO_OK;
+}
+
+/* x / (sqrt(sum_sq) + eps): the divisor in float, as torch's x /= x.norm() + eps */
+static yolo_status muon_normalize_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
+    const float norm = sqrtf(yolo_cpu_f32(out->node->src[1])[0]) + out->node->fparams[0];
+    musgd_job j = {.g = yolo_cpu_f32(out->node->src[0]), .u = yolo_cpu_f32(out), .scale = norm};
+    yolo_cpu_run_elements(ctx, yolo_tensor_numel(out), muon_normalize_range, &j);
+    return YOLO_OK;
+}
+
+static yolo_status musgd_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
+    const float scale = grad_scale_of(out, 5);
+    if (scale == 0.0f) return YOLO_OK;
+    musgd_job j = musgd_job_of(yolo_cpu_f32(out->node->src[4]), scale);
+    j.p = yolo_cpu_f32(out->node->src[0]), j.g = yolo_cpu_f32(out->node->src[1]);
+    j.o = yolo_cpu_f32(out->node->src[2]), j.buf = yolo_cpu_f32(out->node->src[3]);
+    yolo_cpu_run_elements(ctx, yolo_tensor_numel(out->node->src[0]), musgd_range, &j);
+    return YOLO_OK;
+}
+
 /* ---- GRAD_CLIP_SCALE: src norm_sq[1], hyper {max_norm, unscale} -> [1] ----
  * In double, as the host computed it before the step moved to the device. */
 
@@ -157,6 +230,9 @@ yolo_cpu_kernel yolo_cpu_optim_kernel(int op) {
     case YOLO_OP_ACCUMULATE: return accumulate_kernel;
     case YOLO_OP_ZERO: return zero_kernel;
     case YOLO_OP_GRAD_CLIP_SCALE: return clip_scale_kernel;
+    case YOLO_OP_MUON_MOMENTUM: return muon_momentum_kernel;
+    case YOLO_OP_MUON_NORMALIZE: return muon_normalize_kernel;
+    case YOLO_OP_MUSGD_UPDATE: return musgd_kernel;
     default: return NULL;
     }
 }

@@ -1,6 +1,7 @@
-/* The optimizer steps (shaders/optim.comp): SGD with momentum/Nesterov and
- * AdamW, in place on persistent tensors, and the gradient-clipping factor; the EMA update, gradient
- * accumulation and zeroing are in vk_ops_eltwise.c. */
+/* The optimizer steps (shaders/optim.comp): SGD with momentum/Nesterov,
+ * AdamW and MuSGD's three steps, in place on persistent tensors, and the
+ * gradient-clipping factor; the EMA update, gradient accumulation and
+ * zeroing are in vk_ops_eltwise.c. */
 #include "backend/vulkan/vk_ops.h"
 
 /* optim.comp slots: 0 param, 1 grad, 2 state 1, 3 state 2, 4 hyper, 5 scale. */
@@ -44,6 +45,66 @@ static yolo_status op_clip_scale(yolo_vk_recorder *r, const yolo_tensor *node) {
     return yolo_vk_run_flat(r, &d, args, 1);
 }
 
+/* OP 3 MUON_MOMENTUM: slot 0 the update u (out), 1 grad, 2 momentum buffer, 4 hyper, 5 scale. */
+static yolo_status op_muon_momentum(yolo_vk_recorder *r, const yolo_tensor *out) {
+    const bool has_scale = out->node->n_src > 3 && out->node->src[3];
+    yolo_vk_dispatch d;
+    yolo_vk_dispatch_init(&d, "optim");
+    d.spec[0] = r->ctx->wg;
+    d.spec[1] = 3;
+    d.spec[2] = has_scale;
+    d.n_spec = 3;
+    yolo_vk_arg args[8] = {{0}};
+    args[0] = (yolo_vk_arg){.t = out, .write = true};
+    args[1] = (yolo_vk_arg){.t = out->node->src[0]};
+    args[2] = (yolo_vk_arg){.t = out->node->src[1], .write = true};
+    args[3].alias = 3; /* writable: repeats the momentum buffer */
+    args[4] = (yolo_vk_arg){.t = out->node->src[2], .whole = true};
+    if (has_scale) args[5] = (yolo_vk_arg){.t = out->node->src[3], .whole = true};
+    else args[5].alias = 5;
+    return yolo_vk_run_flat(r, &d, args, yolo_vk_numel(out));
+}
+
+/* OP 4 MUSGD_UPDATE: slot 0 param, 1 grad, 2 SGD buffer, 3 ortho, 4 hyper, 5 scale. */
+static yolo_status op_musgd(yolo_vk_recorder *r, const yolo_tensor *out) {
+    const bool has_scale = out->node->n_src > 5 && out->node->src[5];
+    yolo_vk_dispatch d;
+    yolo_vk_dispatch_init(&d, "optim");
+    d.spec[0] = r->ctx->wg;
+    d.spec[1] = 4;
+    d.spec[2] = has_scale;
+    d.n_spec = 3;
+    yolo_vk_arg args[8] = {{0}};
+    args[0] = (yolo_vk_arg){.t = out->node->src[0], .write = true};
+    args[1] = (yolo_vk_arg){.t = out->node->src[1]};
+    args[2] = (yolo_vk_arg){.t = out->node->src[3], .write = true};
+    args[3] = (yolo_vk_arg){.t = out->node->src[2]};
+    args[4] = (yolo_vk_arg){.t = out->node->src[4], .whole = true};
+    if (has_scale) args[5] = (yolo_vk_arg){.t = out->node->src[5], .whole = true};
+    else args[5].alias = 5;
+    return yolo_vk_run_flat(r, &d, args, yolo_vk_numel(out->node->src[0]));
+}
+
+/* OP 5 MUON_NORMALIZE: slot 0 out, 1 x, 4 sum_sq; PF(1) = eps. */
+static yolo_status op_muon_normalize(yolo_vk_recorder *r, const yolo_tensor *out) {
+    yolo_vk_dispatch d;
+    yolo_vk_dispatch_init(&d, "optim");
+    d.spec[0] = r->ctx->wg;
+    d.spec[1] = 5;
+    d.spec[2] = 0;
+    d.n_spec = 3;
+    union { float f; uint32_t u; } eps = {.f = out->node->fparams[0]};
+    d.push[9] = eps.u;
+    yolo_vk_arg args[8] = {{0}};
+    args[0] = (yolo_vk_arg){.t = out, .write = true};
+    args[1] = (yolo_vk_arg){.t = out->node->src[0]};
+    args[2].alias = 1; /* writable: repeats the output */
+    args[3].alias = 1;
+    args[4] = (yolo_vk_arg){.t = out->node->src[1], .whole = true};
+    args[5].alias = 5; /* read-only: repeats sum_sq */
+    return yolo_vk_run_flat(r, &d, args, yolo_vk_numel(out));
+}
+
 static yolo_status op_sgd(yolo_vk_recorder *r, const yolo_tensor *n) { return run_optim(r, n, 0); }
 static yolo_status op_adamw(yolo_vk_recorder *r, const yolo_tensor *n) { return run_optim(r, n, 1); }
 
@@ -52,6 +113,9 @@ yolo_vk_op_fn yolo_vk_optim_op(int op) {
     case YOLO_OP_SGD_UPDATE: return op_sgd;
     case YOLO_OP_ADAMW_UPDATE: return op_adamw;
     case YOLO_OP_GRAD_CLIP_SCALE: return op_clip_scale;
+    case YOLO_OP_MUON_MOMENTUM: return op_muon_momentum;
+    case YOLO_OP_MUSGD_UPDATE: return op_musgd;
+    case YOLO_OP_MUON_NORMALIZE: return op_muon_normalize;
     default: return NULL;
     }
 }

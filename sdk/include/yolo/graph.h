@@ -144,6 +144,22 @@ enum { YOLO_ADAMW_LR, YOLO_ADAMW_BETA1, YOLO_ADAMW_BETA2, YOLO_ADAMW_EPS, YOLO_A
  * p -= lr * (m/(1-b1^t)) / (sqrt(v/(1-b2^t)) + eps), t = step (>= 1). */
 YOLO_API yolo_tensor *yolo_adamw_update(yolo_graph *g, yolo_tensor *param, yolo_tensor *grad, yolo_tensor *m, yolo_tensor *v,
                                yolo_tensor *hyper, yolo_tensor *grad_scale);
+/* (ABI 1.5) Ultralytics 8.4's MuSGD on a matrix or conv filter p, in three
+ * steps around the Newton-Schulz orthogonalization the caller builds from
+ * matmuls (train/optimizer.c): with g = grad*scale and b = momentum,
+ *   u = yolo_muon_momentum(...): buf.lerp_(g, 1-b); u = nesterov ? g.lerp(buf, b) : buf
+ *   x = yolo_muon_normalize(x, sum_sq): x / (sqrt(sum_sq) + 1e-7), sum_sq = yolo_sum_squares(x)
+ *   yolo_musgd_update(...): p -= lr*muon*ortho; g' = g + wd*p; sgd_buf = b*sgd_buf + g';
+ *                           p -= lr*sgd*(nesterov ? g' + b*sgd_buf : sgd_buf)
+ * hyper [YOLO_MUSGD_HYPER_COUNT]; a grad_scale of 0 (a skipped step) leaves
+ * the buffers and p as they are (u is then 0). */
+enum { YOLO_MUSGD_LR, YOLO_MUSGD_MOMENTUM, YOLO_MUSGD_WEIGHT_DECAY, YOLO_MUSGD_NESTEROV, YOLO_MUSGD_MUON,
+       YOLO_MUSGD_SGD, YOLO_MUSGD_HYPER_COUNT };
+YOLO_API yolo_tensor *yolo_muon_momentum(yolo_graph *g, yolo_tensor *grad, yolo_tensor *momentum_buf, yolo_tensor *hyper,
+                                         yolo_tensor *grad_scale);
+YOLO_API yolo_tensor *yolo_muon_normalize(yolo_graph *g, yolo_tensor *x, yolo_tensor *sum_sq);
+YOLO_API yolo_tensor *yolo_musgd_update(yolo_graph *g, yolo_tensor *param, yolo_tensor *grad, yolo_tensor *ortho,
+                                        yolo_tensor *sgd_buf, yolo_tensor *hyper, yolo_tensor *grad_scale);
 /* ema = decay*ema + (1-decay)*param; hyper [1] = decay. */
 YOLO_API yolo_tensor *yolo_ema_update(yolo_graph *g, yolo_tensor *ema, yolo_tensor *param, yolo_tensor *hyper);
 /* The same after an optimizer step whose grad_scale (yolo_grad_clip_scale)
