@@ -125,9 +125,6 @@ static yolo_status check_run(yolo_run_settings *r) {
 }
 
 static yolo_status check_optim(const yolo_optim_settings *o) {
-    if (o->optimizer && strcmp(o->optimizer, "MuSGD") == 0)
-        return yolo_error(YOLO_ERR_CONFIG, "optimizer=MuSGD: Ultralytics 8.4's SGD and Muon hybrid is not built; "
-                                           "use SGD, AdamW or auto");
     if (o->epochs < 1) return yolo_error(YOLO_ERR_CONFIG, "epochs=%d: must be >= 1", o->epochs);
     if (o->nbs < 1) return yolo_error(YOLO_ERR_CONFIG, "nbs=%d: must be >= 1", o->nbs);
     return YOLO_OK;

@@ -38,7 +38,6 @@ static yolo_status add_optimizer(yolo_ckpt_tensors *ts, const yolo_optimizer *op
     return YOLO_OK;
 }
 
-static const char *optimizer_name(yolo_optimizer_kind kind) { return kind == YOLO_OPTIMIZER_SGD ? "SGD" : "AdamW"; }
 
 static yolo_status fill_resume(yolo_meta *meta, const yolo_train_state *s) {
     yolo_meta *r = yolo_meta_set_map(meta, "resume");
@@ -46,7 +45,7 @@ static yolo_status fill_resume(yolo_meta *meta, const yolo_train_state *s) {
     yolo_status st = yolo_meta_set_int(r, "last_opt_step", s->last_opt_step);
     if (!st) st = yolo_meta_set_int(r, "best_epoch", s->best_epoch);
     if (!st) st = yolo_meta_set_int(r, "batch", s->session->set.run.batch);
-    if (!st) st = yolo_meta_set_str(r, "optimizer", optimizer_name(s->opt->kind));
+    if (!st) st = yolo_meta_set_str(r, "optimizer", yolo_optimizer_name(s->opt->kind));
     if (!st) st = yolo_meta_set_float(r, "lr0", s->lr0);
     if (!st) st = yolo_meta_set_float(r, "momentum", s->momentum);
     if (!st) st = yolo_meta_set_float(r, "warmup_bias_lr", s->warmup_bias_lr);
@@ -234,7 +233,8 @@ yolo_status yolo_checkpoint_resume_info(const yolo_ckpt *ck, yolo_resume_info *o
     if (st) return st;
     if (strcmp(opt, "SGD") == 0) out->optimizer = YOLO_OPTIMIZER_SGD;
     else if (strcmp(opt, "AdamW") == 0) out->optimizer = YOLO_OPTIMIZER_ADAMW;
-    else return yolo_error(YOLO_ERR_FORMAT, "%s: optimizer '%s' is not built (built: SGD, AdamW)", what, opt);
+    else if (strcmp(opt, "MuSGD") == 0) out->optimizer = YOLO_OPTIMIZER_MUSGD;
+    else return yolo_error(YOLO_ERR_FORMAT, "%s: optimizer '%s' is not built (built: SGD, AdamW, MuSGD)", what, opt);
     if (yolo_meta_size(sums) > YOLO_TASK_MAX_ITEMS)
         return yolo_error(YOLO_ERR_FORMAT, "%s: loss_sums has %zu items (at most %d)", what, yolo_meta_size(sums),
                           YOLO_TASK_MAX_ITEMS);
@@ -285,7 +285,7 @@ yolo_status yolo_checkpoint_restore(const yolo_ckpt *ck, const yolo_resume_info 
     free(t);
     if (st) return st;
     /* optimizer: moments, then the pending gradients */
-    size_t per = (opt->kind == YOLO_OPTIMIZER_ADAMW ? 2u : 1u) + (info->grads ? 1u : 0u);
+    size_t per = (opt->kind == YOLO_OPTIMIZER_SGD ? 1u : 2u) + (info->grads ? 1u : 0u); /* at most */
     size_t count = (size_t)opt->n_params * per;
     yolo_tensor **ot = calloc(count ? count : 1, sizeof *ot);
     char **names = calloc(count ? count : 1, sizeof *names);

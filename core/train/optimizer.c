@@ -1,10 +1,25 @@
 /* Parameter groups and the device-side update graph (see optimizer.h). */
 #include "train/optimizer.h"
 
+#include "train/muon.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* MuSGD's factors of the group lr for its two steps (Ultralytics 8.4.8+). */
+#define MUSGD_MUON 0.2f
+#define MUSGD_SGD 1.0f
+
+const char *yolo_optimizer_name(yolo_optimizer_kind kind) {
+    return kind == YOLO_OPTIMIZER_SGD ? "SGD" : kind == YOLO_OPTIMIZER_ADAMW ? "AdamW" : "MuSGD";
+}
+
+/* A MuSGD parameter that takes the Muon step: a matrix or conv filter (ndim >= 2). */
+static bool muon_param(const yolo_optimizer *opt, int i) {
+    return opt->kind == YOLO_OPTIMIZER_MUSGD && opt->params[i]->ndim >= 2;
+}
 
 /* Ultralytics' group of a parameter: biases 0, decayed weights 1, norm weights 2. */
 static int group_of(yolo_param_role role) {
@@ -41,11 +56,15 @@ static yolo_status build_update_graph(yolo_optimizer *opt) {
     }
     for (int i = 0; i < opt->n_params && scale; i++) {
         yolo_tensor *p = opt->params[i];
-        yolo_tensor *hyper = opt->hyper[opt->group[i]];
-        if (opt->kind == YOLO_OPTIMIZER_SGD)
-            yolo_sgd_update(g, p, p->grad, opt->state_a[i], hyper, scale);
-        else
+        yolo_tensor *hyper = (opt->boosted[i] ? opt->hyper_boosted : opt->hyper)[opt->group[i]];
+        if (muon_param(opt, i)) { /* MuSGD's hyper starts with SGD's four values */
+            yolo_tensor *ortho = yolo_muon_orthogonalize(g, yolo_muon_momentum(g, p->grad, opt->state_a[i], hyper, scale));
+            yolo_musgd_update(g, p, p->grad, ortho, opt->state_b[i], hyper, scale);
+        } else if (opt->kind == YOLO_OPTIMIZER_ADAMW) {
             yolo_adamw_update(g, p, p->grad, opt->state_a[i], opt->state_b[i], hyper, scale);
+        } else {
+            yolo_sgd_update(g, p, p->grad, opt->state_a[i], hyper, scale);
+        }
         yolo_zero(g, p->grad);
     }
     if (yolo_graph_status(g)) return yolo_graph_status(g);
@@ -56,12 +75,24 @@ static yolo_status build_update_graph(yolo_optimizer *opt) {
 
 yolo_status yolo_optimizer_create(yolo_model *model, yolo_optimizer_kind kind, float lr, float momentum,
                                   float weight_decay, yolo_optimizer **out) {
+    const int n = yolo_model_tensor_count(model);
+    yolo_model_tensor *tensors = malloc(sizeof *tensors * (size_t)(n ? n : 1));
+    if (!tensors) return yolo_error(YOLO_ERR_NOMEM, "optimizer: out of memory");
+    for (int i = 0; i < n; i++) tensors[i] = *yolo_model_tensor_at(model, i);
+    yolo_status st =
+        yolo_optimizer_create_for(yolo_model_backend(model), n, tensors, kind, lr, momentum, weight_decay, out);
+    free(tensors);
+    return st;
+}
+
+yolo_status yolo_optimizer_create_for(yolo_backend *backend, int n, const yolo_model_tensor *tensors,
+                                      yolo_optimizer_kind kind, float lr, float momentum, float weight_decay,
+                                      yolo_optimizer **out) {
     *out = NULL;
     yolo_optimizer *opt = calloc(1, sizeof *opt);
-    int n = yolo_model_tensor_count(model);
     if (!opt) return yolo_error(YOLO_ERR_NOMEM, "optimizer: out of memory");
     opt->kind = kind;
-    opt->backend = yolo_model_backend(model);
+    opt->backend = backend;
     opt->initial_lr = lr;
     opt->momentum = momentum;
     opt->weight_decay = weight_decay;
@@ -69,20 +100,26 @@ yolo_status yolo_optimizer_create(yolo_model *model, yolo_optimizer_kind kind, f
     opt->group = calloc((size_t)n + 1, sizeof *opt->group);
     opt->state_a = calloc((size_t)n + 1, sizeof *opt->state_a);
     opt->state_b = calloc((size_t)n + 1, sizeof *opt->state_b);
-    if (!opt->params || !opt->group || !opt->state_a || !opt->state_b) {
+    opt->boosted = calloc((size_t)n + 1, sizeof *opt->boosted);
+    if (!opt->params || !opt->group || !opt->state_a || !opt->state_b || !opt->boosted) {
         yolo_optimizer_free(opt);
         return yolo_error(YOLO_ERR_NOMEM, "optimizer: out of memory");
     }
     for (int i = 0; i < n; i++) {
-        const yolo_model_tensor *mt = yolo_model_tensor_at(model, i);
+        const yolo_model_tensor *mt = &tensors[i];
         if (mt->role == YOLO_PARAM_BUFFER || !mt->tensor->requires_grad) continue; /* DFL's fixed weights */
         int k = opt->n_params++;
         opt->params[k] = mt->tensor;
         opt->group[k] = group_of(mt->role);
         opt->group_count[opt->group[k]]++;
-        opt->state_a[k] = state_like(opt->backend, mt->tensor, kind == YOLO_OPTIMIZER_SGD ? "momentum_buffer" : "exp_avg");
-        if (kind == YOLO_OPTIMIZER_ADAMW) opt->state_b[k] = state_like(opt->backend, mt->tensor, "exp_avg_sq");
-        if (!opt->state_a[k] || (kind == YOLO_OPTIMIZER_ADAMW && !opt->state_b[k])) {
+        opt->state_a[k] = state_like(opt->backend, mt->tensor, kind == YOLO_OPTIMIZER_ADAMW ? "exp_avg" : "momentum_buffer");
+        /* Ultralytics' state names: exp_avg_sq; MuSGD's second buffer, its SGD step's */
+        const bool second = kind == YOLO_OPTIMIZER_ADAMW || muon_param(opt, k);
+        if (second)
+            opt->state_b[k] = state_like(opt->backend, mt->tensor,
+                                         kind == YOLO_OPTIMIZER_ADAMW ? "exp_avg_sq" : "momentum_buffer_SGD");
+        opt->boosted[k] = kind == YOLO_OPTIMIZER_MUSGD && yolo_musgd_boosted(mt->tensor->name);
+        if (!opt->state_a[k] || (second && !opt->state_b[k])) {
             yolo_optimizer_free(opt);
             return yolo_error_context(YOLO_ERR_NOMEM, "optimizer state");
         }
@@ -91,11 +128,17 @@ yolo_status yolo_optimizer_create(yolo_model *model, yolo_optimizer_kind kind, f
         yolo_optimizer_free(opt);
         return yolo_error(YOLO_ERR_ARG, "optimizer: the model has no trainable parameters");
     }
-    int64_t hyper_n = kind == YOLO_OPTIMIZER_SGD ? YOLO_SGD_HYPER_COUNT : YOLO_ADAMW_HYPER_COUNT;
+    int64_t hyper_n = kind == YOLO_OPTIMIZER_SGD     ? YOLO_SGD_HYPER_COUNT
+                      : kind == YOLO_OPTIMIZER_ADAMW ? YOLO_ADAMW_HYPER_COUNT
+                                                     : YOLO_MUSGD_HYPER_COUNT;
     for (int gi = 0; gi < YOLO_PARAM_GROUPS; gi++) {
-        char name[32];
+        char name[48];
         snprintf(name, sizeof name, "optimizer.pg%d", gi);
         opt->hyper[gi] = yolo_tensor_new(opt->backend, name, YOLO_F32, 1, &hyper_n, false);
+        if (kind == YOLO_OPTIMIZER_MUSGD) {
+            snprintf(name, sizeof name, "optimizer.pg%d.lr_x3", gi);
+            opt->hyper_boosted[gi] = yolo_tensor_new(opt->backend, name, YOLO_F32, 1, &hyper_n, false);
+        }
         opt->lr[gi] = lr;
     }
     int64_t clip_n = YOLO_CLIP_HYPER_COUNT;
@@ -106,7 +149,7 @@ yolo_status yolo_optimizer_create(yolo_model *model, yolo_optimizer_kind kind, f
     yolo_grad_scaler_init(&opt->scaler, false);
     yolo_status st = YOLO_OK;
     for (int gi = 0; gi < YOLO_PARAM_GROUPS && !st; gi++)
-        if (!opt->hyper[gi]) st = YOLO_ERR_NOMEM;
+        if (!opt->hyper[gi] || (kind == YOLO_OPTIMIZER_MUSGD && !opt->hyper_boosted[gi])) st = YOLO_ERR_NOMEM;
     if (!st && (!opt->clip_hyper || !opt->step_scale)) st = YOLO_ERR_NOMEM;
     if (!st) st = build_update_graph(opt);
     if (st) {
@@ -124,13 +167,14 @@ void yolo_optimizer_free(yolo_optimizer *opt) {
         yolo_tensor_free(opt->state_a[i]);
         yolo_tensor_free(opt->state_b[i]);
     }
-    for (int gi = 0; gi < YOLO_PARAM_GROUPS; gi++) yolo_tensor_free(opt->hyper[gi]);
+    for (int gi = 0; gi < YOLO_PARAM_GROUPS; gi++) yolo_tensor_free(opt->hyper[gi]), yolo_tensor_free(opt->hyper_boosted[gi]);
     yolo_tensor_free(opt->clip_hyper);
     yolo_tensor_free(opt->step_scale);
     free(opt->params);
     free(opt->group);
     free(opt->state_a);
     free(opt->state_b);
+    free(opt->boosted);
     free(opt);
 }
 
@@ -144,6 +188,16 @@ static yolo_status upload_hypers(yolo_optimizer *opt) {
                                              [YOLO_SGD_WEIGHT_DECAY] = wd,
                                              [YOLO_SGD_NESTEROV] = 1.0f};
             st = yolo_tensor_upload(opt->hyper[gi], h, sizeof h);
+        } else if (opt->kind == YOLO_OPTIMIZER_MUSGD) {
+            float h[YOLO_MUSGD_HYPER_COUNT] = {[YOLO_MUSGD_LR] = opt->lr[gi],
+                                               [YOLO_MUSGD_MOMENTUM] = opt->momentum,
+                                               [YOLO_MUSGD_WEIGHT_DECAY] = wd,
+                                               [YOLO_MUSGD_NESTEROV] = 1.0f,
+                                               [YOLO_MUSGD_MUON] = MUSGD_MUON,
+                                               [YOLO_MUSGD_SGD] = MUSGD_SGD};
+            st = yolo_tensor_upload(opt->hyper[gi], h, sizeof h);
+            h[YOLO_MUSGD_LR] = opt->lr[gi] * 3.0f;
+            if (!st) st = yolo_tensor_upload(opt->hyper_boosted[gi], h, sizeof h);
         } else {
             float h[YOLO_ADAMW_HYPER_COUNT] = {[YOLO_ADAMW_LR] = opt->lr[gi],
                                                [YOLO_ADAMW_BETA1] = opt->momentum,
@@ -199,6 +253,6 @@ yolo_status yolo_optimizer_step(yolo_optimizer *opt, float max_norm, double *gra
 void yolo_optimizer_describe(const yolo_optimizer *opt, char *buf, size_t size) {
     snprintf(buf, size,
              "%s(lr=%g, momentum=%g) with parameter groups %d weight(decay=0.0), %d weight(decay=%g), %d bias(decay=0.0)",
-             opt->kind == YOLO_OPTIMIZER_SGD ? "SGD" : "AdamW", (double)opt->initial_lr, (double)opt->momentum,
+             yolo_optimizer_name(opt->kind), (double)opt->initial_lr, (double)opt->momentum,
              opt->group_count[2], opt->group_count[1], (double)opt->weight_decay, opt->group_count[0]);
 }

@@ -3,8 +3,11 @@
  * Groups (the order of lr/pg0..2): 0 biases (no decay), 1 weights (decay),
  * 2 batch-norm weights (no decay). A step is one graph run on the device:
  * the total gradient norm, the clipping factor (GRAD_CLIP_SCALE), SGD
- * (Nesterov momentum) or AdamW on every trainable parameter, and zeroed
- * gradients. The host uploads the hyper-parameters and reads nothing back
+ * (Nesterov momentum), AdamW or MuSGD on every trainable parameter, and
+ * zeroed gradients. MuSGD (Ultralytics 8.4): the matrices and conv filters
+ * (group 1) take Muon's orthogonalized step (muon.h) and then SGD's, with
+ * factors 0.2 and 1.0 of the group's lr; the rest plain SGD; parameters of
+ * yolo_musgd_boosted names run at 3x their group's lr. The host uploads the hyper-parameters and reads nothing back
  * before the update; the norm is read afterwards, when asked for. */
 #ifndef YOLO_TRAIN_OPTIMIZER_H
 #define YOLO_TRAIN_OPTIMIZER_H
@@ -14,7 +17,10 @@
 
 #define YOLO_PARAM_GROUPS 3
 
-typedef enum yolo_optimizer_kind { YOLO_OPTIMIZER_SGD = 0, YOLO_OPTIMIZER_ADAMW } yolo_optimizer_kind;
+typedef enum yolo_optimizer_kind { YOLO_OPTIMIZER_SGD = 0, YOLO_OPTIMIZER_ADAMW, YOLO_OPTIMIZER_MUSGD } yolo_optimizer_kind;
+
+/* "SGD", "AdamW", "MuSGD" */
+const char *yolo_optimizer_name(yolo_optimizer_kind kind);
 
 typedef struct yolo_optimizer {
     yolo_optimizer_kind kind;
@@ -22,8 +28,9 @@ typedef struct yolo_optimizer {
     int n_params;
     yolo_tensor **params;
     int *group;            /* [n_params] 0 bias, 1 decay, 2 norm */
-    yolo_tensor **state_a; /* SGD momentum buffer, AdamW exp_avg */
-    yolo_tensor **state_b; /* AdamW exp_avg_sq */
+    yolo_tensor **state_a; /* SGD momentum buffer, AdamW exp_avg, MuSGD momentum_buffer */
+    yolo_tensor **state_b; /* AdamW exp_avg_sq, MuSGD's momentum_buffer_SGD (its Muon parameters) */
+    bool *boosted;         /* [n_params] MuSGD: at 3x the group's lr */
     int group_count[YOLO_PARAM_GROUPS];
     /* host copies of the hyper-parameters, uploaded before each step */
     float lr[YOLO_PARAM_GROUPS];
@@ -32,6 +39,7 @@ typedef struct yolo_optimizer {
     float weight_decay;    /* already scaled by batch * accumulate / nbs */
     int64_t steps;         /* optimizer steps taken */
     yolo_tensor *hyper[YOLO_PARAM_GROUPS];
+    yolo_tensor *hyper_boosted[YOLO_PARAM_GROUPS]; /* MuSGD: the same at 3x lr */
     yolo_tensor *clip_hyper;  /* {max_norm, 1/loss_scale} (yolo_grad_clip_scale) */
     yolo_tensor *step_scale;  /* [1] the last step's grad_scale, 0 when the device skipped it (the EMA's gate) */
     yolo_tensor *norm_sq;     /* output of the update graph: sum of squared gradients */
@@ -47,6 +55,11 @@ typedef struct yolo_optimizer {
  * the optimizer state (zeros). */
 yolo_status yolo_optimizer_create(yolo_model *model, yolo_optimizer_kind kind, float lr, float momentum,
                                   float weight_decay, yolo_optimizer **out);
+/* The same for the tensors given (their role picks the group; a BUFFER or a
+ * tensor without gradient is left out), on `backend`. */
+yolo_status yolo_optimizer_create_for(yolo_backend *backend, int n, const yolo_model_tensor *tensors,
+                                      yolo_optimizer_kind kind, float lr, float momentum, float weight_decay,
+                                      yolo_optimizer **out);
 void yolo_optimizer_free(yolo_optimizer *opt);
 
 /* One step with the current lr[] and momentum: clip the total gradient norm

@@ -19,26 +19,24 @@ static yolo_status choose_optimizer(yolo_optim_settings *o, int64_t n_train, int
     const char *name = o->optimizer ? o->optimizer : "auto";
     if (strcasecmp(name, "auto") == 0) {
         int64_t per_epoch = (n_train + (batch > o->nbs ? batch : o->nbs) - 1) / (batch > o->nbs ? batch : o->nbs);
+        /* Ultralytics 8.4: MuSGD past 10000 iterations (8.3 picked SGD there), and no bias warmup either way */
         if (per_epoch * o->epochs > 10000) {
-            *kind = YOLO_OPTIMIZER_SGD;
+            *kind = YOLO_OPTIMIZER_MUSGD;
             o->lr0 = 0.01;
-            o->momentum = 0.9;
         } else {
             *kind = YOLO_OPTIMIZER_ADAMW;
             o->lr0 = round(0.002 * 5.0 / (4.0 + nc) * 1e6) / 1e6;
-            o->momentum = 0.9;
-            o->warmup_bias_lr = 0.0;
         }
+        o->momentum = 0.9;
+        o->warmup_bias_lr = 0.0;
         printf("optimizer: 'optimizer=auto' found, determining best 'optimizer', 'lr0' and 'momentum' "
                "automatically...\n");
-        if (*kind == YOLO_OPTIMIZER_SGD) /* 8.4 picks its MuSGD here; it is not built, 8.3's choice runs */
-            printf("optimizer: over 10000 iterations Ultralytics 8.4 picks MuSGD (SGD with Muon), which is not built "
-                   "here: SGD, as Ultralytics 8.3 picks\n");
         return YOLO_OK;
     }
     if (strcasecmp(name, "SGD") == 0) *kind = YOLO_OPTIMIZER_SGD;
     else if (strcasecmp(name, "AdamW") == 0) *kind = YOLO_OPTIMIZER_ADAMW;
-    else return yolo_error(YOLO_ERR_CONFIG, "optimizer=%s: not built yet (built: auto, SGD, AdamW)", name);
+    else if (strcasecmp(name, "MuSGD") == 0) *kind = YOLO_OPTIMIZER_MUSGD;
+    else return yolo_error(YOLO_ERR_CONFIG, "optimizer=%s: not built yet (built: auto, SGD, AdamW, MuSGD)", name);
     return YOLO_OK;
 }
 
