@@ -449,6 +449,7 @@ void yolo_model_free(yolo_model *m) {
     free(m->allocs);
     free(m->tensors);
     free(m->convs);
+    free(m->fuse_steps);
     free(m->layers);
     model_spec_free(&m->spec);
     free(m->yaml_text);

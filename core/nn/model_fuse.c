@@ -101,10 +101,8 @@ yolo_status yolo_model_fuse(yolo_model *m) {
     m->cap_tensors = cap;
     m->fused = true;
     free(biases);
-    /* then the modules that merge convolutions (YOLOv10's RepVGGDW) */
-    for (int i = 0; i < m->n_layers && !st; i++)
-        for (int c = 0; m->layers[i].type == &yolo_c2fcib_type && c < m->layers[i].n_copies && !st; c++)
-            st = c2fcib_fuse(m, m->layers[i].states[c]);
+    /* then the modules' own steps (YOLOv10's RepVGGDW merges its convolutions) */
+    for (int i = 0; i < m->n_fuse_steps && !st; i++) st = m->fuse_steps[i].fuse(m, m->fuse_steps[i].block);
     return st ? yolo_error_context(st, "%s: fuse", m->name) : YOLO_OK;
 }
 

@@ -37,6 +37,13 @@ struct yolo_module_ctx {
     bool out_set;
 };
 
+/* A module's own step of yolo_model_fuse (merging convolutions, as
+ * YOLOv10's RepVGGDW), registered at build with model_register_fuse. */
+typedef struct model_fuse_step {
+    yolo_status (*fuse)(yolo_model *m, void *block);
+    void *block;
+} model_fuse_step;
+
 typedef struct model_conv_entry {
     yolo_conv_block *block;
     bool own_act_leaf; /* an activation module of its own (explicit act or Identity) */
@@ -60,6 +67,8 @@ struct yolo_model {
     int n_tensors, cap_tensors;
     model_conv_entry *convs;
     int n_convs, cap_convs;
+    model_fuse_step *fuse_steps; /* run by yolo_model_fuse after the batch-norm fold */
+    int n_fuse_steps, cap_fuse_steps;
     void **allocs;                /* module states */
     int n_allocs, cap_allocs;
     int strides[YOLO_MODULE_MAX_INPUTS];
@@ -78,6 +87,7 @@ struct yolo_model {
 /* core/nn/module_api.c */
 yolo_status model_register_tensor(yolo_model *m, yolo_tensor *t, yolo_param_role role, int layer);
 yolo_status model_register_conv(yolo_module_ctx *ctx, yolo_conv_block *b, bool own_act_leaf);
+yolo_status model_register_fuse(yolo_module_ctx *ctx, yolo_status (*fuse)(yolo_model *m, void *block), void *block);
 /* Fills t (f32, persistent) from the init stream of parameter `number`. */
 yolo_status model_init_tensor(yolo_tensor *t, uint64_t seed, int number, yolo_param_init init, double value);
 void model_ctx_setup(yolo_module_ctx *ctx, yolo_model *m, model_layer *layer, int copy);
@@ -103,11 +113,6 @@ size_t cib_block_size(void);
 yolo_status cib_block_init(yolo_module_ctx *ctx, cib_block *b, const char *name, int c1, int c2, bool shortcut,
                            double e, bool lk);
 yolo_tensor *cib_block_forward(const yolo_forward_ctx *f, const void *block, yolo_tensor *x);
-/* After the batch-norm fold: RepVGGDW's 3x3 conv added into its 7x7 one (a
- * CIB with lk), as Ultralytics' RepVGGDW.fuse; conv1 leaves the model. */
-yolo_status cib_block_fuse(yolo_model *m, cib_block *b);
-/* The same for each CIB of a C2fCIB layer's state (modules_csp.c). */
-yolo_status c2fcib_fuse(yolo_model *m, void *state);
 /* core/nn/model_fuse.c: removes a fused conv block (its weight and bias
  * tensors, freed, and its entry) from the model; `own_act_leaf` of another
  * block set as given (a conv whose Conv wrapper fusing removed). */

@@ -37,6 +37,14 @@ yolo_status model_register_conv(yolo_module_ctx *ctx, yolo_conv_block *b, bool o
     return YOLO_OK;
 }
 
+yolo_status model_register_fuse(yolo_module_ctx *ctx, yolo_status (*fuse)(yolo_model *m, void *block), void *block) {
+    yolo_model *m = ctx->model;
+    if (!grow((void **)&m->fuse_steps, &m->cap_fuse_steps, m->n_fuse_steps + 1, sizeof(*m->fuse_steps)))
+        return yolo_error(YOLO_ERR_NOMEM, "model %s: out of memory", m->name);
+    m->fuse_steps[m->n_fuse_steps++] = (model_fuse_step){fuse, block};
+    return YOLO_OK;
+}
+
 yolo_status model_init_tensor(yolo_tensor *t, uint64_t seed, int number, yolo_param_init init, double value) {
     int64_t n = yolo_tensor_numel(t);
     if (init == YOLO_INIT_ZERO) return yolo_tensor_zero(t);

@@ -328,13 +328,6 @@ static yolo_status c2fcib_build(yolo_module_ctx *ctx) {
     return module_finish_repeated(ctx, c1, c2, n, 1);
 }
 
-yolo_status c2fcib_fuse(yolo_model *m, void *state) {
-    c2f_block *b = state;
-    yolo_status st = YOLO_OK;
-    for (int i = 0; i < b->n && !st; i++) st = cib_block_fuse(m, b->cib[i]);
-    return st;
-}
-
 /* ---- C2(c1, c2, n=1, shortcut=True, g=1, e=0.5): cv1 (c1 -> 2c), chunk a, b; cv2(cat(m(a), b)) ---- */
 
 typedef struct c2_block {

@@ -67,49 +67,13 @@ static yolo_status conv_at(yolo_module_ctx *ctx, yolo_conv_block *b, const char 
     return yolo_conv_block_init(ctx, b, full, c1, c2, k, 1, YOLO_AUTOPAD, g, 1, act);
 }
 
-yolo_status cib_block_init(yolo_module_ctx *ctx, cib_block *b, const char *name, int c1, int c2, bool shortcut,
-                           double e, bool lk) {
-    const int c_ = (int)(c2 * e);
-    if (c_ < 1) return yolo_module_error(ctx, YOLO_ERR_CONFIG, "CIB hidden channels %d*%g < 1", c2, e);
-    b->lk = lk;
-    b->add = shortcut && c1 == c2;
-    yolo_status st;
-    if ((st = conv_at(ctx, &b->cv[0], name, "cv1.0", c1, c1, 3, c1, YOLO_ACT_DEFAULT)) ||
-        (st = conv_at(ctx, &b->cv[1], name, "cv1.1", c1, 2 * c_, 1, 1, YOLO_ACT_DEFAULT)))
-        return st;
-    if (lk) {
-        if ((st = conv_at(ctx, &b->cv[2], name, "cv1.2.conv", 2 * c_, 2 * c_, 7, 2 * c_, YOLO_ACT_IDENTITY)) ||
-            (st = conv_at(ctx, &b->conv1, name, "cv1.2.conv1", 2 * c_, 2 * c_, 3, 2 * c_, YOLO_ACT_IDENTITY)))
-            return st;
-        yolo_module_add_leaves(ctx, 1); /* RepVGGDW's own nn.SiLU() */
-    } else if ((st = conv_at(ctx, &b->cv[2], name, "cv1.2", 2 * c_, 2 * c_, 3, 2 * c_, YOLO_ACT_DEFAULT))) {
-        return st;
-    }
-    if ((st = conv_at(ctx, &b->cv[3], name, "cv1.3", 2 * c_, c2, 1, 1, YOLO_ACT_DEFAULT)) ||
-        (st = conv_at(ctx, &b->cv[4], name, "cv1.4", c2, c2, 3, c2, YOLO_ACT_DEFAULT)))
-        return st;
-    return YOLO_OK;
-}
-
-yolo_tensor *cib_block_forward(const yolo_forward_ctx *f, const void *block, yolo_tensor *x) {
-    const cib_block *b = block;
-    yolo_tensor *y = yolo_conv_block_forward(f, &b->cv[1], yolo_conv_block_forward(f, &b->cv[0], x));
-    if (y && b->lk && b->lk_fused) {
-        y = yolo_silu(f->graph, yolo_conv_block_forward(f, &b->cv[2], y));
-    } else if (y && b->lk) {
-        yolo_tensor *big = yolo_conv_block_forward(f, &b->cv[2], y), *small = yolo_conv_block_forward(f, &b->conv1, y);
-        y = big && small ? yolo_silu(f->graph, yolo_add(f->graph, big, small)) : NULL;
-    } else {
-        y = yolo_conv_block_forward(f, &b->cv[2], y);
-    }
-    y = yolo_conv_block_forward(f, &b->cv[4], yolo_conv_block_forward(f, &b->cv[3], y));
-    return b->add && y ? yolo_add(f->graph, x, y) : y;
-}
-
-/* The 3x3 kernel centred in the 7x7 one (padding 3 and 1 keep them
- * aligned), biases summed: conv(x) + conv1(x) is one convolution. */
-yolo_status cib_block_fuse(yolo_model *m, cib_block *b) {
-    if (!b->lk || b->lk_fused) return YOLO_OK;
+/* yolo_model_fuse's step for a CIB with lk (Ultralytics' RepVGGDW.fuse),
+ * after the batch-norm fold: the 3x3 kernel centred in the 7x7 one
+ * (padding 3 and 1 keep them aligned), biases summed: conv(x) + conv1(x) is
+ * one convolution, and conv1 leaves the model. */
+static yolo_status repvggdw_fuse(yolo_model *m, void *block) {
+    cib_block *b = block;
+    if (b->lk_fused) return YOLO_OK;
     if (!b->cv[2].bias || !b->conv1.bias)
         return yolo_error(YOLO_ERR_ARG, "RepVGGDW '%s': fuse its batch norms first", b->cv[2].weight->name);
     const int64_t c = b->cv[2].c2;
@@ -136,6 +100,46 @@ yolo_status cib_block_fuse(yolo_model *m, cib_block *b) {
     model_set_act_leaf(m, &b->cv[2], false); /* Ultralytics keeps the bare fused Conv2d: no Identity leaf */
     b->lk_fused = true;
     return YOLO_OK;
+}
+
+yolo_status cib_block_init(yolo_module_ctx *ctx, cib_block *b, const char *name, int c1, int c2, bool shortcut,
+                           double e, bool lk) {
+    const int c_ = (int)(c2 * e);
+    if (c_ < 1) return yolo_module_error(ctx, YOLO_ERR_CONFIG, "CIB hidden channels %d*%g < 1", c2, e);
+    b->lk = lk;
+    b->add = shortcut && c1 == c2;
+    yolo_status st;
+    if ((st = conv_at(ctx, &b->cv[0], name, "cv1.0", c1, c1, 3, c1, YOLO_ACT_DEFAULT)) ||
+        (st = conv_at(ctx, &b->cv[1], name, "cv1.1", c1, 2 * c_, 1, 1, YOLO_ACT_DEFAULT)))
+        return st;
+    if (lk) {
+        if ((st = conv_at(ctx, &b->cv[2], name, "cv1.2.conv", 2 * c_, 2 * c_, 7, 2 * c_, YOLO_ACT_IDENTITY)) ||
+            (st = conv_at(ctx, &b->conv1, name, "cv1.2.conv1", 2 * c_, 2 * c_, 3, 2 * c_, YOLO_ACT_IDENTITY)))
+            return st;
+        yolo_module_add_leaves(ctx, 1); /* RepVGGDW's own nn.SiLU() */
+        if ((st = model_register_fuse(ctx, repvggdw_fuse, b))) return st;
+    } else if ((st = conv_at(ctx, &b->cv[2], name, "cv1.2", 2 * c_, 2 * c_, 3, 2 * c_, YOLO_ACT_DEFAULT))) {
+        return st;
+    }
+    if ((st = conv_at(ctx, &b->cv[3], name, "cv1.3", 2 * c_, c2, 1, 1, YOLO_ACT_DEFAULT)) ||
+        (st = conv_at(ctx, &b->cv[4], name, "cv1.4", c2, c2, 3, c2, YOLO_ACT_DEFAULT)))
+        return st;
+    return YOLO_OK;
+}
+
+yolo_tensor *cib_block_forward(const yolo_forward_ctx *f, const void *block, yolo_tensor *x) {
+    const cib_block *b = block;
+    yolo_tensor *y = yolo_conv_block_forward(f, &b->cv[1], yolo_conv_block_forward(f, &b->cv[0], x));
+    if (y && b->lk && b->lk_fused) {
+        y = yolo_silu(f->graph, yolo_conv_block_forward(f, &b->cv[2], y));
+    } else if (y && b->lk) {
+        yolo_tensor *big = yolo_conv_block_forward(f, &b->cv[2], y), *small = yolo_conv_block_forward(f, &b->conv1, y);
+        y = big && small ? yolo_silu(f->graph, yolo_add(f->graph, big, small)) : NULL;
+    } else {
+        y = yolo_conv_block_forward(f, &b->cv[2], y);
+    }
+    y = yolo_conv_block_forward(f, &b->cv[4], yolo_conv_block_forward(f, &b->cv[3], y));
+    return b->add && y ? yolo_add(f->graph, x, y) : y;
 }
 
 const yolo_module_type yolo_scdown_type = {"SCDown", "pointwise Conv then strided depthwise Conv (YOLOv10)",

@@ -38,7 +38,6 @@ static yolo_status add_optimizer(yolo_ckpt_tensors *ts, const yolo_optimizer *op
     return YOLO_OK;
 }
 
-
 static yolo_status fill_resume(yolo_meta *meta, const yolo_train_state *s) {
     yolo_meta *r = yolo_meta_set_map(meta, "resume");
     if (!r) return YOLO_ERR_NOMEM;
@@ -231,10 +230,8 @@ yolo_status yolo_checkpoint_resume_info(const yolo_ckpt *ck, yolo_resume_info *o
                             out->scaler_scale, (long long)out->scaler_growth_tracker);
     }
     if (st) return st;
-    if (strcmp(opt, "SGD") == 0) out->optimizer = YOLO_OPTIMIZER_SGD;
-    else if (strcmp(opt, "AdamW") == 0) out->optimizer = YOLO_OPTIMIZER_ADAMW;
-    else if (strcmp(opt, "MuSGD") == 0) out->optimizer = YOLO_OPTIMIZER_MUSGD;
-    else return yolo_error(YOLO_ERR_FORMAT, "%s: optimizer '%s' is not built (built: SGD, AdamW, MuSGD)", what, opt);
+    if (!yolo_optimizer_kind_of(opt, &out->optimizer))
+        return yolo_error(YOLO_ERR_FORMAT, "%s: optimizer '%s' is not built (built: SGD, AdamW, MuSGD)", what, opt);
     if (yolo_meta_size(sums) > YOLO_TASK_MAX_ITEMS)
         return yolo_error(YOLO_ERR_FORMAT, "%s: loss_sums has %zu items (at most %d)", what, yolo_meta_size(sums),
                           YOLO_TASK_MAX_ITEMS);

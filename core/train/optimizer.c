@@ -7,13 +7,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* MuSGD's factors of the group lr for its two steps (Ultralytics 8.4.8+). */
 #define MUSGD_MUON 0.2f
 #define MUSGD_SGD 1.0f
 
-const char *yolo_optimizer_name(yolo_optimizer_kind kind) {
-    return kind == YOLO_OPTIMIZER_SGD ? "SGD" : kind == YOLO_OPTIMIZER_ADAMW ? "AdamW" : "MuSGD";
+static const char *const optimizer_names[] = {[YOLO_OPTIMIZER_SGD] = "SGD", [YOLO_OPTIMIZER_ADAMW] = "AdamW",
+                                              [YOLO_OPTIMIZER_MUSGD] = "MuSGD"};
+
+const char *yolo_optimizer_name(yolo_optimizer_kind kind) { return optimizer_names[kind]; }
+
+bool yolo_optimizer_kind_of(const char *name, yolo_optimizer_kind *kind) {
+    for (size_t k = 0; k < sizeof optimizer_names / sizeof *optimizer_names; k++)
+        if (strcasecmp(name, optimizer_names[k]) == 0) return *kind = (yolo_optimizer_kind)k, true;
+    return false;
 }
 
 /* A MuSGD parameter that takes the Muon step: a matrix or conv filter (ndim >= 2). */

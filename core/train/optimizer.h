@@ -19,8 +19,9 @@
 
 typedef enum yolo_optimizer_kind { YOLO_OPTIMIZER_SGD = 0, YOLO_OPTIMIZER_ADAMW, YOLO_OPTIMIZER_MUSGD } yolo_optimizer_kind;
 
-/* "SGD", "AdamW", "MuSGD" */
+/* "SGD", "AdamW", "MuSGD"; and back (any case): false for another name. */
 const char *yolo_optimizer_name(yolo_optimizer_kind kind);
+bool yolo_optimizer_kind_of(const char *name, yolo_optimizer_kind *kind);
 
 typedef struct yolo_optimizer {
     yolo_optimizer_kind kind;

@@ -33,10 +33,8 @@ static yolo_status choose_optimizer(yolo_optim_settings *o, int64_t n_train, int
                "automatically...\n");
         return YOLO_OK;
     }
-    if (strcasecmp(name, "SGD") == 0) *kind = YOLO_OPTIMIZER_SGD;
-    else if (strcasecmp(name, "AdamW") == 0) *kind = YOLO_OPTIMIZER_ADAMW;
-    else if (strcasecmp(name, "MuSGD") == 0) *kind = YOLO_OPTIMIZER_MUSGD;
-    else return yolo_error(YOLO_ERR_CONFIG, "optimizer=%s: not built yet (built: auto, SGD, AdamW, MuSGD)", name);
+    if (!yolo_optimizer_kind_of(name, kind))
+        return yolo_error(YOLO_ERR_CONFIG, "optimizer=%s: not built yet (built: auto, SGD, AdamW, MuSGD)", name);
     return YOLO_OK;
 }
 

@@ -59,7 +59,7 @@ static yolo_status detect_forward(const yolo_forward_ctx *f, void *state, int n_
     yolo_det_head *h = &s->det;
     yolo_tensor *raw[2 * YOLO_DET_MAX_LEVELS];
     const bool one2one = !f->training && s->end2end && yolo_model_end2end(f->model); /* eval decodes o2o */
-    const bool inference = !f->training && f->inference; /* only the decoded branch is read */
+    const bool inference = f->inference; /* eval only (the core's guarantee): only the decoded branch is read */
     yolo_status st = inference && one2one ? YOLO_OK : yolo_det_head_raw(f, h, n_in, in, raw);
     if (!st && s->end2end && (!inference || one2one)) st = yolo_det_one2one_raw(f, h, &s->o2o, n_in, in, raw + h->nl);
     if (st) return st;
