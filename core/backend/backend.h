@@ -37,6 +37,10 @@ typedef enum yolo_backend_capability {
     /* BN_BWD takes a fifth src (beta) and computes the BN_SILU_BWD before
      * it itself (graph/ops.h), so the planner folds one into the other. */
     YOLO_BACKEND_CAP_FOLD_SILU_BWD,
+    /* Convolutions, batch norm's fused ops and the layout-blind copies take
+     * channel-blocked values (node->blocked, graph/blocked.c), so the
+     * planner stores the activations between them that way. */
+    YOLO_BACKEND_CAP_BLOCKED_ACTIVATIONS,
 } yolo_backend_capability;
 
 /* One region of a batched copy: `bytes` between the host at `host` and

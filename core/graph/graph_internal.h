@@ -20,6 +20,7 @@ struct yolo_graph {
     size_t arena_bytes;
     yolo_graph_plan_info plan;
     int narrowed;        /* values stored as bf16 or f16 (yolo_graph_narrow_activations) */
+    int blocked;         /* values stored channel-blocked (yolo_graph_block_activations) */
     const struct yolo_graph_collective *collective; /* sync batch norm across ranks (collective.h), or NULL */
 };
 
@@ -44,6 +45,13 @@ bool yolo_graph_owns_or_persistent(const yolo_graph *g, const yolo_tensor *t);
  * in yolo_graph_plan after the BN+SiLU fusion; returns how many values it
  * narrowed. */
 int yolo_graph_narrow_activations(yolo_graph *g, yolo_dtype dtype, bool conv_outputs);
+
+/* Stores the activations that only convolutions, batch norm and
+ * layout-blind copies touch channel-blocked, [N][C/16][H][W][16] (rule in
+ * blocked.c), setting their node->blocked. Runs in yolo_graph_plan after
+ * narrowing, where the backend has YOLO_BACKEND_CAP_BLOCKED_ACTIVATIONS;
+ * returns how many values it blocked. */
+int yolo_graph_block_activations(yolo_graph *g);
 
 /* Debug switch for the planner test: poison freed buffers with NaN. */
 void yolo_graph_set_poison(yolo_graph *g, bool poison);

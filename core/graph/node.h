@@ -24,6 +24,7 @@ struct yolo_node {
     int index;                   /* position in the graph's node order; -1 for persistent tensors */
     int last_use;                /* planner: last node index that reads this tensor */
     bool is_output;              /* kept alive and readable after the run */
+    bool blocked;                /* stored channel-blocked, [N][C/16][H][W][16] (graph/blocked.c) */
     yolo_tensor *node_grad;      /* autograd: gradient of this node within its graph */
 };
 

@@ -20,6 +20,8 @@ typedef struct yolo_conv_geom {
     bool x_bf16; /* x (a of FWD and BWD_WEIGHT) is stored as bf16 (amp's activations; oneDNN only) */
     bool y_bf16; /* y (out of FWD) is stored as bf16 (amp's conv outputs; oneDNN only) */
     bool x_image; /* x is the model's input image (a graph input, or a CAST of one): fp32 under amp */
+    bool x_blocked; /* x (or dx, BWD_DATA's out) is stored channel-blocked, nChw16c (graph/blocked.c; oneDNN only) */
+    bool y_blocked; /* y (or dy, the backward passes' input) is stored channel-blocked */
 } yolo_conv_geom;
 
 typedef enum yolo_conv_pass {
@@ -46,6 +48,15 @@ yolo_status yolo_conv_im2col(yolo_cpu_context *ctx, yolo_conv_pass pass, const y
 /* Whether oneDNN runs bf16 convolutions on this CPU (AVX512-BF16 or AMX);
  * `why` (may be NULL) gets the ISA it found. ctx->bf16 asks for them. */
 bool yolo_conv_onednn_bf16_available(char *why, size_t size);
+
+/* Whether oneDNN's convolutions here work on 16-channel blocks (an AVX-512
+ * ISA), the layout of the graph's blocked values (graph/blocked.c), and
+ * YOLO_BLOCKED_ACTIVATIONS (read once) is not "off". Elsewhere (AVX2 blocks
+ * by 8) blocked values would only move the reorders. */
+bool yolo_conv_onednn_blocks_by_16(void);
+/* Overrides YOLO_BLOCKED_ACTIVATIONS for graphs planned from now on (tests'
+ * A/B runs). */
+void yolo_conv_onednn_allow_blocked(bool allow);
 
 /* Marks the start (true) and end (false) of a graph run. Only inside one
  * does the backward-weight pass take the bf16 dy that the backward-data

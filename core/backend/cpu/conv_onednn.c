@@ -48,7 +48,8 @@
 typedef struct conv_key {
     int32_t pass, slots, nthr, has_bias; /* nthr: OpenMP threads inside the primitive */
     int32_t bf16, x_bf16;                /* bf16: the conv reads bf16 copies of its inputs; x_bf16: x is stored bf16 */
-    int32_t y_bf16, reserved;            /* y (forward's output) is stored bf16 */
+    int32_t y_bf16;                      /* y (forward's output) is stored bf16 */
+    int32_t blocked;                     /* bit 0: x (dx) is stored nChw16c; bit 1: y (dy) is */
     int64_t n, c, h, w, o, ho, wo, kh, kw, sh, sw, ph, pw, dh, dw, groups;
 } conv_key;
 
@@ -137,6 +138,25 @@ static const char *isa_name(dnnl_cpu_isa_t isa) {
     case dnnl_cpu_isa_avx2_vnni: return "avx2_vnni";
     default: return "another ISA";
     }
+}
+
+static bool blocked_on = true;
+static pthread_once_t blocked_once = PTHREAD_ONCE_INIT;
+static void read_blocked_env(void) {
+    const char *v = getenv("YOLO_BLOCKED_ACTIVATIONS");
+    blocked_on = !(v && strcmp(v, "off") == 0);
+}
+
+void yolo_conv_onednn_allow_blocked(bool allow) {
+    pthread_once(&blocked_once, read_blocked_env);
+    blocked_on = allow;
+}
+
+bool yolo_conv_onednn_blocks_by_16(void) {
+    pthread_once(&blocked_once, read_blocked_env);
+    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+    return blocked_on && (isa == dnnl_cpu_isa_avx512_core || isa == dnnl_cpu_isa_avx512_core_vnni ||
+                          isa == dnnl_cpu_isa_avx512_core_bf16 || isa == dnnl_cpu_isa_avx512_core_amx);
 }
 
 bool yolo_conv_onednn_bf16_available(char *why, size_t size) {
@@ -326,7 +346,8 @@ static yolo_status entry_build(conv_entry *e, yolo_conv_pass pass, const yolo_co
      * except on small planes with few channels (10x10, 64 channels), where
      * the per-image GEMM is too small. Every other conv is faster blocked. */
     bool pointwise = g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0 &&
-                     g->groups == 1 && (g->ho * g->wo >= 256 || g->c >= 192) && (!bf16 || bf16_plain_pointwise());
+                     g->groups == 1 && (g->ho * g->wo >= 256 || g->c >= 192) && (!bf16 || bf16_plain_pointwise()) &&
+                     !g->x_blocked && !g->y_blocked;
     dnnl_format_tag_t act_tag = pointwise ? dnnl_nchw : dnnl_format_tag_any;
     /* bf16: the pass's two inputs are read as bf16 (the reorders into the
      * primitive's layout convert them) and its output is written f32, so
@@ -348,11 +369,14 @@ static yolo_status entry_build(conv_entry *e, yolo_conv_pass pass, const yolo_co
      * changes the layout. x is the src of the forward and backward-weight
      * passes; backward data's "src" is dx, always f32. */
     const bool x_bf16 = g->x_bf16 && pass != YOLO_CONV_BWD_DATA;
-    DNNL_TRY(dnnl_memory_desc_init_by_tag(&src_md, 4, sd, x_bf16 ? dnnl_bf16 : dnnl_f32, dnnl_nchw), "memory desc");
+    /* x's and y's own layouts: plain, or channel-blocked (graph/blocked.c),
+     * which the primitive's own choice of nChw16c then needs no reorder for. */
+    const dnnl_format_tag_t x_tag = g->x_blocked ? dnnl_nChw16c : dnnl_nchw, y_tag = g->y_blocked ? dnnl_nChw16c : dnnl_nchw;
+    DNNL_TRY(dnnl_memory_desc_init_by_tag(&src_md, 4, sd, x_bf16 ? dnnl_bf16 : dnnl_f32, x_tag), "memory desc");
     /* y stored as bf16 (amp's conv outputs, read by batch norm): the conv
      * writes bf16 itself; the backward passes' dy stays f32. */
     const bool y_bf16 = g->y_bf16 && pass == YOLO_CONV_FWD;
-    DNNL_TRY(dnnl_memory_desc_init_by_tag(&dst_md, 4, dd, y_bf16 ? dnnl_bf16 : dnnl_f32, dnnl_nchw), "memory desc");
+    DNNL_TRY(dnnl_memory_desc_init_by_tag(&dst_md, 4, dd, y_bf16 ? dnnl_bf16 : dnnl_f32, y_tag), "memory desc");
     DNNL_TRY(dnnl_memory_desc_init_by_tag(&wei_md, wnd, wd, dnnl_f32, g->groups > 1 ? dnnl_goihw : dnnl_oihw),
              "memory desc");
     DNNL_TRY(dnnl_memory_desc_init_by_tag(&bias_md, 1, bd, dnnl_f32, dnnl_x), "memory desc");
@@ -439,7 +463,7 @@ static yolo_status lookup_locked(yolo_conv_pass pass, const yolo_conv_geom *g, i
     conv_key key;
     memset(&key, 0, sizeof key); /* the hash reads the padding too */
     key.pass = pass, key.slots = slots, key.nthr = nthr, key.has_bias = has_bias, key.bf16 = bf16;
-    key.x_bf16 = g->x_bf16, key.y_bf16 = g->y_bf16;
+    key.x_bf16 = g->x_bf16, key.y_bf16 = g->y_bf16, key.blocked = g->x_blocked | g->y_blocked << 1;
     key.n = g->n, key.c = g->c, key.h = g->h, key.w = g->w, key.o = g->o, key.ho = g->ho, key.wo = g->wo;
     key.kh = g->kh, key.kw = g->kw, key.sh = g->sh, key.sw = g->sw, key.ph = g->ph, key.pw = g->pw;
     key.dh = g->dh, key.dw = g->dw, key.groups = g->groups;

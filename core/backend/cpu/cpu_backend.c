@@ -142,6 +142,8 @@ static bool bf16_activations(const yolo_cpu_context *ctx) {
 static bool cpu_supports(const yolo_backend *backend, yolo_backend_capability cap) {
     if (cap == YOLO_BACKEND_CAP_BF16_ACTIVATIONS) return bf16_activations(backend->impl);
     if (cap == YOLO_BACKEND_CAP_FOLD_SILU_BWD) return true;
+    if (cap == YOLO_BACKEND_CAP_BLOCKED_ACTIVATIONS)
+        return yolo_conv_current_impl() == YOLO_CONV_IMPL_ONEDNN && yolo_conv_onednn_blocks_by_16();
     return cap == YOLO_BACKEND_CAP_COLLECTIVE_IN_GRAPH || cap == YOLO_BACKEND_CAP_OP_PROFILE;
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/kernels_norm_blocked.h"
 #include "util/vec16.h"
 
 /* Elementwise plane loops run on 8-float vectors (GCC/Clang vector
@@ -217,7 +218,12 @@ static yolo_status bn_stats_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     if (j.l.n * j.l.s == 0)
         return yolo_error(YOLO_ERR_SHAPE, "BN_STATS: no elements per channel in x of shape [%lld,%lld,...]",
                           (long long)x->shape[0], (long long)j.l.c);
-    yolo_cpu_run_ranges(ctx, j.l.c, j.l.n * j.l.c * j.l.s, stats_range, &j);
+    if (x->node->blocked) {
+        yolo_status st = yolo_cpu_bn_stats_blocked(ctx, x, j.mean, j.var);
+        if (st != YOLO_OK) return st;
+    } else {
+        yolo_cpu_run_ranges(ctx, j.l.c, j.l.n * j.l.c * j.l.s, stats_range, &j);
+    }
     if (out->node->iparams[0] && out->node->n_src >= 3) {
         float *rm = yolo_cpu_f32(out->node->src[1]), *rv = yolo_cpu_f32(out->node->src[2]);
         const double m = out->node->fparams[0];
@@ -418,6 +424,10 @@ static yolo_status bn_bwd_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     j.dy = yolo_cpu_f32(out->node->src[3]);
     j.out = yolo_cpu_f32(out);
     j.eps = out->node->fparams[0];
+    if (x->node->blocked)
+        return yolo_cpu_bn_bwd_blocked(ctx, x, j.mean, j.var, j.gamma,
+                                       out->node->n_src == 5 ? yolo_cpu_f32(out->node->src[4]) : NULL, j.dy,
+                                       out->node->n_src == 5, j.eps, j.out);
     if (out->node->n_src == 5) { /* SiLU folded in: the sums and dx read the dz it writes into dx's slot */
         j.beta = yolo_cpu_f32(out->node->src[4]);
         j.dy_silu = j.dy;

@@ -1,0 +1,291 @@
+/* Batch norm's fused ops on channel-blocked values (graph/blocked.c):
+ * BN_STATS, BN_SILU and BN_BWD (with SiLU folded in or not) where x, dy and
+ * dx are stored [N][C/16][H][W][16]. One 16-float vector then holds one
+ * position's 16 channels, so the per-channel constants are vectors and no
+ * transposition is needed.
+ *
+ * Every element gets the same float operations as in the plain kernels
+ * (kernels_norm.c, kernels_elementwise.c): BN_SILU's values and BN_BWD's dx
+ * for given sums are bit-identical to theirs. The per-channel sums add the
+ * same terms in another order: in float over 16 positions per lane, then in
+ * double per (channel block, image), then over the images in order. Work
+ * items are (image, channel block) pairs, a pure function of the shape, so
+ * results do not depend on the number of threads. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/kernels_norm_blocked.h"
+#include "util/bf16_row.h"
+#include "util/vec16.h"
+
+enum { LANES = 16, SUM_POSITIONS = 16, CHUNK_POSITIONS = 32 };
+
+typedef struct blocked_shape {
+    int64_t n, blocks, s; /* images, channel blocks, positions per plane */
+} blocked_shape;
+
+static blocked_shape shape_of(const yolo_tensor *x) {
+    return (blocked_shape){x->shape[0], x->shape[1] / LANES, x->shape[2] * x->shape[3]};
+}
+
+/* Position p of x (f32, or bf16 widened) from the vector at element `at`. */
+static inline __attribute__((always_inline)) void load16(const void *x, bool bf16, int64_t at, v16f *v) {
+    if (bf16)
+        v16_from_bf16((const uint16_t *)x + at, v);
+    else
+        memcpy(v, (const float *)x + at, sizeof *v);
+}
+
+static inline __attribute__((always_inline)) void lanes_of(const float *p, int64_t c0, v16f *v) {
+    memcpy(v, p + c0, sizeof *v);
+}
+
+/* Per-channel constants of one block: BN_SILU's scale k = gamma / sqrtf(var + eps). */
+static void scale_of(const float *gamma, const float *var, float eps, int64_t c0, v16f *k) {
+    float kf[LANES];
+    for (int l = 0; l < LANES; l++) kf[l] = gamma[c0 + l] / sqrtf(var[c0 + l] + eps);
+    memcpy(k, kf, sizeof kf);
+}
+
+/* Partial sums: two vectors of doubles per lane pair (lo: lanes 0-7, hi: 8-15). */
+typedef struct lane_sums {
+    v8d a_lo, a_hi, b_lo, b_hi;
+} lane_sums;
+
+/* ---- BN_STATS ---- */
+
+typedef struct stats_job {
+    blocked_shape sh;
+    const void *x;
+    bool bf16;
+    const float *shift; /* per channel: the channel's first sample */
+    lane_sums *part;    /* [blocks][n] */
+} stats_job;
+
+VECTOR_CLONES static void stats_item(const stats_job *j, int64_t item) {
+    const int64_t b = item / j->sh.n, n = item % j->sh.n;
+    const int64_t base = (n * j->sh.blocks + b) * j->sh.s * LANES;
+    v16f shift;
+    lanes_of(j->shift, b * LANES, &shift);
+    lane_sums r = {0};
+    for (int64_t p = 0; p < j->sh.s; p += SUM_POSITIONS) {
+        const int64_t end = p + SUM_POSITIONS < j->sh.s ? p + SUM_POSITIONS : j->sh.s;
+        v16f a = V16(0.0f), q = V16(0.0f), d;
+        for (int64_t i = p; i < end; i++) {
+            load16(j->x, j->bf16, base + i * LANES, &d);
+            d -= shift;
+            a += d;
+            q += d * d;
+        }
+        v16_add_to_v8d(&a, &r.a_lo, &r.a_hi);
+        v16_add_to_v8d(&q, &r.b_lo, &r.b_hi);
+    }
+    j->part[item] = r;
+}
+
+static void stats_range(void *arg, int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; i++) stats_item(arg, i);
+}
+
+/* Lane l of the double sums of block b over all images, in image order. */
+static void total(const lane_sums *part, int64_t b, int64_t images, int l, double *a, double *q) {
+    *a = *q = 0;
+    for (int64_t n = 0; n < images; n++) {
+        const lane_sums *r = &part[b * images + n];
+        *a += l < 8 ? r->a_lo[l] : r->a_hi[l - 8];
+        *q += l < 8 ? r->b_lo[l] : r->b_hi[l - 8];
+    }
+}
+
+yolo_status yolo_cpu_bn_stats_blocked(yolo_cpu_context *ctx, const yolo_tensor *x, float *mean, float *var) {
+    stats_job j = {shape_of(x), yolo_cpu_data(x), x->dtype == YOLO_BF16, NULL, NULL};
+    const int64_t c = x->shape[1], items = j.sh.blocks * j.sh.n;
+    float *shift = malloc((size_t)c * sizeof *shift);
+    j.part = malloc((size_t)items * sizeof *j.part);
+    if (!shift || !j.part) {
+        free(shift);
+        free(j.part);
+        return yolo_error(YOLO_ERR_NOMEM, "BN_STATS: no memory for the partial sums of %lld channels", (long long)c);
+    }
+    /* The shift keeps the one-pass variance accurate when |mean| >> std:
+     * the channel's first sample, as in the plain kernel. */
+    for (int64_t ch = 0; ch < c; ch++) {
+        const int64_t at = (ch / LANES) * j.sh.s * LANES + ch % LANES;
+        shift[ch] = j.bf16 ? yolo_bf16_to_f32(((const uint16_t *)j.x)[at]) : ((const float *)j.x)[at];
+    }
+    j.shift = shift;
+    yolo_cpu_run_ranges(ctx, items, items * j.sh.s * LANES, stats_range, &j);
+    const double count = (double)(j.sh.n * j.sh.s);
+    for (int64_t ch = 0; ch < c; ch++) {
+        double sum, sumsq;
+        total(j.part, ch / LANES, j.sh.n, (int)(ch % LANES), &sum, &sumsq);
+        const double m = sum / count;
+        double v = sumsq / count - m * m;
+        if (v < 0) v = 0;
+        mean[ch] = (float)(shift[ch] + m);
+        var[ch] = (float)v;
+    }
+    free(shift);
+    free(j.part);
+    return YOLO_OK;
+}
+
+/* ---- BN_SILU ---- */
+
+typedef struct silu_job {
+    blocked_shape sh;
+    const void *x;
+    bool x_bf16, out_bf16;
+    const float *mean, *var, *gamma, *beta;
+    float eps;
+    void *out;
+} silu_job;
+
+VECTOR_CLONES static void silu_item(const silu_job *j, int64_t item) {
+    const int64_t b = (item % j->sh.blocks) * LANES;
+    const int64_t base = item * j->sh.s * LANES; /* item = n * blocks + block */
+    v16f mean, k, beta, x, z, y;
+    lanes_of(j->mean, b, &mean);
+    lanes_of(j->beta, b, &beta);
+    scale_of(j->gamma, j->var, j->eps, b, &k);
+    float chunk[CHUNK_POSITIONS * LANES];
+    for (int64_t p = 0; p < j->sh.s; p += CHUNK_POSITIONS) {
+        const int64_t len = j->sh.s - p < CHUNK_POSITIONS ? j->sh.s - p : CHUNK_POSITIONS;
+        const int64_t at = base + p * LANES;
+        float *o = j->out_bf16 ? chunk : (float *)j->out + at;
+        for (int64_t i = 0; i < len; i++) {
+            load16(j->x, j->x_bf16, at + i * LANES, &x);
+            z = (x - mean) * k + beta;
+            v16_silu(&z, NULL, &y);
+            memcpy(o + i * LANES, &y, sizeof y);
+        }
+        /* a bf16 value is rounded a chunk at a time (kernels_elementwise.c says why) */
+        if (j->out_bf16) yolo_bf16_round_row(chunk, (uint16_t *)j->out + at, len * LANES);
+    }
+}
+
+static void silu_range(void *arg, int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; i++) silu_item(arg, i);
+}
+
+void yolo_cpu_bn_silu_blocked(yolo_cpu_context *ctx, const yolo_tensor *x, const float *mean, const float *var,
+                              const float *gamma, const float *beta, float eps, yolo_tensor *out) {
+    silu_job j = {shape_of(x), yolo_cpu_data(x), x->dtype == YOLO_BF16, out->dtype == YOLO_BF16,
+                  mean, var, gamma, beta, eps, yolo_cpu_data(out)};
+    const int64_t items = j.sh.n * j.sh.blocks;
+    yolo_cpu_run_ranges(ctx, items, items * j.sh.s * LANES, silu_range, &j);
+}
+
+/* ---- BN_BWD ---- */
+
+typedef struct bwd_job {
+    blocked_shape sh;
+    const void *x;
+    bool x_bf16;
+    const float *mean, *var, *gamma, *beta;
+    const float *dy_silu; /* SiLU folded in: SiLU's output gradient; its dz goes into dx's slot */
+    const float *dy;      /* batch norm's output gradient (dz when folded: dx's slot) */
+    float *dx;
+    float eps;
+    lane_sums *part;      /* [blocks][n]: sum(dy), sum(dy * (x - mean)) */
+    const float *coef;    /* [3][C]: kd, a, k of dx = dy * kd + (a + k * (x - mean)) */
+} bwd_job;
+
+VECTOR_CLONES static void bwd_sums_item(const bwd_job *j, int64_t item) {
+    const int64_t b = item / j->sh.n, n = item % j->sh.n;
+    const int64_t base = (n * j->sh.blocks + b) * j->sh.s * LANES;
+    v16f mean, k = V16(0.0f), beta = V16(0.0f), x, d, z;
+    lanes_of(j->mean, b * LANES, &mean);
+    if (j->dy_silu) {
+        lanes_of(j->beta, b * LANES, &beta);
+        scale_of(j->gamma, j->var, j->eps, b * LANES, &k);
+    }
+    lane_sums r = {0};
+    for (int64_t p = 0; p < j->sh.s; p += SUM_POSITIONS) {
+        const int64_t end = p + SUM_POSITIONS < j->sh.s ? p + SUM_POSITIONS : j->sh.s;
+        v16f a = V16(0.0f), q = V16(0.0f);
+        for (int64_t i = p; i < end; i++) {
+            const int64_t at = base + i * LANES;
+            load16(j->x, j->x_bf16, at, &x);
+            if (j->dy_silu) { /* SiLU's backward, z recomputed as BN_SILU does */
+                memcpy(&d, j->dy_silu + at, sizeof d);
+                z = (x - mean) * k + beta;
+                v16_silu_bwd(&z, &d, &d);
+                memcpy(j->dx + at, &d, sizeof d);
+            } else {
+                memcpy(&d, j->dy + at, sizeof d);
+            }
+            a += d;
+            q += d * (x - mean);
+        }
+        v16_add_to_v8d(&a, &r.a_lo, &r.a_hi);
+        v16_add_to_v8d(&q, &r.b_lo, &r.b_hi);
+    }
+    j->part[item] = r;
+}
+
+static void bwd_sums_range(void *arg, int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; i++) bwd_sums_item(arg, i);
+}
+
+VECTOR_CLONES static void bwd_dx_item(const bwd_job *j, int64_t item) {
+    const int64_t c0 = (item % j->sh.blocks) * LANES, c = j->sh.blocks * LANES;
+    const int64_t base = item * j->sh.s * LANES; /* item = n * blocks + block */
+    v16f mean, kd, a, k, x, d;
+    lanes_of(j->mean, c0, &mean);
+    lanes_of(j->coef, c0, &kd);
+    lanes_of(j->coef + c, c0, &a);
+    lanes_of(j->coef + 2 * c, c0, &k);
+    for (int64_t i = 0; i < j->sh.s; i++) {
+        const int64_t at = base + i * LANES;
+        load16(j->x, j->x_bf16, at, &x);
+        memcpy(&d, j->dy + at, sizeof d);
+        d = d * kd + (a + k * (x - mean));
+        memcpy(j->dx + at, &d, sizeof d);
+    }
+}
+
+static void bwd_dx_range(void *arg, int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; i++) bwd_dx_item(arg, i);
+}
+
+yolo_status yolo_cpu_bn_bwd_blocked(yolo_cpu_context *ctx, const yolo_tensor *x, const float *mean, const float *var,
+                                    const float *gamma, const float *beta, const float *dy, bool silu_folded,
+                                    float eps, float *out) {
+    bwd_job j = {shape_of(x), yolo_cpu_data(x), x->dtype == YOLO_BF16, mean, var, gamma, beta,
+                 silu_folded ? dy : NULL, silu_folded ? out : dy, out, eps, NULL, NULL};
+    const int64_t c = x->shape[1], items = j.sh.blocks * j.sh.n, numel = yolo_tensor_numel(x);
+    float *coef = malloc((size_t)(3 * c) * sizeof *coef);
+    j.part = malloc((size_t)items * sizeof *j.part);
+    if (!coef || !j.part) {
+        free(coef);
+        free(j.part);
+        return yolo_error(YOLO_ERR_NOMEM, "BN_BWD: no memory for the partial sums of %lld channels", (long long)c);
+    }
+    yolo_cpu_run_ranges(ctx, items, items * j.sh.s * LANES, bwd_sums_range, &j);
+    /* The rows dgamma, dbeta, dmean, dvar, then dx's coefficients, with the
+     * plain kernel's float and double operations. */
+    float *dgamma = out + numel, *dbeta = dgamma + c, *dmean = dgamma + 2 * c, *dvar = dgamma + 3 * c;
+    const float inv_m = (float)(1.0 / (double)(j.sh.n * j.sh.s));
+    for (int64_t ch = 0; ch < c; ch++) {
+        double sdy, sdyx;
+        total(j.part, ch / LANES, j.sh.n, (int)(ch % LANES), &sdy, &sdyx);
+        const double r = 1.0 / sqrt((double)var[ch] + eps);
+        const double g = gamma[ch];
+        dgamma[ch] = (float)(r * sdyx);
+        dbeta[ch] = (float)sdy;
+        dmean[ch] = (float)(-g * r * sdy);
+        dvar[ch] = (float)(-0.5 * g * r * r * r * sdyx);
+        coef[ch] = gamma[ch] / sqrtf(var[ch] + eps);
+        coef[c + ch] = dmean[ch] * inv_m;
+        coef[2 * c + ch] = 2.0f * dvar[ch] * inv_m;
+    }
+    j.coef = coef;
+    yolo_cpu_run_ranges(ctx, items, items * j.sh.s * LANES, bwd_dx_range, &j);
+    free(coef);
+    free(j.part);
+    return YOLO_OK;
+}

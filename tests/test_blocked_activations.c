@@ -1,0 +1,265 @@
+/* Channel-blocked activation storage on the CPU backend (core/graph/blocked.c,
+ * backend/cpu/kernels_norm_blocked.c): which values the planner blocks, and
+ * that blocked graphs compute what plain ones do:
+ * - eval (running statistics): outputs bit-identical;
+ * - training: outputs, weight, gamma and beta gradients and running
+ *   statistics within 1e-5 of their largest magnitude (batch norm's sums
+ *   add in another order), bit-reproducible, and still right after the
+ *   conv implementation is switched to im2col once planned (blocked
+ *   operands stay oneDNN's);
+ * - amp (where oneDNN has bf16): with bf16 BN+SiLU outputs, and with bf16
+ *   conv outputs that batch norm reads (YOLO_BF16_ACTIVATIONS=all), within
+ *   amp's tolerance of plain storage.
+ * Skips where oneDNN's convolutions do not block by 16 (no AVX-512). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "backend/cpu/conv_common.h"
+#include "graph/graph_internal.h"
+#include "graph/node.h"
+#include "test_util.h"
+
+enum { N = 2, C = 16, H = 12, W = 12, OUT_C = 16, LAYERS = 5 };
+#define X_COUNT (N * C * H * W)
+#define OUT_COUNT (N * OUT_C * H * W)
+#define OUT2_COUNT (N * OUT_C * 2 * H * 2 * W)
+
+typedef struct params {
+    yolo_tensor *w[LAYERS], *gamma[LAYERS], *beta[LAYERS], *rm[LAYERS], *rv[LAYERS];
+} params;
+
+/* conv k: [out, in, k, k] */
+static const int64_t wshape[LAYERS][4] = {
+    {2 * C, C, 3, 3}, {C, C, 3, 3}, {2 * C, 3 * C, 1, 1}, {OUT_C, 2 * C, 3, 3}, {OUT_C, 2 * C, 3, 3}};
+
+static void make_params(yolo_backend *be, params *p) {
+    for (int k = 0; k < LAYERS; k++) {
+        int64_t c = wshape[k][0];
+        p->w[k] = test_tensor_random(be, "w", 4, wshape[k], 100 + k, -0.3f, 0.3f, 1);
+        p->gamma[k] = test_tensor_random(be, "gamma", 1, &c, 200 + k, 0.5f, 1.5f, 1);
+        p->beta[k] = test_tensor_random(be, "beta", 1, &c, 300 + k, -0.5f, 0.5f, 1);
+        p->rm[k] = test_tensor_random(be, "rm", 1, &c, 400 + k, -0.2f, 0.2f, 0);
+        p->rv[k] = test_tensor_random(be, "rv", 1, &c, 500 + k, 0.5f, 1.5f, 0);
+    }
+}
+
+static void free_params(params *p) {
+    for (int k = 0; k < LAYERS; k++) {
+        yolo_tensor_free(p->w[k]);
+        yolo_tensor_free(p->gamma[k]);
+        yolo_tensor_free(p->beta[k]);
+        yolo_tensor_free(p->rm[k]);
+        yolo_tensor_free(p->rv[k]);
+    }
+}
+
+typedef struct net {
+    yolo_graph *g;
+    yolo_tensor *x, *out, *out2, *dy, *dy2;
+    yolo_tensor *y0, *c1, *cat, *y2, *c3; /* values whose layout the test checks */
+} net;
+
+static yolo_tensor *cbs(yolo_graph *g, yolo_tensor *x, const params *p, int k, bool training, yolo_tensor **y) {
+    yolo_conv2d_params cp = {.pad_h = (int)wshape[k][2] / 2, .pad_w = (int)wshape[k][3] / 2};
+    yolo_tensor *conv = yolo_conv2d(g, x, p->w[k], NULL, &cp);
+    if (y) *y = conv;
+    return yolo_silu(g, yolo_batch_norm(g, conv, p->gamma[k], p->beta[k], p->rm[k], p->rv[k], training, 0.03f, 1e-3f));
+}
+
+/* x -> CBS -> two slices -> CBS on the second (+ that slice) -> concat of
+ * the three -> pointwise CBS, read by a 3x3 CBS (output 1) and by a nearest
+ * upsample, which blocked values cannot pass: that CBS stays plain, and so
+ * does the 3x3 CBS after the upsample (output 2). */
+static net build(yolo_backend *be, const params *p, bool training) {
+    net n = {0};
+    n.g = yolo_graph_new(be);
+    int64_t xs[4] = {N, C, H, W};
+    n.x = yolo_graph_input(n.g, "x", YOLO_F32, 4, xs);
+    n.c1 = cbs(n.g, n.x, p, 0, training, &n.y0);
+    yolo_tensor *s0 = yolo_slice(n.g, n.c1, 1, 0, C), *s1 = yolo_slice(n.g, n.c1, 1, C, C);
+    yolo_tensor *c2 = cbs(n.g, s1, p, 1, training, NULL);
+    yolo_tensor *parts[3] = {s0, s1, yolo_add(n.g, s1, c2)};
+    n.cat = yolo_concat(n.g, 3, parts, 1);
+    n.c3 = cbs(n.g, n.cat, p, 2, training, &n.y2);
+    n.out = cbs(n.g, n.c3, p, 3, training, NULL);
+    n.out2 = cbs(n.g, yolo_upsample_nearest(n.g, n.c3, 2), p, 4, training, NULL);
+    CHECK(yolo_graph_mark_output(n.g, n.out) == YOLO_OK && yolo_graph_mark_output(n.g, n.out2) == YOLO_OK);
+    if (training) {
+        yolo_tensor *outs[2] = {n.out, n.out2}, *dys[2] = {NULL, NULL};
+        CHECK(yolo_graph_backward_from(n.g, 2, outs, dys) == YOLO_OK);
+        n.dy = dys[0], n.dy2 = dys[1];
+    }
+    CHECK_MSG(yolo_graph_status(n.g) == YOLO_OK, "build: %s", yolo_graph_error(n.g));
+    return n;
+}
+
+typedef struct result {
+    float out[OUT_COUNT], out2[OUT2_COUNT];
+    float grad[LAYERS][2 * C * C * 9], dgamma[LAYERS][2 * C], dbeta[LAYERS][2 * C], rm[LAYERS][2 * C]; /* room for the largest weight */
+    int blocked;
+} result;
+
+static void download_grads(const params *p, result *r) {
+    for (int k = 0; k < LAYERS; k++) {
+        CHECK(yolo_tensor_download_f32(p->w[k]->grad, r->grad[k], yolo_tensor_numel(p->w[k])) == YOLO_OK);
+        CHECK(yolo_tensor_download_f32(p->gamma[k]->grad, r->dgamma[k], wshape[k][0]) == YOLO_OK);
+        CHECK(yolo_tensor_download_f32(p->beta[k]->grad, r->dbeta[k], wshape[k][0]) == YOLO_OK);
+        CHECK(yolo_tensor_download_f32(p->rm[k], r->rm[k], wshape[k][0]) == YOLO_OK);
+    }
+}
+
+/* One run; `blocked` allows blocking when the graph is planned;
+ * `im2col_after_plan` switches the conv implementation before running. */
+static void run(yolo_backend *be, params *p, bool training, bool blocked, bool im2col_after_plan, result *r) {
+    /* the same running statistics before every run */
+    for (int k = 0; k < LAYERS; k++) {
+        int64_t c = wshape[k][0];
+        float rm[2 * C], rv[2 * C];
+        test_fill_uniform(rm, c, 400 + k, -0.2f, 0.2f);
+        test_fill_uniform(rv, c, 500 + k, 0.5f, 1.5f);
+        CHECK(yolo_tensor_upload_f32(p->rm[k], rm, c) == YOLO_OK && yolo_tensor_upload_f32(p->rv[k], rv, c) == YOLO_OK);
+        yolo_tensor_zero(p->w[k]->grad);
+        yolo_tensor_zero(p->gamma[k]->grad);
+        yolo_tensor_zero(p->beta[k]->grad);
+    }
+    yolo_conv_onednn_allow_blocked(blocked);
+    net n = build(be, p, training);
+    yolo_graph_plan_info info = {0};
+    CHECK_MSG(yolo_graph_plan(n.g, &info) == YOLO_OK, "plan: %s", yolo_last_error());
+    yolo_conv_onednn_allow_blocked(true);
+    r->blocked = n.g->blocked;
+    if (blocked) { /* the values between convolutions, batch norm and the copies; not the boundaries */
+        CHECK_MSG(n.y0->node->blocked && n.c1->node->blocked && n.cat->node->blocked,
+                  "conv output %d, BN+SiLU value %d, concat %d blocked", n.y0->node->blocked, n.c1->node->blocked,
+                  n.cat->node->blocked);
+        CHECK_MSG(!n.x->node->blocked && !n.out->node->blocked && !n.out2->node->blocked,
+                  "an input or output is blocked");
+        CHECK_MSG(!n.y2->node->blocked && !n.c3->node->blocked, "the CBS the upsample reads is blocked");
+    }
+    float x[X_COUNT];
+    test_fill_uniform(x, X_COUNT, 11, -2.0f, 2.0f);
+    CHECK(yolo_tensor_upload_f32(n.x, x, X_COUNT) == YOLO_OK);
+    if (training) {
+        static float dy[OUT_COUNT], dy2[OUT2_COUNT];
+        test_fill_uniform(dy, OUT_COUNT, 12, -1.0f, 1.0f);
+        test_fill_uniform(dy2, OUT2_COUNT, 13, -1.0f, 1.0f);
+        CHECK(yolo_tensor_upload_f32(n.dy, dy, OUT_COUNT) == YOLO_OK);
+        CHECK(yolo_tensor_upload_f32(n.dy2, dy2, OUT2_COUNT) == YOLO_OK);
+    }
+    if (im2col_after_plan) yolo_conv_set_impl(YOLO_CONV_IMPL_IM2COL);
+    yolo_status st = yolo_graph_run(n.g);
+    yolo_conv_set_impl(YOLO_CONV_IMPL_DEFAULT);
+    CHECK_MSG(st == YOLO_OK, "run: %s", yolo_last_error());
+    CHECK(yolo_tensor_download_f32(n.out, r->out, OUT_COUNT) == YOLO_OK);
+    CHECK(yolo_tensor_download_f32(n.out2, r->out2, OUT2_COUNT) == YOLO_OK);
+    if (training) download_grads(p, r);
+    yolo_graph_free(n.g);
+}
+
+static int differing(const float *a, const float *b, int64_t n) {
+    int d = 0;
+    for (int64_t i = 0; i < n; i++) d += memcmp(&a[i], &b[i], sizeof *a) != 0;
+    return d;
+}
+
+static bool same_bits(const result *a, const result *b, bool training) {
+    if (differing(a->out, b->out, OUT_COUNT) || differing(a->out2, b->out2, OUT2_COUNT)) return false;
+    if (!training) return true;
+    return memcmp(a->grad, b->grad, sizeof a->grad) == 0 && memcmp(a->dgamma, b->dgamma, sizeof a->dgamma) == 0 &&
+           memcmp(a->dbeta, b->dbeta, sizeof a->dbeta) == 0 && memcmp(a->rm, b->rm, sizeof a->rm) == 0;
+}
+
+/* max |got - want| over max |want| */
+static double scaled_error(const float *got, const float *want, int64_t n) {
+    double diff = 0, scale = 0;
+    for (int64_t i = 0; i < n; i++) {
+        diff = fmax(diff, fabs((double)got[i] - want[i]));
+        scale = fmax(scale, fabs((double)want[i]));
+    }
+    return scale > 0 ? diff / scale : diff;
+}
+
+static double worst_error(const result *got, const result *want) {
+    double e = fmax(scaled_error(got->out, want->out, OUT_COUNT), scaled_error(got->out2, want->out2, OUT2_COUNT));
+    for (int k = 0; k < LAYERS; k++) {
+        int64_t c = wshape[k][0], nw = c * wshape[k][1] * wshape[k][2] * wshape[k][3];
+        e = fmax(e, scaled_error(got->grad[k], want->grad[k], nw));
+        e = fmax(e, scaled_error(got->dgamma[k], want->dgamma[k], c));
+        e = fmax(e, scaled_error(got->dbeta[k], want->dbeta[k], c));
+        e = fmax(e, scaled_error(got->rm[k], want->rm[k], c));
+    }
+    return e;
+}
+
+static void test_eval(yolo_backend *be, params *p) {
+    static result plain, blocked;
+    run(be, p, false, false, false, &plain);
+    run(be, p, false, true, false, &blocked);
+    CHECK_MSG(plain.blocked == 0 && blocked.blocked > 0, "eval: blocked %d and %d values", plain.blocked,
+              blocked.blocked);
+    CHECK_MSG(same_bits(&blocked, &plain, false), "eval: %d and %d outputs differ from plain storage",
+              differing(blocked.out, plain.out, OUT_COUNT), differing(blocked.out2, plain.out2, OUT2_COUNT));
+    printf("eval: %d values blocked, outputs bit-identical to plain storage\n", blocked.blocked);
+}
+
+static void test_training(yolo_backend *be, params *p) {
+    static result plain, blocked, again, im2col;
+    run(be, p, true, false, false, &plain);
+    run(be, p, true, true, false, &blocked);
+    run(be, p, true, true, false, &again);
+    run(be, p, true, true, true, &im2col);
+    CHECK_MSG(plain.blocked == 0 && blocked.blocked > 0, "training: blocked %d and %d values", plain.blocked,
+              blocked.blocked);
+    double e = worst_error(&blocked, &plain);
+    CHECK_MSG(e <= 1e-5, "training: blocked storage differs from plain by %.3g of the largest magnitude", e);
+    CHECK_MSG(same_bits(&blocked, &again, true), "training: a second blocked run differs");
+    /* the convolutions with plain operands now run im2col (other sums); blocked ones stay oneDNN's */
+    double ei = worst_error(&im2col, &blocked);
+    CHECK_MSG(ei <= 1e-5, "training: switched to im2col once planned, %.3g from the blocked run", ei);
+    printf("training: %d values blocked; outputs, gradients and running means within %.2g of plain storage "
+           "(tolerance 1e-5); reproducible\n", blocked.blocked, e);
+}
+
+/* amp: both bf16 storage policies, blocked against plain */
+static void test_amp(yolo_backend *be, params *p) {
+    if (!yolo_backend_set_amp(be, true)) {
+        printf("amp: this CPU runs fp32 (%s): no bf16 blocked values to test\n", yolo_backend_precision(be));
+        return;
+    }
+    static const char *policies[2] = {"silu", "all"};
+    for (int k = 0; k < 2; k++) {
+        static result plain, blocked;
+        setenv("YOLO_BF16_ACTIVATIONS", policies[k], 1);
+        run(be, p, true, false, false, &plain);
+        run(be, p, true, true, false, &blocked);
+        unsetenv("YOLO_BF16_ACTIVATIONS");
+        double e = worst_error(&blocked, &plain);
+        /* bf16 rounding of values whose batch statistics moved by an ulp */
+        CHECK_MSG(blocked.blocked > 0 && e <= 3e-2, "amp (%s): %d blocked, %.3g from plain storage", policies[k],
+                  blocked.blocked, e);
+        printf("amp (bf16 activations %s): blocked within %.2g of plain storage (tolerance 3e-2)\n", policies[k], e);
+    }
+    yolo_backend_set_amp(be, false);
+}
+
+int main(void) {
+    if (!yolo_conv_onednn_blocks_by_16())
+        return test_skip("oneDNN's convolutions here do not use 16-channel blocks (no AVX-512, or "
+                         "YOLO_BLOCKED_ACTIVATIONS=off): nothing is stored blocked");
+    yolo_backend *be = NULL;
+    if (yolo_backend_create("cpu", 2, &be) != YOLO_OK) return test_skip("no CPU backend");
+    CHECK(yolo_backend_supports(be, YOLO_BACKEND_CAP_BLOCKED_ACTIVATIONS));
+    params p;
+    make_params(be, &p);
+    test_eval(be, &p);
+    test_training(be, &p);
+    test_amp(be, &p);
+    yolo_conv_set_impl(YOLO_CONV_IMPL_IM2COL);
+    CHECK_MSG(!yolo_backend_supports(be, YOLO_BACKEND_CAP_BLOCKED_ACTIVATIONS), "im2col plans blocked values");
+    yolo_conv_set_impl(YOLO_CONV_IMPL_DEFAULT);
+    free_params(&p);
+    yolo_backend_free(be);
+    return test_result("test_blocked_activations");
+}
