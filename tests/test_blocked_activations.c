@@ -21,7 +21,7 @@
 #include "graph/node.h"
 #include "test_util.h"
 
-enum { N = 2, C = 16, H = 12, W = 12, OUT_C = 16, LAYERS = 5 };
+enum { N = 2, C = 16, H = 12, W = 12, OUT_C = 16, LAYERS = 6 };
 #define X_COUNT (N * C * H * W)
 #define OUT_COUNT (N * OUT_C * H * W)
 #define OUT2_COUNT (N * OUT_C * 2 * H * 2 * W)
@@ -32,7 +32,7 @@ typedef struct params {
 
 /* conv k: [out, in, k, k] */
 static const int64_t wshape[LAYERS][4] = {
-    {2 * C, C, 3, 3}, {C, C, 3, 3}, {2 * C, 3 * C, 1, 1}, {OUT_C, 2 * C, 3, 3}, {OUT_C, 2 * C, 3, 3}};
+    {2 * C, C, 3, 3}, {C, C, 3, 3}, {2 * C, 3 * C, 1, 1}, {OUT_C, 2 * C, 3, 3}, {OUT_C, 2 * C, 3, 3}, {OUT_C, 2 * C, 3, 3}};
 
 static void make_params(yolo_backend *be, params *p) {
     for (int k = 0; k < LAYERS; k++) {
@@ -57,8 +57,8 @@ static void free_params(params *p) {
 
 typedef struct net {
     yolo_graph *g;
-    yolo_tensor *x, *out, *out2, *dy, *dy2;
-    yolo_tensor *y0, *c1, *cat, *y2, *c3; /* values whose layout the test checks */
+    yolo_tensor *x, *out, *out2, *out3, *dy, *dy2, *dy3;
+    yolo_tensor *y0, *c1, *cat, *y2, *c3, *up, *y5, *c5; /* values whose layout the test checks */
 } net;
 
 static yolo_tensor *cbs(yolo_graph *g, yolo_tensor *x, const params *p, int k, bool training, yolo_tensor **y) {
@@ -69,9 +69,9 @@ static yolo_tensor *cbs(yolo_graph *g, yolo_tensor *x, const params *p, int k, b
 }
 
 /* x -> CBS -> two slices -> CBS on the second (+ that slice) -> concat of
- * the three -> pointwise CBS, read by a 3x3 CBS (output 1) and by a nearest
- * upsample, which blocked values cannot pass: that CBS stays plain, and so
- * does the 3x3 CBS after the upsample (output 2). */
+ * the three -> pointwise CBS c3, read by three 3x3 CBS: output 1; output 2
+ * after a nearest upsample; and c5, whose max pool (output 3) blocked
+ * values cannot pass, so c5 stays plain. */
 static net build(yolo_backend *be, const params *p, bool training) {
     net n = {0};
     n.g = yolo_graph_new(be);
@@ -84,19 +84,23 @@ static net build(yolo_backend *be, const params *p, bool training) {
     n.cat = yolo_concat(n.g, 3, parts, 1);
     n.c3 = cbs(n.g, n.cat, p, 2, training, &n.y2);
     n.out = cbs(n.g, n.c3, p, 3, training, NULL);
-    n.out2 = cbs(n.g, yolo_upsample_nearest(n.g, n.c3, 2), p, 4, training, NULL);
-    CHECK(yolo_graph_mark_output(n.g, n.out) == YOLO_OK && yolo_graph_mark_output(n.g, n.out2) == YOLO_OK);
+    n.up = yolo_upsample_nearest(n.g, n.c3, 2);
+    n.out2 = cbs(n.g, n.up, p, 4, training, NULL);
+    n.c5 = cbs(n.g, n.c3, p, 5, training, &n.y5);
+    n.out3 = yolo_maxpool2d(n.g, n.c5, 3, 1, 1);
+    CHECK(yolo_graph_mark_output(n.g, n.out) == YOLO_OK && yolo_graph_mark_output(n.g, n.out2) == YOLO_OK &&
+          yolo_graph_mark_output(n.g, n.out3) == YOLO_OK);
     if (training) {
-        yolo_tensor *outs[2] = {n.out, n.out2}, *dys[2] = {NULL, NULL};
-        CHECK(yolo_graph_backward_from(n.g, 2, outs, dys) == YOLO_OK);
-        n.dy = dys[0], n.dy2 = dys[1];
+        yolo_tensor *outs[3] = {n.out, n.out2, n.out3}, *dys[3] = {NULL, NULL, NULL};
+        CHECK(yolo_graph_backward_from(n.g, 3, outs, dys) == YOLO_OK);
+        n.dy = dys[0], n.dy2 = dys[1], n.dy3 = dys[2];
     }
     CHECK_MSG(yolo_graph_status(n.g) == YOLO_OK, "build: %s", yolo_graph_error(n.g));
     return n;
 }
 
 typedef struct result {
-    float out[OUT_COUNT], out2[OUT2_COUNT];
+    float out[OUT_COUNT], out2[OUT2_COUNT], out3[OUT_COUNT];
     float grad[LAYERS][2 * C * C * 9], dgamma[LAYERS][2 * C], dbeta[LAYERS][2 * C], rm[LAYERS][2 * C]; /* room for the largest weight */
     int blocked;
 } result;
@@ -131,22 +135,26 @@ static void run(yolo_backend *be, params *p, bool training, bool blocked, bool i
     yolo_conv_onednn_allow_blocked(true);
     r->blocked = n.g->blocked;
     if (blocked) { /* the values between convolutions, batch norm and the copies; not the boundaries */
-        CHECK_MSG(n.y0->node->blocked && n.c1->node->blocked && n.cat->node->blocked,
-                  "conv output %d, BN+SiLU value %d, concat %d blocked", n.y0->node->blocked, n.c1->node->blocked,
-                  n.cat->node->blocked);
-        CHECK_MSG(!n.x->node->blocked && !n.out->node->blocked && !n.out2->node->blocked,
+        CHECK_MSG(n.y0->node->blocked && n.c1->node->blocked && n.cat->node->blocked && n.y2->node->blocked &&
+                      n.c3->node->blocked && n.up->node->blocked,
+                  "conv output %d, BN+SiLU value %d, concat %d, pointwise conv output %d and its BN+SiLU %d, "
+                  "upsample %d blocked", n.y0->node->blocked, n.c1->node->blocked, n.cat->node->blocked,
+                  n.y2->node->blocked, n.c3->node->blocked, n.up->node->blocked);
+        CHECK_MSG(!n.x->node->blocked && !n.out->node->blocked && !n.out2->node->blocked && !n.out3->node->blocked,
                   "an input or output is blocked");
-        CHECK_MSG(!n.y2->node->blocked && !n.c3->node->blocked, "the CBS the upsample reads is blocked");
+        CHECK_MSG(!n.y5->node->blocked && !n.c5->node->blocked, "the CBS the max pool reads is blocked");
     }
     float x[X_COUNT];
     test_fill_uniform(x, X_COUNT, 11, -2.0f, 2.0f);
     CHECK(yolo_tensor_upload_f32(n.x, x, X_COUNT) == YOLO_OK);
     if (training) {
-        static float dy[OUT_COUNT], dy2[OUT2_COUNT];
+        static float dy[OUT_COUNT], dy2[OUT2_COUNT], dy3[OUT_COUNT];
         test_fill_uniform(dy, OUT_COUNT, 12, -1.0f, 1.0f);
         test_fill_uniform(dy2, OUT2_COUNT, 13, -1.0f, 1.0f);
+        test_fill_uniform(dy3, OUT_COUNT, 14, -1.0f, 1.0f);
         CHECK(yolo_tensor_upload_f32(n.dy, dy, OUT_COUNT) == YOLO_OK);
         CHECK(yolo_tensor_upload_f32(n.dy2, dy2, OUT2_COUNT) == YOLO_OK);
+        CHECK(yolo_tensor_upload_f32(n.dy3, dy3, OUT_COUNT) == YOLO_OK);
     }
     if (im2col_after_plan) yolo_conv_set_impl(YOLO_CONV_IMPL_IM2COL);
     yolo_status st = yolo_graph_run(n.g);
@@ -154,6 +162,7 @@ static void run(yolo_backend *be, params *p, bool training, bool blocked, bool i
     CHECK_MSG(st == YOLO_OK, "run: %s", yolo_last_error());
     CHECK(yolo_tensor_download_f32(n.out, r->out, OUT_COUNT) == YOLO_OK);
     CHECK(yolo_tensor_download_f32(n.out2, r->out2, OUT2_COUNT) == YOLO_OK);
+    CHECK(yolo_tensor_download_f32(n.out3, r->out3, OUT_COUNT) == YOLO_OK);
     if (training) download_grads(p, r);
     yolo_graph_free(n.g);
 }
@@ -165,7 +174,9 @@ static int differing(const float *a, const float *b, int64_t n) {
 }
 
 static bool same_bits(const result *a, const result *b, bool training) {
-    if (differing(a->out, b->out, OUT_COUNT) || differing(a->out2, b->out2, OUT2_COUNT)) return false;
+    if (differing(a->out, b->out, OUT_COUNT) || differing(a->out2, b->out2, OUT2_COUNT) ||
+        differing(a->out3, b->out3, OUT_COUNT))
+        return false;
     if (!training) return true;
     return memcmp(a->grad, b->grad, sizeof a->grad) == 0 && memcmp(a->dgamma, b->dgamma, sizeof a->dgamma) == 0 &&
            memcmp(a->dbeta, b->dbeta, sizeof a->dbeta) == 0 && memcmp(a->rm, b->rm, sizeof a->rm) == 0;
@@ -183,6 +194,7 @@ static double scaled_error(const float *got, const float *want, int64_t n) {
 
 static double worst_error(const result *got, const result *want) {
     double e = fmax(scaled_error(got->out, want->out, OUT_COUNT), scaled_error(got->out2, want->out2, OUT2_COUNT));
+    e = fmax(e, scaled_error(got->out3, want->out3, OUT_COUNT));
     for (int k = 0; k < LAYERS; k++) {
         int64_t c = wshape[k][0], nw = c * wshape[k][1] * wshape[k][2] * wshape[k][3];
         e = fmax(e, scaled_error(got->grad[k], want->grad[k], nw));

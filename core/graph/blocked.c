@@ -17,6 +17,7 @@
  * - copies that cannot tell the layouts apart: ADD of same-shape values,
  *   CONCAT, SLICE and SLICE_BWD along the channels at multiples of 16 (an
  *   image's channel range is one contiguous run in both layouts), FILL;
+ * - nearest upsampling and its backward (kernels_spatial.c);
  * - the views at offset 0 that BN+SiLU fusion (the SiLU's value) and
  *   BN_BWD (its dx) make, which share their root's storage.
  * Values an op outside the list touches stay plain, and so do the values
@@ -118,6 +119,10 @@ static void constrain(layout_sets *s, const yolo_graph *g, const yolo_tensor *t)
         return join(s, g, t, src[3]);
     case YOLO_OP_FILL:
         return;
+    case YOLO_OP_UPSAMPLE_NEAREST: /* its kernels read and write blocked values (kernels_spatial.c) */
+    case YOLO_OP_UPSAMPLE_NEAREST_BWD:
+        if (n->n_src == 1 && blockable_shape(t) && blockable_shape(src[0])) return join(s, g, t, src[0]);
+        break;
     case YOLO_OP_ADD:
         if (n->n_src == 2 && yolo_tensor_same_shape(src[0], t) && yolo_tensor_same_shape(src[1], t)) {
             join(s, g, t, src[0]);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "backend/cpu/cpu_backend.h"
+#include "util/vec16.h"
 
 #define PARALLEL_MIN_ELEMENTS 32768
 
@@ -26,6 +27,7 @@ typedef struct upsample_job {
     void *dst;
     int64_t h, w; /* the small (input of forward) size */
     int64_t f;
+    size_t elem;  /* blocked forward: bytes of an element (a position's 16 channels) */
 } upsample_job;
 
 /* Forward, per input row r = (plane, h): one widened row written f times.
@@ -61,6 +63,43 @@ static void upsample_bwd_range(void *arg, int64_t begin, int64_t end) {
     }
 }
 
+/* Channel-blocked values (graph/blocked.c): an element is a position's 16
+ * channels, [N][C/16][H][W][16], so rows are (n, channel block, h) and
+ * the copies move 16 values at a time; the backward adds each lane's f*f
+ * terms in the plain kernel's order (same bits). */
+enum { LANES = 16 };
+
+static void upsample_blocked_range(void *arg, int64_t begin, int64_t end) {
+    const upsample_job *j = arg;
+    const int64_t w = j->w, f = j->f, wo = w * f;
+    const size_t eb = j->elem;
+    for (int64_t r = begin; r < end; r++) {
+        const char *x = (const char *)j->src + (size_t)(r * w) * eb;
+        char *y = (char *)j->dst + (size_t)(r * f * wo) * eb;
+        for (int64_t i = 0; i < w; i++)
+            for (int64_t k = 0; k < f; k++) memcpy(y + (size_t)(i * f + k) * eb, x + (size_t)i * eb, eb);
+        for (int64_t k = 1; k < f; k++) memcpy(y + (size_t)(k * wo) * eb, y, (size_t)wo * eb);
+    }
+}
+
+VECTOR_CLONES static void upsample_bwd_blocked_range(void *arg, int64_t begin, int64_t end) {
+    const upsample_job *j = arg;
+    const int64_t w = j->w, f = j->f, wo = w * f;
+    for (int64_t r = begin; r < end; r++) {
+        const float *dy = (const float *)j->src + r * f * wo * LANES;
+        float *dx = (float *)j->dst + r * w * LANES;
+        for (int64_t i = 0; i < w; i++) {
+            v16f acc = V16(0.0f), d;
+            for (int64_t a = 0; a < f; a++)
+                for (int64_t b = 0; b < f; b++) {
+                    memcpy(&d, dy + (a * wo + i * f + b) * LANES, sizeof d);
+                    acc += d;
+                }
+            memcpy(dx + i * LANES, &acc, sizeof acc);
+        }
+    }
+}
+
 static yolo_status upsample_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     const int backward = out->node->op == YOLO_OP_UPSAMPLE_NEAREST_BWD;
     const yolo_tensor *small = backward ? out : out->node->src[0];
@@ -72,7 +111,14 @@ static yolo_status upsample_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
         return yolo_error(YOLO_ERR_SHAPE, "%s '%s': %s -> %s is not supported (f32, or bf16 forward)",
                           yolo_op_name(out->node->op), out->name, yolo_dtype_name(out->node->src[0]->dtype),
                           yolo_dtype_name(out->dtype));
-    upsample_job j = {yolo_cpu_data(out->node->src[0]), yolo_cpu_data(out), small->shape[2], small->shape[3], f};
+    upsample_job j = {yolo_cpu_data(out->node->src[0]), yolo_cpu_data(out), small->shape[2], small->shape[3], f,
+                      LANES * yolo_dtype_size(out->dtype)};
+    if (out->node->blocked) {
+        const int64_t rows = small->shape[0] * small->shape[1] / LANES * j.h;
+        run_ranges(ctx, rows, rows * j.w * f * f * LANES, backward ? upsample_bwd_blocked_range : upsample_blocked_range,
+                   &j);
+        return YOLO_OK;
+    }
     const int64_t rows = small->shape[0] * small->shape[1] * j.h;
     yolo_range_fn fn = backward ? upsample_bwd_range : out->dtype == YOLO_BF16 ? upsample_bf16_range : upsample_range;
     run_ranges(ctx, rows, rows * j.w * f * f, fn, &j);
