@@ -58,6 +58,13 @@ bool yolo_conv_onednn_blocks_by_16(void);
  * A/B runs). */
 void yolo_conv_onednn_allow_blocked(bool allow);
 
+/* Tests: whether batch slices share one conversion of the weights
+ * (conv_onednn.c, plan_weight_parts; YOLO_WEIGHT_PARTS=off disables it),
+ * and how many shared conversions have run. Changing it drops the cached
+ * primitives. */
+void yolo_conv_onednn_allow_weight_parts(bool allow);
+uint64_t yolo_conv_onednn_shared_weight_conversions(void);
+
 /* Marks the start (true) and end (false) of a graph run. Only inside one
  * does the backward-weight pass take the bf16 dy that the backward-data
  * pass before it left; both ends forget it, so a copy never outlives the

@@ -74,7 +74,22 @@ typedef struct conv_entry {
     size_t prim_offset[3], scratch_offset, ws_bytes;
     dnnl_memory_desc_t prim_md[3]; /* what the primitive reads/writes */
     conv_slot *slots;            /* key.slots of them */
+    struct weight_part *wparts;  /* key.slots of them, or NULL: see plan_weight_parts */
 } conv_entry;
+
+/* The forward and backward-data passes convert the weights into the
+ * primitive's layout (and to bf16 under amp). Every batch slice used to
+ * convert all of them into its own workspace; with parts, the slices first
+ * convert one part each (a range of blocks along the layout's outermost
+ * dimension, a self-contained tensor in both layouts) into one shared copy,
+ * then all read it. Same bytes, half the conversions' time on 2 threads. */
+typedef struct weight_part {
+    dnnl_primitive_t reorder;
+    dnnl_memory_t from, to;
+    size_t from_offset, to_offset; /* bytes into the plain weights and into the shared copy */
+} weight_part;
+static void *shared_w; /* the shared copy, under `lock` */
+static size_t shared_w_cap;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static dnnl_engine_t engine; /* onednn_engine.c's, fetched once */
@@ -194,6 +209,8 @@ static yolo_status dnnl_fail(dnnl_status_t s, const char *what, const yolo_conv_
         if (s_ != dnnl_success) return dnnl_fail(s_, what, g); \
     } while (0)
 
+static void free_weight_parts(conv_entry *e);
+
 static void entry_free(conv_entry *e) {
     if (!e) return;
     for (int k = 0; e->slots && k < e->key.slots; k++) {
@@ -206,6 +223,7 @@ static void entry_free(conv_entry *e) {
         if (sl->scratch) dnnl_memory_destroy(sl->scratch);
     }
     free(e->slots);
+    free_weight_parts(e);
     for (int i = 0; i < 3; i++)
         if (e->reorder[i]) dnnl_primitive_destroy(e->reorder[i]);
     if (e->conv) dnnl_primitive_destroy(e->conv);
@@ -228,6 +246,9 @@ static void cache_clear_locked(void) {
 void yolo_conv_onednn_release(void) {
     pthread_mutex_lock(&lock);
     cache_clear_locked();
+    free(shared_w);
+    shared_w = NULL;
+    shared_w_cap = 0;
     for (int k = 0; k < MAX_SLOTS; k++) {
         free(ws[k]);
         ws[k] = NULL;
@@ -327,6 +348,96 @@ static yolo_status make_slots(conv_entry *e, const dnnl_memory_desc_t *user_md, 
             DNNL_TRY(dnnl_memory_create(&sl->scratch, scratch_md, engine, DNNL_MEMORY_NONE), "memory creation");
     }
     return YOLO_OK;
+}
+
+/* YOLO_WEIGHT_PARTS=off (read once) lets every slice convert all the
+ * weights again, to measure the saving and check that results keep their bits. */
+static bool weight_parts_on = true;
+static pthread_once_t weight_parts_once = PTHREAD_ONCE_INIT;
+static void read_weight_parts_env(void) {
+    const char *v = getenv("YOLO_WEIGHT_PARTS");
+    weight_parts_on = !(v && strcmp(v, "off") == 0);
+}
+
+static uint64_t shared_conversions; /* under `lock` */
+
+void yolo_conv_onednn_allow_weight_parts(bool allow) {
+    pthread_once(&weight_parts_once, read_weight_parts_env);
+    pthread_mutex_lock(&lock);
+    weight_parts_on = allow;
+    cache_clear_locked(); /* entries planned the other way */
+    pthread_mutex_unlock(&lock);
+}
+
+uint64_t yolo_conv_onednn_shared_weight_conversions(void) {
+    pthread_mutex_lock(&lock);
+    uint64_t n = shared_conversions;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+static void free_weight_parts(conv_entry *e) {
+    for (int k = 0; e->wparts && k < e->key.slots; k++) {
+        if (e->wparts[k].reorder) dnnl_primitive_destroy(e->wparts[k].reorder);
+        if (e->wparts[k].from) dnnl_memory_destroy(e->wparts[k].from);
+        if (e->wparts[k].to) dnnl_memory_destroy(e->wparts[k].to);
+    }
+    free(e->wparts);
+    e->wparts = NULL;
+}
+
+/* One reorder per slice from the plain weights `user` (dense OIHW) into a
+ * part of the primitive's layout e->prim_md[1]: the blocks [b0, b1) of its
+ * outermost dimension d, which must be unpadded and hold at least one
+ * block per slice. Leaves e->wparts NULL (each slice converts it all) where
+ * the layout does not split that way or oneDNN declines a part. */
+static void plan_weight_parts(conv_entry *e, const dnnl_memory_desc_t *user) {
+    pthread_once(&weight_parts_once, read_weight_parts_env);
+    const dnnl_memory_desc_t *pm = &e->prim_md[1];
+    const int parts = e->key.slots;
+    if (!weight_parts_on || parts < 2 || pm->ndims != 4 || user->ndims != 4 || pm->format_kind != dnnl_blocked ||
+        pm->offset0 != 0 || user->format_kind != dnnl_blocked)
+        return;
+    const dnnl_blocking_desc_t *bd = &pm->format_desc.blocking;
+    int d = 0;
+    for (int i = 1; i < 4; i++)
+        if (bd->strides[i] > bd->strides[d]) d = i;
+    dnnl_dim_t block = 1;
+    for (int i = 0; i < bd->inner_nblks; i++)
+        if (bd->inner_idxs[i] == d) block *= bd->inner_blks[i];
+    const size_t elem = pm->data_type == dnnl_bf16 ? 2 : 4;
+    const dnnl_dim_t blocks = pm->dims[d] / block;
+    if (pm->dims[d] != pm->padded_dims[d] || pm->dims[d] % block || blocks < parts ||
+        (size_t)(bd->strides[d] * blocks) * elem != dnnl_memory_desc_get_size(pm))
+        return; /* d is not the outermost, dense dimension */
+    e->wparts = calloc((size_t)parts, sizeof *e->wparts);
+    if (!e->wparts) return;
+    for (int k = 0; k < parts; k++) {
+        weight_part *w = &e->wparts[k];
+        const dnnl_dim_t first = blocks * k / parts * block, len = (blocks * (k + 1) / parts) * block - first;
+        dnnl_memory_desc_t from, to = *pm;
+        dnnl_dims_t dims;
+        memcpy(dims, user->dims, sizeof dims);
+        dims[d] = len;
+        to.dims[d] = to.padded_dims[d] = len;
+        w->from_offset = (size_t)(first * user->format_desc.blocking.strides[d]) * sizeof(float);
+        w->to_offset = (size_t)(first / block * bd->strides[d]) * elem;
+        dnnl_primitive_desc_t rpd = NULL;
+        bool ok = dnnl_memory_desc_init_by_strides(&from, 4, dims, dnnl_f32, user->format_desc.blocking.strides) ==
+                      dnnl_success &&
+                  dnnl_reorder_primitive_desc_create(&rpd, &from, engine, &to, engine, NULL) == dnnl_success;
+        if (ok) { /* the parts run with no scratchpad, as the slices' reorders */
+            const dnnl_memory_desc_t *rs = dnnl_primitive_desc_query_md(rpd, dnnl_query_scratchpad_md, 0);
+            ok = !(rs && dnnl_memory_desc_get_size(rs) > 0) && dnnl_primitive_create(&w->reorder, rpd) == dnnl_success;
+        }
+        if (rpd) dnnl_primitive_desc_destroy(rpd);
+        ok = ok && dnnl_memory_create(&w->from, &from, engine, DNNL_MEMORY_NONE) == dnnl_success &&
+             dnnl_memory_create(&w->to, &to, engine, DNNL_MEMORY_NONE) == dnnl_success;
+        if (!ok) {
+            free_weight_parts(e);
+            return;
+        }
+    }
 }
 
 /* Creates the primitive of `pass` for geometry g (g->n = the slice's
@@ -460,6 +571,7 @@ static yolo_status entry_build(conv_entry *e, yolo_conv_pass pass, const yolo_co
     if (st == YOLO_OK)
         st = make_slots(e, user, prim, pass == YOLO_CONV_FWD && has_bias ? &bias_md : NULL,
                         has_scratch ? &scratch : NULL, g);
+    if (st == YOLO_OK && pass != YOLO_CONV_BWD_WEIGHT && e->reorder[1]) plan_weight_parts(e, &user[1]);
     return st;
 }
 
@@ -498,7 +610,7 @@ static yolo_status lookup_locked(yolo_conv_pass pass, const yolo_conv_geom *g, i
 /* Runs entry e on slot k: reorders in, conv, reorder out. Safe to call from
  * several threads at once on different slots. Returns 0 or writes msg. */
 static dnnl_status_t run_slot(conv_entry *e, int k, const void *a, const float *b, const float *bias, void *out,
-                              const char **what) {
+                              const void *wshared, const char **what) {
     conv_slot *sl = &e->slots[k];
     dnnl_stream_t stream = streams[k];
     dnnl_status_t s = dnnl_success;
@@ -513,6 +625,10 @@ static dnnl_status_t run_slot(conv_entry *e, int k, const void *a, const float *
     }
     void *ptrs[3] = {(void *)(uintptr_t)a, (void *)(uintptr_t)b, out};
     for (int i = 0; i < 3 && s == dnnl_success; i++) s = dnnl_memory_set_data_handle(sl->user[i], ptrs[i]);
+    /* the converted weights: the slices' shared copy, or this slot's own */
+    if (s == dnnl_success && e->reorder[1] && e->key.pass != YOLO_CONV_BWD_WEIGHT)
+        s = dnnl_memory_set_data_handle(sl->prim[1], wshared ? (void *)(uintptr_t)wshared
+                                                             : (char *)ws[k] + e->prim_offset[1]);
     if (s == dnnl_success && sl->bias) s = dnnl_memory_set_data_handle(sl->bias, (void *)bias);
     if (s != dnnl_success) return s;
 
@@ -525,7 +641,7 @@ static dnnl_status_t run_slot(conv_entry *e, int k, const void *a, const float *
                        c->ws_base == ws[k] && e->prim_offset[1] == 0 && dnnl_memory_desc_equal(&c->md, &e->prim_md[1]);
     c->dy = NULL;
     for (int i = 0; i < 2; i++) {
-        if (!e->reorder[i] || (i == 1 && reuse)) continue;
+        if (!e->reorder[i] || (i == 1 && (reuse || wshared))) continue;
         dnnl_exec_arg_t ra[2] = {{DNNL_ARG_FROM, sl->user[i]}, {DNNL_ARG_TO, sl->prim[i]}};
         if ((s = dnnl_primitive_execute(e->reorder[i], stream, 2, ra)) != dnnl_success) return s;
     }
@@ -559,6 +675,7 @@ typedef struct split_job {
     const float *b, *bias;
     void *out;     /* f32, or bf16 for y stored as bf16 (g->y_bf16) */
     float *partial[MAX_SLOTS]; /* bwd weight: slice k > 0 sums into its own buffer */
+    void *wshared;             /* the weights converted once for all slices (plan_weight_parts), or NULL */
     int64_t dw_count;
     dnnl_status_t status[MAX_SLOTS];
     const char *what[MAX_SLOTS];
@@ -583,8 +700,33 @@ static void split_range(void *arg, int64_t begin, int64_t end) {
             a += (size_t)x_off * x_size, b += y_off;
             if (k > 0) out = (char *)j->partial[k];
         }
-        j->status[k] = run_slot(j->entry[k], (int)k, a, b, j->bias, out, &j->what[k]);
+        j->status[k] = run_slot(j->entry[k], (int)k, a, b, j->bias, out, j->wshared, &j->what[k]);
     }
+}
+
+/* Slice k converts its part of the weights into the shared copy. */
+static void weight_part_range(void *arg, int64_t begin, int64_t end) {
+    split_job *j = arg;
+    set_threads(1);
+    for (int64_t k = begin; k < end; k++) {
+        const weight_part *w = &j->entry[0]->wparts[k];
+        dnnl_status_t s = dnnl_memory_set_data_handle(w->from, (char *)(uintptr_t)j->b + w->from_offset);
+        if (s == dnnl_success) s = dnnl_memory_set_data_handle(w->to, (char *)j->wshared + w->to_offset);
+        dnnl_exec_arg_t ra[2] = {{DNNL_ARG_FROM, w->from}, {DNNL_ARG_TO, w->to}};
+        if (s == dnnl_success) s = dnnl_primitive_execute(w->reorder, streams[k], 2, ra);
+        if (s == dnnl_success) s = dnnl_stream_wait(streams[k]);
+        j->status[k] = s;
+        j->what[k] = "weight conversion";
+    }
+}
+
+/* Whether the slices can share one conversion of the weights: entry 0 has
+ * parts and every slice's primitive reads the weights in its layout. */
+static bool weights_shareable(const split_job *j) {
+    if (!j->entry[0]->wparts) return false;
+    for (int k = 1; k < j->slices; k++)
+        if (!dnnl_memory_desc_equal(&j->entry[k]->prim_md[1], &j->entry[0]->prim_md[1])) return false;
+    return true;
 }
 
 /* out += partial[1] + ... + partial[slices-1], in slice order. */
@@ -619,6 +761,22 @@ static yolo_status run_split_locked(yolo_cpu_context *ctx, yolo_conv_pass pass, 
     if (st == YOLO_OK) st = prepare_locked(g, slices, need + partial_bytes);
     if (st == YOLO_OK) {
         for (int k = 1; k < slices && partial_bytes; k++) j->partial[k] = (float *)((char *)ws[k] + need);
+        if (weights_shareable(j)) {
+            const size_t bytes = dnnl_memory_desc_get_size(&j->entry[0]->prim_md[1]);
+            if (bytes > shared_w_cap) {
+                free(shared_w);
+                shared_w_cap = 0;
+                if (posix_memalign(&shared_w, 64, bytes) != 0) shared_w = NULL;
+                else shared_w_cap = bytes;
+            }
+            if (shared_w) { /* else (no memory) each slice converts its own copy */
+                j->wshared = shared_w;
+                yolo_cpu_run_split(ctx, slices, weight_part_range, j);
+                for (int k = 0; k < slices; k++)
+                    if (j->status[k] != dnnl_success) j->wshared = NULL; /* a part failed: each slice converts its own */
+                shared_conversions += j->wshared != NULL;
+            }
+        }
         yolo_cpu_run_split(ctx, slices, split_range, j);
         for (int k = 0; k < slices && st == YOLO_OK; k++) {
             if (j->status[k] != dnnl_success) {
@@ -658,7 +816,7 @@ yolo_status yolo_conv_onednn(yolo_cpu_context *ctx, yolo_conv_pass pass, const y
         if (st == YOLO_OK) {
             const char *what = "";
             set_threads(threads);
-            dnnl_status_t s = run_slot(e, 0, a, b, has_bias ? bias : NULL, out, &what);
+            dnnl_status_t s = run_slot(e, 0, a, b, has_bias ? bias : NULL, out, NULL, &what);
             if (s != dnnl_success) st = dnnl_fail(s, what, g);
         }
     }
