@@ -130,34 +130,15 @@ static inline void na_free_params(na_params *p) {
     }
 }
 
-static inline int na_differing(const float *a, const float *b, int64_t n) {
-    int d = 0;
-    for (int64_t i = 0; i < n; i++) d += memcmp(&a[i], &b[i], sizeof *a) != 0;
-    return d;
-}
-
-/* max |got - want| over max |want|: the narrow dtype's relative step, and
- * batch norm's backward subtracts channel means, so single small gradients
- * move by more than that relative to themselves but not relative to the
- * largest. */
-static inline double na_scaled_error(const float *got, const float *want, int64_t n) {
-    double diff = 0, scale = 0;
-    for (int64_t i = 0; i < n; i++) {
-        diff = fmax(diff, fabs((double)got[i] - want[i]));
-        scale = fmax(scale, fabs((double)want[i]));
-    }
-    return scale > 0 ? diff / scale : diff;
-}
-
 /* Outputs and weight gradients within tol of their largest magnitude of
  * the f32-storage run. */
 static inline void na_check_close(const char *what, const na_result *got, const na_result *want, const na_params *p,
                                   double tol) {
-    double e = na_scaled_error(got->out, want->out, NA_OUT_COUNT);
+    double e = test_scaled_error(got->out, want->out, NA_OUT_COUNT);
     CHECK_MSG(e <= tol, "%s: outputs differ by %.3g of their largest", what, e);
     double worst = e;
     for (int k = 0; k < 3; k++) {
-        double eg = na_scaled_error(got->grad[k], want->grad[k], yolo_tensor_numel(p->w[k]));
+        double eg = test_scaled_error(got->grad[k], want->grad[k], yolo_tensor_numel(p->w[k]));
         CHECK_MSG(eg <= tol, "%s: weight %d gradients differ by %.3g of their largest", what, k, eg);
         worst = fmax(worst, eg);
     }
@@ -182,24 +163,24 @@ static inline void na_test_graph_numerics(yolo_backend *be, const narrow_kind *k
     CHECK_MSG(nar.peak < f32.peak, "%s storage: %zu bytes of activations, f32 %zu", dt, nar.peak, f32.peak);
     printf("activations: f32 %zu bytes, %s storage %zu bytes\n", f32.peak, dt, nar.peak);
     /* no add: the convolutions read the values their own conversion made */
-    CHECK_MSG(na_differing(f32.out, nar.out, NA_OUT_COUNT) == 0, "%d outputs differ",
-              na_differing(f32.out, nar.out, NA_OUT_COUNT));
+    CHECK_MSG(test_differing_bits(f32.out, nar.out, NA_OUT_COUNT) == 0, "%d outputs differ",
+              test_differing_bits(f32.out, nar.out, NA_OUT_COUNT));
     for (int k = 0; k < 3; k++) {
         int64_t nw = yolo_tensor_numel(p.w[k]);
-        CHECK_MSG(na_differing(f32.grad[k], nar.grad[k], nw) == 0, "weight %d: %d gradients differ", k,
-                  na_differing(f32.grad[k], nar.grad[k], nw));
-        CHECK(na_differing(nar.grad[k], nar_again.grad[k], nw) == 0);
-        CHECK_MSG(na_differing(nar.grad[k], poisoned.grad[k], nw) == 0, "poisoned run: weight %d differs", k);
+        CHECK_MSG(test_differing_bits(f32.grad[k], nar.grad[k], nw) == 0, "weight %d: %d gradients differ", k,
+                  test_differing_bits(f32.grad[k], nar.grad[k], nw));
+        CHECK(test_differing_bits(nar.grad[k], nar_again.grad[k], nw) == 0);
+        CHECK_MSG(test_differing_bits(nar.grad[k], poisoned.grad[k], nw) == 0, "poisoned run: weight %d differs", k);
     }
-    CHECK(na_differing(nar.out, nar_again.out, NA_OUT_COUNT) == 0);
-    CHECK(na_differing(nar.out, poisoned.out, NA_OUT_COUNT) == 0);
+    CHECK(test_differing_bits(nar.out, nar_again.out, NA_OUT_COUNT) == 0);
+    CHECK(test_differing_bits(nar.out, poisoned.out, NA_OUT_COUNT) == 0);
     if (narrowed_out) *narrowed_out = nar;
 
     /* with the residual add: the add's rounding is the one change */
     na_run(be, kind, &p, true, "off", false, &f32_add);
     na_run(be, kind, &p, true, kind->on, false, &nar_add);
     CHECK_MSG(nar_add.narrowed == 7, "narrowed %d values with the add", nar_add.narrowed);
-    CHECK_MSG(na_differing(f32_add.out, nar_add.out, NA_OUT_COUNT) > 0, "the add's rounding changed nothing");
+    CHECK_MSG(test_differing_bits(f32_add.out, nar_add.out, NA_OUT_COUNT) > 0, "the add's rounding changed nothing");
     char what[48];
     snprintf(what, sizeof what, "%s, with the add", kind->on);
     na_check_close(what, &nar_add, &f32_add, &p, kind->add_tol);

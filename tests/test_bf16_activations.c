@@ -30,15 +30,15 @@ static void test_conv_outputs(yolo_backend *be) {
               all_add.narrowed);
     CHECK_MSG(all.peak < silu.peak, "all: %zu bytes of activations, silu %zu", all.peak, silu.peak);
     printf("activations: all %zu bytes\n", all.peak);
-    CHECK(na_differing(all.out, all_again.out, NA_OUT_COUNT) == 0 &&
-          na_differing(all.out, all_poisoned.out, NA_OUT_COUNT) == 0);
+    CHECK(test_differing_bits(all.out, all_again.out, NA_OUT_COUNT) == 0 &&
+          test_differing_bits(all.out, all_poisoned.out, NA_OUT_COUNT) == 0);
     for (int k = 0; k < 3; k++) {
         int64_t nw = yolo_tensor_numel(p.w[k]);
-        CHECK_MSG(na_differing(all.grad[k], all_again.grad[k], nw) == 0 &&
-                      na_differing(all.grad[k], all_poisoned.grad[k], nw) == 0,
+        CHECK_MSG(test_differing_bits(all.grad[k], all_again.grad[k], nw) == 0 &&
+                      test_differing_bits(all.grad[k], all_poisoned.grad[k], nw) == 0,
                   "all: weight %d gradient not reproducible", k);
     }
-    CHECK_MSG(na_differing(all.out, f32.out, NA_OUT_COUNT) > 0, "rounded conv outputs changed nothing");
+    CHECK_MSG(test_differing_bits(all.out, f32.out, NA_OUT_COUNT) > 0, "rounded conv outputs changed nothing");
     na_check_close("all", &all, &f32, &p, bf16_kind.add_tol);
     na_check_close("all, with the add", &all_add, &f32_add, &p, bf16_kind.add_tol);
     na_free_params(&p);
@@ -87,9 +87,9 @@ static void test_image_conv_fp32(yolo_backend *be) {
     static float out1[2][IM_OUT_COUNT], out2[2][IM_OUT_COUNT], grad1[2][IM_O * 27];
     image_conv_run(be, false, w1, w2, out1[0], out2[0], grad1[0]);
     image_conv_run(be, true, w1, w2, out1[1], out2[1], grad1[1]);
-    CHECK_MSG(na_differing(out1[0], out1[1], IM_OUT_COUNT) == 0, "the image's conv output changed under amp");
-    CHECK_MSG(na_differing(grad1[0], grad1[1], IM_O * 27) == 0, "the image's conv weight gradient changed under amp");
-    CHECK_MSG(na_differing(out2[0], out2[1], IM_OUT_COUNT) > 0, "the next conv did not run bf16 under amp");
+    CHECK_MSG(test_differing_bits(out1[0], out1[1], IM_OUT_COUNT) == 0, "the image's conv output changed under amp");
+    CHECK_MSG(test_differing_bits(grad1[0], grad1[1], IM_O * 27) == 0, "the image's conv weight gradient changed under amp");
+    CHECK_MSG(test_differing_bits(out2[0], out2[1], IM_OUT_COUNT) > 0, "the next conv did not run bf16 under amp");
     yolo_tensor_free(w1);
     yolo_tensor_free(w2);
 }

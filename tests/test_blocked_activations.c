@@ -167,40 +167,24 @@ static void run(yolo_backend *be, params *p, bool training, bool blocked, bool i
     yolo_graph_free(n.g);
 }
 
-static int differing(const float *a, const float *b, int64_t n) {
-    int d = 0;
-    for (int64_t i = 0; i < n; i++) d += memcmp(&a[i], &b[i], sizeof *a) != 0;
-    return d;
-}
-
 static bool same_bits(const result *a, const result *b, bool training) {
-    if (differing(a->out, b->out, OUT_COUNT) || differing(a->out2, b->out2, OUT2_COUNT) ||
-        differing(a->out3, b->out3, OUT_COUNT))
+    if (test_differing_bits(a->out, b->out, OUT_COUNT) || test_differing_bits(a->out2, b->out2, OUT2_COUNT) ||
+        test_differing_bits(a->out3, b->out3, OUT_COUNT))
         return false;
     if (!training) return true;
     return memcmp(a->grad, b->grad, sizeof a->grad) == 0 && memcmp(a->dgamma, b->dgamma, sizeof a->dgamma) == 0 &&
            memcmp(a->dbeta, b->dbeta, sizeof a->dbeta) == 0 && memcmp(a->rm, b->rm, sizeof a->rm) == 0;
 }
 
-/* max |got - want| over max |want| */
-static double scaled_error(const float *got, const float *want, int64_t n) {
-    double diff = 0, scale = 0;
-    for (int64_t i = 0; i < n; i++) {
-        diff = fmax(diff, fabs((double)got[i] - want[i]));
-        scale = fmax(scale, fabs((double)want[i]));
-    }
-    return scale > 0 ? diff / scale : diff;
-}
-
 static double worst_error(const result *got, const result *want) {
-    double e = fmax(scaled_error(got->out, want->out, OUT_COUNT), scaled_error(got->out2, want->out2, OUT2_COUNT));
-    e = fmax(e, scaled_error(got->out3, want->out3, OUT_COUNT));
+    double e = fmax(test_scaled_error(got->out, want->out, OUT_COUNT), test_scaled_error(got->out2, want->out2, OUT2_COUNT));
+    e = fmax(e, test_scaled_error(got->out3, want->out3, OUT_COUNT));
     for (int k = 0; k < LAYERS; k++) {
         int64_t c = wshape[k][0], nw = c * wshape[k][1] * wshape[k][2] * wshape[k][3];
-        e = fmax(e, scaled_error(got->grad[k], want->grad[k], nw));
-        e = fmax(e, scaled_error(got->dgamma[k], want->dgamma[k], c));
-        e = fmax(e, scaled_error(got->dbeta[k], want->dbeta[k], c));
-        e = fmax(e, scaled_error(got->rm[k], want->rm[k], c));
+        e = fmax(e, test_scaled_error(got->grad[k], want->grad[k], nw));
+        e = fmax(e, test_scaled_error(got->dgamma[k], want->dgamma[k], c));
+        e = fmax(e, test_scaled_error(got->dbeta[k], want->dbeta[k], c));
+        e = fmax(e, test_scaled_error(got->rm[k], want->rm[k], c));
     }
     return e;
 }
@@ -212,7 +196,7 @@ static void test_eval(yolo_backend *be, params *p) {
     CHECK_MSG(plain.blocked == 0 && blocked.blocked > 0, "eval: blocked %d and %d values", plain.blocked,
               blocked.blocked);
     CHECK_MSG(same_bits(&blocked, &plain, false), "eval: %d and %d outputs differ from plain storage",
-              differing(blocked.out, plain.out, OUT_COUNT), differing(blocked.out2, plain.out2, OUT2_COUNT));
+              test_differing_bits(blocked.out, plain.out, OUT_COUNT), test_differing_bits(blocked.out2, plain.out2, OUT2_COUNT));
     printf("eval: %d values blocked, outputs bit-identical to plain storage\n", blocked.blocked);
 }
 

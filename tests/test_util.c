@@ -83,6 +83,21 @@ double test_max_rel_error(const float *a, const float *b, int64_t n, double atol
     return worst;
 }
 
+int test_differing_bits(const float *a, const float *b, int64_t n) {
+    int d = 0;
+    for (int64_t i = 0; i < n; i++) d += memcmp(&a[i], &b[i], sizeof *a) != 0;
+    return d;
+}
+
+double test_scaled_error(const float *got, const float *want, int64_t n) {
+    double diff = 0, scale = 0;
+    for (int64_t i = 0; i < n; i++) {
+        diff = fmax(diff, fabs((double)got[i] - want[i]));
+        scale = fmax(scale, fabs((double)want[i]));
+    }
+    return scale > 0 ? diff / scale : diff;
+}
+
 int test_error_mentions(const char *needle) { return strstr(yolo_last_error(), needle) != NULL; }
 
 #include <stdlib.h>

@@ -44,6 +44,12 @@ yolo_tensor *test_tensor_random(yolo_backend *be, const char *name, int ndim, co
 
 /* Max |a-b| / (atol + rtol*|b|) over n values; <= 1 means within tolerance. */
 double test_max_rel_error(const float *a, const float *b, int64_t n, double atol, double rtol);
+/* How many of n values differ bit for bit. */
+int test_differing_bits(const float *a, const float *b, int64_t n);
+/* max |got - want| over max |want| (reduced-precision storage: batch norm's
+ * backward subtracts channel means, so single small gradients move by more
+ * than the dtype's step relative to themselves, not to the largest). */
+double test_scaled_error(const float *got, const float *want, int64_t n);
 
 /* Whether substring `needle` is in the current yolo_last_error(). */
 int test_error_mentions(const char *needle);

@@ -83,9 +83,9 @@ static void test_conv_reads_f16(yolo_backend *vk) {
     conv_on(vk, w, true, &narrow);
     CHECK_MSG(narrow.dispatches + 2 == wide.dispatches, "dispatches: f32 x %llu, f16 x %llu (want two cast16 fewer)",
               (unsigned long long)wide.dispatches, (unsigned long long)narrow.dispatches);
-    CHECK_MSG(na_differing(wide.y, narrow.y, 756) == 0 && na_differing(wide.dw, narrow.dw, 216) == 0,
-              "conv on an f16 x: %d outputs, %d weight gradients differ", na_differing(wide.y, narrow.y, 756),
-              na_differing(wide.dw, narrow.dw, 216));
+    CHECK_MSG(test_differing_bits(wide.y, narrow.y, 756) == 0 && test_differing_bits(wide.dw, narrow.dw, 216) == 0,
+              "conv on an f16 x: %d outputs, %d weight gradients differ", test_differing_bits(wide.y, narrow.y, 756),
+              test_differing_bits(wide.dw, narrow.dw, 216));
     yolo_tensor_free(w);
 }
 

@@ -34,7 +34,7 @@
 
 #include "graph/graph_internal.h"
 
-enum { BLOCK = 16 };
+enum { BLOCK = YOLO_CHANNEL_BLOCK };
 
 typedef struct layout_sets {
     int *parent;

@@ -13,6 +13,10 @@
 
 #include "yolo/tensor.h"
 
+/* Channels per block of a blocked value (node->blocked): oneDNN's nChw16c
+ * on AVX-512, the layout YOLO_BACKEND_CAP_BLOCKED_ACTIVATIONS promises. */
+enum { YOLO_CHANNEL_BLOCK = 16 };
+
 struct yolo_node {
     int op;                      /* yolo_op (graph/ops.h) */
     int n_src;

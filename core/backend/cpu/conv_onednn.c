@@ -39,6 +39,7 @@
 
 #include "backend/cpu/conv_common.h"
 #include "backend/cpu/onednn_engine.h"
+#include "graph/node.h"
 
 #if DNNL_CPU_RUNTIME != DNNL_RUNTIME_OMP && DNNL_CPU_RUNTIME != DNNL_RUNTIME_SEQ
 #error "conv_onednn.c controls oneDNN's threads through OpenMP; this libdnnl uses another runtime"
@@ -488,6 +489,7 @@ static yolo_status entry_build(conv_entry *e, yolo_conv_pass pass, const yolo_co
     const bool x_bf16 = g->x_bf16 && pass != YOLO_CONV_BWD_DATA;
     /* x's and y's own layouts: plain, or channel-blocked (graph/blocked.c),
      * which the primitive's own choice of nChw16c then needs no reorder for. */
+    _Static_assert(YOLO_CHANNEL_BLOCK == 16, "blocked values are oneDNN's nChw16c");
     const dnnl_format_tag_t x_tag = g->x_blocked ? dnnl_nChw16c : dnnl_nchw, y_tag = g->y_blocked ? dnnl_nChw16c : dnnl_nchw;
     DNNL_TRY(dnnl_memory_desc_init_by_tag(&src_md, 4, sd, x_bf16 ? dnnl_bf16 : dnnl_f32, x_tag), "memory desc");
     /* y stored as bf16 (amp's conv outputs, read by batch norm): the conv

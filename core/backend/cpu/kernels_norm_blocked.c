@@ -21,7 +21,9 @@
 #include "util/bf16_row.h"
 #include "util/vec16.h"
 
-enum { LANES = 16, SUM_POSITIONS = 16, CHUNK_POSITIONS = 32 };
+/* a 16-float vector holds one position's channel block */
+_Static_assert(YOLO_CHANNEL_BLOCK == 16, "the blocked kernels' vectors are one channel block");
+enum { LANES = YOLO_CHANNEL_BLOCK, SUM_POSITIONS = 16, CHUNK_POSITIONS = 32 };
 
 typedef struct blocked_shape {
     int64_t n, blocks, s; /* images, channel blocks, positions per plane */

@@ -67,7 +67,8 @@ static void upsample_bwd_range(void *arg, int64_t begin, int64_t end) {
  * channels, [N][C/16][H][W][16], so rows are (n, channel block, h) and
  * the copies move 16 values at a time; the backward adds each lane's f*f
  * terms in the plain kernel's order (same bits). */
-enum { LANES = 16 };
+_Static_assert(YOLO_CHANNEL_BLOCK == 16, "the blocked backward's vectors are one channel block");
+enum { LANES = YOLO_CHANNEL_BLOCK };
 
 static void upsample_blocked_range(void *arg, int64_t begin, int64_t end) {
     const upsample_job *j = arg;
