@@ -73,22 +73,25 @@ static inline double interop_rel_diff(const float *a, const float *b, int64_t n)
     return scale > 0 ? diff / scale : diff;
 }
 
-/* End2end rows [x1 y1 x2 y2 score class] (n of them, best first) against a
- * reference's: row i matches reference row i, or a neighbour within 3 of the
- * same score (torch.topk and ONNX TopK leave the order of equal scores
- * open), when the class is the same and boxes / side and score agree to
- * tol. Returns the rows that match none; *worst the largest difference of
- * the matched ones. */
-static inline int interop_match_rows(const float *got, const float *ref, int n, float side, double tol, double *worst) {
+/* End2end rows [x1 y1 x2 y2 score class, extras...] (n of them, width
+ * values each, best first) against a reference's: row i matches reference
+ * row i, or a neighbour within 3 of the same score (torch.topk and ONNX
+ * TopK leave the order of equal scores open), when the class is the same
+ * and boxes / side, score and the extras (a segment head's coefficients)
+ * agree to tol. Returns the rows that match none; *worst the largest
+ * difference of the matched ones. */
+static inline int interop_match_rows(const float *got, const float *ref, int n, int width, float side, double tol,
+                                     double *worst) {
     int unmatched = 0;
     for (int i = 0; i < n; i++) {
-        const float *g = got + 6 * (size_t)i;
+        const float *g = got + (size_t)width * i;
         double best = INFINITY;
         for (int j = i > 3 ? i - 3 : 0; j < n && j <= i + 3; j++) {
-            const float *r = ref + 6 * (size_t)j;
+            const float *r = ref + (size_t)width * j;
             if (g[5] != r[5] || fabs(g[4] - r[4]) > tol) continue;
             double e = fabs(g[4] - r[4]);
             for (int c = 0; c < 4; c++) e = fmax(e, fabs(g[c] - r[c]) / side);
+            for (int c = 6; c < width; c++) e = fmax(e, fabs(g[c] - r[c]));
             best = fmin(best, e);
         }
         if (best <= tol) *worst = fmax(*worst, best);

@@ -159,10 +159,13 @@ static void check_export(const char *file, const char *input, int opset) {
 }
 
 /* The end2end models of tests/fixtures (`name`.pt: yolo26-e2e, YOLO26 at
- * reg_max 1; yolov10-e2e, YOLOv10 with DFL): exported end2end, output0 is
- * Detect.postprocess's [B, k, 6] in the graph (TopK, GatherElements), as
- * Ultralytics exports it; ONNX Runtime's rows equal PyTorch's postprocess
- * (<name>.topk.npy). OpenCV 4.6 has no TopK layer: not run. */
+ * reg_max 1; yolov10-e2e, YOLOv10 with DFL; yolo26-seg-e2e, YOLO26-seg):
+ * exported end2end, output0 is Detect.postprocess's [B, k, 6] in the graph
+ * (TopK, GatherElements), Segment.postprocess's [B, k, 6 + nm] with the
+ * anchors' mask coefficients and output1 the prototypes for YOLO26-seg, as
+ * Ultralytics exports them; ONNX Runtime's rows equal PyTorch's
+ * postprocess (<name>.topk.npy), its prototypes <name>.proto.npy. OpenCV
+ * 4.6 has no TopK layer: not run. */
 static void check_export_end2end(const char *name, int opset) {
     const char *src = getenv("YOLO_SOURCE_DIR");
     if (!src) {
@@ -187,8 +190,9 @@ static void check_export_end2end(const char *name, int opset) {
     yolo_onnx_options oo = {.batch = (int)shape[0], .height = (int)shape[2], .width = (int)shape[3], .opset = opset,
                             .end2end_k = 300};
     int n_out = 0;
+    const int width = ref ? (int)rshape[2] : 6, outputs = width > 6 ? 2 : 1; /* rows; the prototypes */
     yolo_status st = x && ref ? yolo_onnx_export(m, &oo, onnx_path, &n_out) : YOLO_ERR_IO;
-    CHECK_MSG(!st && n_out == 1, "%s: export: %s", label, yolo_last_error());
+    CHECK_MSG(!st && n_out == outputs, "%s: export: %d outputs (%s)", label, n_out, st ? yolo_last_error() : "");
     write_input(in_path, x, count, shape, dims, sizeof dims);
     if (!st) {
         run_checker(onnx_path, label);
@@ -197,19 +201,38 @@ static void check_export_end2end(const char *name, int opset) {
         float *theirs = malloc(sizeof(float) * (size_t)rcount);
         snprintf(path, sizeof path, "%s.output0.f32", prefix);
         if (rc == 0) {
-            CHECK_MSG(theirs && read_f32(path, theirs, rcount), "%s: output0 is not [%lld, %lld, 6] (%s)", label,
-                      (long long)rshape[0], (long long)rshape[1], path);
+            CHECK_MSG(theirs && read_f32(path, theirs, rcount), "%s: output0 is not [%lld, %lld, %d] (%s)", label,
+                      (long long)rshape[0], (long long)rshape[1], width, path);
             double worst = 0;
             int unmatched = 0;
             for (int b = 0; theirs && b < rshape[0]; b++)
-                unmatched += interop_match_rows(theirs + (size_t)b * rshape[1] * 6, ref + (size_t)b * rshape[1] * 6,
-                                                (int)rshape[1], (float)shape[2], 1e-4, &worst);
-            printf("%-34s %-12s output0: %lld rows [x1 y1 x2 y2 score class], unmatched %d, worst %.3g\n", label,
-                   "ONNXRuntime", (long long)(rshape[0] * rshape[1]), unmatched, worst);
+                unmatched += interop_match_rows(theirs + (size_t)b * rshape[1] * width,
+                                                ref + (size_t)b * rshape[1] * width, (int)rshape[1], width,
+                                                (float)shape[2], 1e-4, &worst);
+            printf("%-34s %-12s output0: %lld rows [x1 y1 x2 y2 score class%s], unmatched %d, worst %.3g\n", label,
+                   "ONNXRuntime", (long long)(rshape[0] * rshape[1]), width > 6 ? " coefficients" : "", unmatched,
+                   worst);
             CHECK_MSG(unmatched == 0, "%s: %d rows of ONNX Runtime match none of Ultralytics' postprocess", label,
                       unmatched);
         }
         free(theirs);
+        if (rc == 0 && outputs == 2) { /* the prototypes */
+            int pdim = 0;
+            int64_t pshape[8], pcount = 0;
+            snprintf(path, sizeof path, "%s/tests/fixtures/%s.proto.npy", src, name);
+            float *proto = npy_read_f32(path, &pdim, pshape, &pcount), *got = malloc(sizeof(float) * (size_t)pcount);
+            snprintf(path, sizeof path, "%s.output1.f32", prefix);
+            CHECK_MSG(proto && got && read_f32(path, got, pcount), "%s: output1 is not the %lld prototype values (%s)",
+                      label, (long long)pcount, path);
+            if (proto && got) {
+                double rel = interop_rel_diff(got, proto, pcount);
+                printf("%-34s %-12s output1: %lld prototype values, max |diff| / max |PyTorch| = %.3g\n", label,
+                       "ONNXRuntime", (long long)pcount, rel);
+                CHECK_MSG(rel <= 1e-4, "%s: output1 differs from PyTorch's prototypes by %.3g", label, rel);
+            }
+            free(proto);
+            free(got);
+        }
     }
     free(x);
     free(ref);
@@ -420,6 +443,7 @@ int main(void) {
     check_export_end2end("yolo26-e2e", 17);
     check_export_end2end("yolo26-e2e", 12);
     check_export_end2end("yolov10-e2e", 17);
+    check_export_end2end("yolo26-seg-e2e", 17);
     ref = interop_dir();
     if (!ref) {
         yolo_backend_free(be);

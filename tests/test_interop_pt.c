@@ -91,15 +91,16 @@ static void check_reference_in(const char *dir, const char *name, const char *in
 
 static void check_reference(const char *name, const char *input) { check_reference_in(dir, name, input); }
 
-/* The inference forward of m on x: one output, the eval forward's output 0
- * (`eval`, count values) bit for bit. */
+/* The inference forward of m on x: `outputs` outputs (a segment head's
+ * prototypes after the first), output 0 the eval forward's (`eval`, count
+ * values) bit for bit. */
 static void check_inference_forward(yolo_model *m, const float *x, const int64_t ishape[4], const float *eval,
-                                    int64_t count, const char *name, const char *what) {
+                                    int64_t count, int outputs, const char *name, const char *what) {
     int64_t n = 0, shape[4];
     int n_out = 0;
     float *y = x && eval ? interop_forward_mode(m, x, ishape, 0, true, &n, shape, &n_out) : NULL;
     const bool same = y && n == count && !memcmp(y, eval, sizeof(float) * (size_t)count);
-    CHECK_MSG(n_out == 1 && same, "%s %s: the inference forward gave %d outputs, %lld values (%s the eval forward's bits)",
+    CHECK_MSG(n_out == outputs && same, "%s %s: the inference forward gave %d outputs, %lld values (%s the eval forward's bits)",
               name, what, n_out, (long long)n, same ? "with" : "not");
     free(y);
 }
@@ -115,6 +116,7 @@ static void check_inference_forward(yolo_model *m, const float *x, const int64_t
  * branch it decodes. Fused (RepVGGDW's two convs one), the output stays
  * PyTorch's. */
 static void check_pt_end2end(const char *fixtures, const char *name, int reg_max) {
+    const bool seg = false;
     check_reference_in(fixtures, name, "yolo26-input.npy");
     char path[1200];
     snprintf(path, sizeof path, "%s/%s.pt", fixtures, name);
@@ -130,7 +132,7 @@ static void check_pt_end2end(const char *fixtures, const char *name, int reg_max
     snprintf(path, sizeof path, "%s/yolo26-input.npy", fixtures);
     float *x = npy_read_f32(path, &ndim, ishape, &icount);
     float *got = x ? interop_forward(m, x, ishape, 0, &count, oshape) : NULL;
-    check_inference_forward(m, x, ishape, got, count, name, "end2end");
+    check_inference_forward(m, x, ishape, got, count, seg ? 2 : 1, name, "end2end");
     snprintf(path, sizeof path, "%s/%s.topk.npy", fixtures, name);
     float *ref = npy_read_f32(path, &rdim, rshape, &rcount);
     CHECK_MSG(got && ref && rdim == 3 && rshape[0] == oshape[0], "%s forward or %s: %s", name, path, yolo_last_error());
@@ -150,7 +152,7 @@ static void check_pt_end2end(const char *fixtures, const char *name, int reg_max
                 memcpy(rows + 6 * i, dets[i].box, 4 * sizeof(float));
                 rows[6 * i + 4] = dets[i].score, rows[6 * i + 5] = (float)dets[i].cls;
             }
-            mismatched += interop_match_rows(rows, ref + (size_t)b * k * 6, n < k ? n : k, 64.0f, 1e-4, &worst);
+            mismatched += interop_match_rows(rows, ref + (size_t)b * k * 6, n < k ? n : k, 6, 64.0f, 1e-4, &worst);
         }
         printf("%s topk: %lld rows, unmatched %d, max |box| / 64 and |score| difference %.3g\n", name,
                (long long)(rshape[0] * k), mismatched, worst);
@@ -161,7 +163,7 @@ static void check_pt_end2end(const char *fixtures, const char *name, int reg_max
     /* end2end=False: the one-to-many branch, decoded as Detect's NMS layout */
     yolo_model_set_end2end(m, false);
     got = x ? interop_forward(m, x, ishape, 0, &count, oshape) : NULL;
-    check_inference_forward(m, x, ishape, got, count, name, "end2end=False");
+    check_inference_forward(m, x, ishape, got, count, seg ? 2 : 1, name, "end2end=False");
     snprintf(path, sizeof path, "%s/%s.o2m.npy", fixtures, name);
     ref = npy_read_f32(path, &rdim, rshape, &rcount);
     CHECK_MSG(got && ref && count == rcount, "%s one-to-many: %lld values, PyTorch %lld", name, (long long)count,
@@ -185,6 +187,140 @@ static void check_pt_end2end(const char *fixtures, const char *name, int reg_max
         CHECK_MSG(rel <= 1e-4, "%s fused: relative difference %.3g", name, rel);
     } else {
         CHECK_MSG(0, "%s fused: %lld values, PyTorch %lld", name, (long long)count, (long long)rcount);
+    }
+    free(got);
+    free(ref);
+    free(x);
+    yolo_model_free(m);
+}
+
+/* The training forward's semantic logits (Segment26's output before the
+ * prototypes) of m on x: batch statistics, as PyTorch's train mode. */
+static float *training_semseg(yolo_model *m, const float *x, const int64_t ishape[4], int64_t *count) {
+    yolo_graph *g = yolo_graph_new(be);
+    yolo_tensor *in = yolo_graph_input(g, "images", YOLO_F32, 4, ishape);
+    yolo_model_outputs out;
+    yolo_graph_plan_info info;
+    float *data = NULL;
+    if (!yolo_model_forward(m, g, in, true, &out) && out.n >= 2 && !yolo_graph_mark_output(g, out.t[out.n - 2]) &&
+        !yolo_graph_plan(g, &info) && !yolo_tensor_upload_f32(in, x, ishape[0] * ishape[1] * ishape[2] * ishape[3]) &&
+        !yolo_graph_run(g)) {
+        *count = yolo_tensor_numel(out.t[out.n - 2]);
+        data = malloc(sizeof(float) * (size_t)*count);
+        if (data && yolo_tensor_download_f32(out.t[out.n - 2], data, *count)) {
+            free(data);
+            data = NULL;
+        }
+    }
+    yolo_graph_free(g);
+    return data;
+}
+
+/* YOLO26-seg (make_pt_yolo26_seg_fixture.py: Segment26 with Proto26 and
+ * its one-to-one branch): the end2end output and the prototypes equal
+ * PyTorch's (check_reference_in); yolo_e2e_select and each row's anchor's
+ * coefficients give Segment.postprocess's rows; end2end=False gives the
+ * one-to-many branch with its own coefficients; the training forward's
+ * semantic logits equal Proto26's in train mode; the inference forward
+ * gives the eval output's bits. */
+static void check_pt_yolo26_seg(const char *fixtures) {
+    const char *name = "yolo26-seg-e2e";
+    const bool seg = true;
+    check_reference_in(fixtures, name, "yolo26-input.npy");
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s.pt", fixtures, name);
+    yolo_model *m = NULL;
+    if (yolo_model_load(path, be, NULL, &m)) {
+        CHECK_MSG(0, "%s: %s", path, yolo_last_error());
+        return;
+    }
+    const int nc = yolo_model_nc(m);
+    CHECK_MSG(yolo_model_end2end(m) && yolo_model_reg_max(m) == 1 && nc == 3, "%s.pt: end2end %d, reg_max %d, nc %d",
+              name, yolo_model_end2end(m), yolo_model_reg_max(m), nc);
+    int ndim, rdim;
+    int64_t ishape[8], rshape[8], icount = 0, rcount = 0, count = 0, oshape[4] = {0};
+    snprintf(path, sizeof path, "%s/yolo26-input.npy", fixtures);
+    float *x = npy_read_f32(path, &ndim, ishape, &icount);
+    float *got = x ? interop_forward(m, x, ishape, 0, &count, oshape) : NULL;
+    check_inference_forward(m, x, ishape, got, count, seg ? 2 : 1, name, "end2end");
+    snprintf(path, sizeof path, "%s/%s.topk.npy", fixtures, name);
+    float *ref = npy_read_f32(path, &rdim, rshape, &rcount);
+    const int nm = got ? (int)oshape[1] - 4 - nc : 0;
+    CHECK_MSG(got && ref && rdim == 3 && rshape[0] == oshape[0] && rshape[2] == 6 + nm, "%s forward or %s: %s", name,
+              path, yolo_last_error());
+    if (got && ref && rdim == 3 && rshape[0] == oshape[0] && rshape[2] == 6 + nm) {
+        const int A = (int)oshape[2], k = (int)rshape[1], C = 4 + nc + nm;
+        yolo_nms_params p = yolo_nms_default_params();
+        p.conf = -1.0f;
+        yolo_detection dets[300];
+        float *rows = malloc(sizeof(float) * 300 * (size_t)(6 + nm));
+        double worst = 0;
+        int mismatched = 0;
+        for (int b = 0; rows && b < oshape[0]; b++) {
+            int n = 0;
+            const float *pred = got + (size_t)b * C * A;
+            CHECK_MSG(!yolo_e2e_select(pred, nc, A, &p, dets, &n), "%s", yolo_last_error());
+            CHECK_MSG(n == k, "image %d: %d rows, Ultralytics' postprocess %d", b, n, k);
+            for (int i = 0; i < n && i < k; i++) { /* Segment.postprocess's row: the anchor's coefficients after */
+                float *row = rows + (size_t)i * (6 + nm);
+                memcpy(row, dets[i].box, 4 * sizeof(float));
+                row[4] = dets[i].score, row[5] = (float)dets[i].cls;
+                for (int c = 0; c < nm; c++) row[6 + c] = pred[(size_t)(4 + nc + c) * A + dets[i].anchor];
+            }
+            mismatched += interop_match_rows(rows, ref + (size_t)b * k * (6 + nm), n < k ? n : k, 6 + nm, 64.0f, 1e-4,
+                                             &worst);
+        }
+        free(rows);
+        printf("%s topk: %lld rows of %d, unmatched %d, max |box| / 64, |score| and |coefficient| difference %.3g\n",
+               name, (long long)(rshape[0] * k), 6 + nm, mismatched, worst);
+        CHECK_MSG(mismatched == 0, "%s top-k: %d rows match none of Ultralytics' postprocess", name, mismatched);
+    }
+    free(got);
+    free(ref);
+    /* end2end=False: the one-to-many branch with cv4's coefficients */
+    yolo_model_set_end2end(m, false);
+    got = x ? interop_forward(m, x, ishape, 0, &count, oshape) : NULL;
+    check_inference_forward(m, x, ishape, got, count, seg ? 2 : 1, name, "end2end=False");
+    snprintf(path, sizeof path, "%s/%s.o2m.npy", fixtures, name);
+    ref = npy_read_f32(path, &rdim, rshape, &rcount);
+    CHECK_MSG(got && ref && count == rcount, "%s one-to-many: %lld values, PyTorch %lld", name, (long long)count,
+              (long long)rcount);
+    if (got && ref && count == rcount) {
+        double rel = interop_rel_diff(got, ref, count);
+        printf("%s one-to-many: max |ours - PyTorch| / max |PyTorch| = %.3g\n", name, rel);
+        CHECK_MSG(rel <= 1e-4, "%s one-to-many: relative difference %.3g", name, rel);
+    }
+    free(got);
+    free(ref);
+    yolo_model_set_end2end(m, true);
+    /* fused (batch norms folded): PyTorch's end2end output still */
+    CHECK_MSG(!yolo_model_fuse(m), "%s: fuse: %s", name, yolo_last_error());
+    got = x ? interop_forward(m, x, ishape, 0, &count, oshape) : NULL;
+    snprintf(path, sizeof path, "%s/%s.out0.npy", fixtures, name);
+    ref = npy_read_f32(path, &rdim, rshape, &rcount);
+    CHECK_MSG(got && ref && count == rcount, "%s fused: %lld values, PyTorch %lld", name, (long long)count,
+              (long long)rcount);
+    if (got && ref && count == rcount) {
+        double rel = interop_rel_diff(got, ref, count);
+        printf("%s fused: max |ours - PyTorch| / max |PyTorch| = %.3g\n", name, rel);
+        CHECK_MSG(rel <= 1e-4, "%s fused: relative difference %.3g", name, rel);
+    }
+    free(got);
+    free(ref);
+    /* the semantic branch, in training mode, on the model as loaded (not fused) */
+    yolo_model_free(m);
+    m = NULL;
+    snprintf(path, sizeof path, "%s/%s.pt", fixtures, name);
+    CHECK_MSG(!yolo_model_load(path, be, NULL, &m), "%s: %s", path, yolo_last_error());
+    got = x && m ? training_semseg(m, x, ishape, &count) : NULL;
+    snprintf(path, sizeof path, "%s/%s.semseg.npy", fixtures, name);
+    ref = npy_read_f32(path, &rdim, rshape, &rcount);
+    CHECK_MSG(got && ref && count == rcount, "%s semseg: %lld values, PyTorch %lld (%s)", name, (long long)count,
+              (long long)rcount, got ? "" : yolo_last_error());
+    if (got && ref && count == rcount) {
+        double rel = interop_rel_diff(got, ref, count);
+        printf("%s semseg (training): max |ours - PyTorch| / max |PyTorch| = %.3g\n", name, rel);
+        CHECK_MSG(rel <= 1e-4, "%s semseg: relative difference %.3g", name, rel);
     }
     free(got);
     free(ref);
@@ -235,6 +371,7 @@ static void check_pt_acts(void) {
     check_reference_in(fixtures, "hswish-cls", "sppf-2026-input.npy");
     check_pt_end2end(fixtures, "yolo26-e2e", 1);
     check_pt_end2end(fixtures, "yolov10-e2e", YOLO_DET_REG_MAX);
+    check_pt_yolo26_seg(fixtures);
 }
 
 /* The mid-training last.pt: `model` is None, the weights are the EMA's. */

@@ -360,9 +360,10 @@ static void test_predict(const yolo_config *base_cfg, const yolo_task_context *c
 
 static void test_table(void) {
     CHECK(hooks->data.needs & YOLO_NEED_POLYGONS);
-    CHECK(hooks->n_loss_items == 4 && strcmp(hooks->loss_names[0], "box_loss") == 0 &&
+    /* Ultralytics 8.4's five (sem_loss: Segment26's semantic term, 0 for the other heads) */
+    CHECK(hooks->n_loss_items == 5 && strcmp(hooks->loss_names[0], "box_loss") == 0 &&
           strcmp(hooks->loss_names[1], "seg_loss") == 0 && strcmp(hooks->loss_names[2], "cls_loss") == 0 &&
-          strcmp(hooks->loss_names[3], "dfl_loss") == 0);
+          strcmp(hooks->loss_names[3], "dfl_loss") == 0 && strcmp(hooks->loss_names[4], "sem_loss") == 0);
     CHECK(hooks->val_loss_outputs == 1);
     const char *want[8] = {"metrics/precision(B)", "metrics/recall(B)", "metrics/mAP50(B)", "metrics/mAP50-95(B)",
                            "metrics/precision(M)", "metrics/recall(M)", "metrics/mAP50(M)", "metrics/mAP50-95(M)"};

@@ -1,7 +1,10 @@
 /* onnx_end2end.c — the ONNX form of YOLO26's end2end output: Ultralytics'
  * Detect.postprocess after the decoded one-to-one branch, so the exported
  * model gives output0 [B, k, 6] (x1 y1 x2 y2 score class, best first) as
- * Ultralytics' export of an end2end model does and needs no NMS.
+ * Ultralytics' export of an end2end model does and needs no NMS. A head
+ * with per-anchor extras after the scores (Segment26's mask coefficients)
+ * gets them gathered for the same anchors: [B, k, 6 + extra], as
+ * Segment.postprocess.
  *
  * From pred [B, 4 + nc, A] (xywh, scores): boxes to xyxy; the k anchors of
  * highest best-class score (TopK); their k x nc scores gathered and the k
@@ -77,7 +80,7 @@ static void gather_rows(writer *w, const char *x, const char *index, int64_t c, 
     node1(w, "GatherElements", x, tiled, fresh(w, out), &attrs);
 }
 
-void ox_end2end_postprocess(writer *w, const char *pred, int nc, int64_t k, const char *out) {
+void ox_end2end_postprocess(writer *w, const char *pred, int nc, int extra, int64_t k, const char *out) {
     char t[NAME], xywh[NAME], scores[NAME], xy[NAME], wh[NAME], half[NAME], c05[NAME], x1y1[NAME], x2y2[NAME],
         boxes[NAME], best[NAME];
     pb_buf attrs = {0};
@@ -124,6 +127,11 @@ void ox_end2end_postprocess(writer *w, const char *pred, int nc, int64_t k, cons
     node1(w, "Cast", c3, NULL, fresh(w, cf), &attrs);
     attrs = (pb_buf){0};
     ox_attr_int(&attrs, "axis", 2);
-    const char *parts[3] = {kboxes, s3, cf};
-    ox_node(w, "Concat", parts, 3, out, &attrs); /* [B, k, 6] */
+    char extras[NAME], kextras[NAME];
+    if (extra > 0) {
+        slice(w, t, 2, 4 + nc, 4 + nc + extra, extras);
+        gather_rows(w, extras, anchor, extra, kextras); /* [B, k, extra] */
+    }
+    const char *parts[4] = {kboxes, s3, cf, kextras};
+    ox_node(w, "Concat", parts, extra > 0 ? 4 : 3, out, &attrs); /* [B, k, 6 + extra] */
 }

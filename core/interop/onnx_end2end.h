@@ -5,8 +5,8 @@
 #include "interop/onnx_writer.h"
 
 /* Appends Detect.postprocess: pred (the name of the decoded one-to-one
- * output [B, 4 + nc, A], xywh) -> out [B, k, 6] rows x1 y1 x2 y2 score
- * class, best first. */
-void ox_end2end_postprocess(writer *w, const char *pred, int nc, int64_t k, const char *out);
+ * output [B, 4 + nc + extra, A], xywh) -> out [B, k, 6 + extra] rows x1
+ * y1 x2 y2 score class, then the anchor's extra channels, best first. */
+void ox_end2end_postprocess(writer *w, const char *pred, int nc, int extra, int64_t k, const char *out);
 
 #endif

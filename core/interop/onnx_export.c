@@ -377,13 +377,13 @@ static void value_info(writer *w, int field, const char *name, const yolo_tensor
     pb_message_field(&w->graph, field, &vi);
 }
 
-/* output0 of an end2end export: [batch, k, 6]. */
-static void end2end_value_info(writer *w, int64_t k) {
+/* output0 of an end2end export: [batch, k, 6 + extra]. */
+static void end2end_value_info(writer *w, int64_t k, int64_t extra) {
     pb_buf shape = {0}, tensor = {0}, type = {0}, vi = {0};
     for (int i = 0; i < 3; i++) {
         pb_buf dim = {0};
         if (i == 0 && ox_dim_varies(w, w->images, 0)) pb_string_field(&dim, DIM_PARAM, "batch");
-        else pb_varint_field(&dim, DIM_VALUE, (uint64_t)(i == 0 ? w->images->shape[0] : i == 1 ? k : 6));
+        else pb_varint_field(&dim, DIM_VALUE, (uint64_t)(i == 0 ? w->images->shape[0] : i == 1 ? k : 6 + extra));
         pb_message_field(&shape, SHAPE_DIM, &dim);
     }
     pb_varint_field(&tensor, TENSOR_TYPE_ELEM, ELEM_FLOAT);
@@ -479,16 +479,19 @@ yolo_status yolo_onnx_export(yolo_model *model, const yolo_onnx_options *opt, co
     if (opt->dynamic) trace_other_sizes(&w, model, shape, alt);
     w.n_outputs = pick_outputs(model, &out, opt->height, w.outputs);
     const yolo_tensor *decoded = NULL; /* end2end: the postprocess's input, not an output itself */
+    const int nc = yolo_model_nc(model);
     if (opt->end2end_k > 0) {
-        if (out.t[0]->ndim != 3 || out.t[0]->shape[1] < 5)
-            ox_fail(&w, YOLO_ERR_UNSUPPORTED, "end2end export: the head's output is not Detect's [B, 4 + nc, A]");
+        if (out.t[0]->ndim != 3 || nc < 1 || out.t[0]->shape[1] < 4 + nc)
+            ox_fail(&w, YOLO_ERR_UNSUPPORTED, "end2end export: the head's output is not Detect's [B, 4 + nc, A] "
+                    "(nc %d, and per-anchor extras)", nc);
         decoded = out.t[0];
-        w.n_outputs = 1;
     }
     bool *needed = calloc((size_t)g->n_nodes + 1, sizeof *needed);
     if (!needed) ox_fail(&w, YOLO_ERR_NOMEM, "out of memory");
     for (int i = 0; needed && i < w.n_outputs; i++) mark_needed(g, w.outputs[i], needed);
-    if (decoded) w.n_outputs = 0; /* output0 is the postprocess's */
+    /* output0 is the postprocess's; output1 (Segment26's prototypes) stays */
+    const yolo_tensor *proto = decoded && w.n_outputs > 1 ? w.outputs[1] : NULL;
+    if (decoded) w.n_outputs = 0;
     ox_add_name(&w, images, "images");
     pb_string_field(&w.graph, GRAPH_NAME, "main_graph");
     for (int i = 0; !w.st && i < g->n_nodes; i++) {
@@ -503,9 +506,20 @@ yolo_status yolo_onnx_export(yolo_model *model, const yolo_onnx_options *opt, co
          * input has fewer anchors; a fixed size that has fewer gets them all */
         int64_t k = opt->end2end_k;
         if (!opt->dynamic && k > decoded->shape[2]) k = decoded->shape[2];
-        if (pred) ox_end2end_postprocess(&w, pred, (int)decoded->shape[1] - 4, k, "output0");
-        end2end_value_info(&w, k);
+        const int extra = (int)decoded->shape[1] - 4 - nc;
+        if (pred) ox_end2end_postprocess(&w, pred, nc, extra, k, "output0");
+        end2end_value_info(&w, k, extra);
         w.n_outputs = 1;
+        if (proto && !w.st) {
+            const char *pname = ox_find_name(&w, proto);
+            if (!pname) ox_fail(&w, YOLO_ERR_UNSUPPORTED, "end2end export: the prototypes were not emitted");
+            else {
+                const char *in[1] = {pname};
+                ox_node(&w, "Identity", in, 1, "output1", NULL);
+                value_info(&w, GRAPH_OUTPUT, "output1", proto);
+                w.n_outputs = 2;
+            }
+        }
     }
     for (int i = 0; !decoded && i < w.n_outputs; i++) {
         char name[32];

@@ -174,6 +174,51 @@ double seg_mask_term(int nm, const float *coef, size_t coef_stride, const float 
 }
 
 /* ------------------------------------------------------------------ */
+/* The semantic loss                                                    */
+
+void seg_semantic_classes(const int32_t *masks, bool overlap, int n, const int32_t *cls, size_t hw, int32_t *out,
+                          int64_t *area) {
+    if (overlap) {
+        for (size_t p = 0; p < hw; p++) out[p] = masks[p] > 0 && masks[p] <= n ? cls[masks[p] - 1] : -1;
+        return;
+    }
+    for (int j = 0; j < n; j++) {
+        area[j] = 0;
+        for (size_t p = 0; p < hw; p++) area[j] += masks[(size_t)j * hw + p] != 0;
+    }
+    for (size_t p = 0; p < hw; p++) {
+        int best = -1;
+        for (int j = 0; j < n; j++)
+            if (masks[(size_t)j * hw + p] && (best < 0 || area[j] < area[best])) best = j;
+        out[p] = best >= 0 ? cls[best] : -1;
+    }
+}
+
+void seg_semantic_image(int nc, size_t hw, const float *pred, const int32_t *cls, double g_bce, double g_dice,
+                        double *bce, double *dice, float *grad) {
+    for (int c = 0; c < nc; c++) {
+        const float *x = pred + (size_t)c * hw;
+        float *g = grad ? grad + (size_t)c * hw : NULL;
+        double inter = 0, probs = 0, targets = 0, sum = 0;
+        for (size_t p = 0; p < hw; p++) {
+            const double t = cls[p] == c, v = x[p], s = 1.0 / (1.0 + exp(-v));
+            sum += (v > 0 ? v : 0) - v * t + log1p(exp(-fabs(v)));
+            inter += s * t, probs += s, targets += t;
+        }
+        const double u = probs + targets + 1.0, d = (2.0 * inter + 1.0) / u;
+        *bce += sum;
+        *dice += 1.0 - d;
+        if (!g) continue;
+        /* d(1 - dice)/dx_p = -(2 t_p u - (2 I + 1)) / u^2 * s_p (1 - s_p) */
+        for (size_t p = 0; p < hw; p++) {
+            const double t = cls[p] == c, s = 1.0 / (1.0 + exp(-(double)x[p]));
+            const double dd = -(2.0 * t * u - (2.0 * inter + 1.0)) / (u * u) * s * (1.0 - s);
+            g[p] = (float)(g_bce * (s - t) + g_dice * dd);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ */
 /* Predictions                                                          */
 
 int seg_predict_mask(int nm, const float *coef, size_t coef_stride, const float *proto, int mh, int mw,

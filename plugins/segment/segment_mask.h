@@ -59,6 +59,25 @@ double seg_mask_term(int nm, const float *coef, size_t coef_stride, const float 
                      const seg_mask_target *t, double g_scale, float *grad_coef, float *grad_proto,
                      float *scratch);
 
+/* ---- the auxiliary semantic loss (Segment26) ---- */
+
+/* The class of each pixel of one image at the mask raster (hw pixels),
+ * from seg_rasterize's masks of its n instances of classes cls[0..n-1]:
+ * overlap: the instance on top (index v > 0: cls[v - 1]); else the
+ * covering instance of fewest pixels, the first on ties (Ultralytics'
+ * Format sem_masks). -1 where no instance is: no class there.
+ * area: n values of scratch (unused with overlap). */
+void seg_semantic_classes(const int32_t *masks, bool overlap, int n, const int32_t *cls, size_t hw, int32_t *out,
+                          int64_t *area);
+
+/* One image's part of Ultralytics' BCEDiceLoss(0.5, 0.5) (Dice smooth 1)
+ * on semantic logits pred [nc][hw] against the one-hot of cls [hw] (-1:
+ * all zero): adds the image's BCE sum over its nc * hw elements to *bce
+ * and its sum over channels of 1 - dice_c to *dice. When grad is not NULL
+ * it receives (overwritten) g_bce * d(BCE sum) + g_dice * d(Dice sum). */
+void seg_semantic_image(int nc, size_t hw, const float *pred, const int32_t *cls, double g_bce, double g_dice,
+                        double *bce, double *dice, float *grad);
+
 /* ---- predictions ---- */
 
 /* process_mask at the prototype resolution: out[mh*mw] = 1 where the

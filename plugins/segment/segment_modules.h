@@ -11,7 +11,7 @@
 
 #include "yolo/model.h"
 
-#define SEGMENT_N_MODULES 1
+#define SEGMENT_N_MODULES 2
 extern const yolo_module_type *const segment_modules[SEGMENT_N_MODULES];
 
 #endif

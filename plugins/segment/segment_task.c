@@ -115,21 +115,27 @@ static yolo_status check_tensor(const char *who, const char *what, const yolo_ho
 
 typedef struct loss_state {
     yolo_det_criterion *crit;
-    mask_targets targets;
+    mask_targets targets, sem_targets;
     float *z;
     size_t z_cap;
     int32_t *image_first; /* first instance of each image [B + 1] */
     size_t first_cap;
+    int32_t *classes, *sem_classes; /* Segment26: pixel classes at the mask raster, and at the semantic logits' size */
+    int64_t *area;
+    size_t classes_cap, sem_classes_cap, area_cap;
 } loss_state;
 
-static const char *const segment_loss_names[4] = {"box_loss", "seg_loss", "cls_loss", "dfl_loss"};
+/* Ultralytics 8.4's five for every segment model (sem_loss 0 without
+ * Segment26's semantic branch, as in its results.csv) */
+static const char *const segment_loss_names[5] = {"box_loss", "seg_loss", "cls_loss", "dfl_loss", "sem_loss"};
 
 static void segment_loss_destroy(void *state) {
     loss_state *s = state;
     if (!s) return;
     yolo_det_criterion_free(s->crit);
     targets_free(&s->targets);
-    free(s->z), free(s->image_first);
+    targets_free(&s->sem_targets);
+    free(s->z), free(s->image_first), free(s->classes), free(s->sem_classes), free(s->area);
     free(s);
 }
 
@@ -140,12 +146,137 @@ static yolo_status segment_loss_create(const yolo_task_context *ctx, void **stat
     if (!s) return yolo_error(YOLO_ERR_NOMEM, "segment loss_create: out of memory");
     yolo_status st = yolo_det_criterion_create(ctx, &s->crit);
     if (!st) st = mask_settings(ctx ? ctx->cfg : NULL, &s->targets.overlap, &s->targets.ratio);
+    s->sem_targets.overlap = s->targets.overlap, s->sem_targets.ratio = s->targets.ratio;
     if (st) {
         segment_loss_destroy(s);
         return yolo_error_context(st, "segment loss");
     }
     *state = s;
     return YOLO_OK;
+}
+
+/* The training outputs (segment_head.c): the level maps (4-D), one
+ * coefficient tensor per branch (3-D: the one-to-many, then an end2end
+ * model's one-to-one), Segment26's semantic logits, then the prototypes. */
+typedef struct train_view {
+    int n_maps, branches;
+    const yolo_host_tensor *mc[2], *sem, *proto;
+    float *gmc[2], *gsem, *gproto; /* their gradients (NULL: none wanted) */
+} train_view;
+
+static yolo_status train_outputs(const char *who, const yolo_batch *batch, int n, const yolo_host_tensor *o,
+                                 yolo_host_tensor *grads, train_view *v) {
+    int i = 0;
+    while (i < n && o[i].ndim == 4) i++;
+    const int first_mc = i;
+    while (i < n && o[i].ndim == 3) i++;
+    const int rest = n - i;
+    *v = (train_view){.n_maps = first_mc, .branches = i - first_mc};
+    if (v->n_maps < 1 || v->branches < 1 || v->branches > 2 || rest < 1 || rest > 2 || o[i].ndim != 4 ||
+        o[n - 1].ndim != 4)
+        return yolo_error(YOLO_ERR_ARG, "%s: %d outputs, expected the level maps, the mask coefficients (one per "
+                          "branch), Segment26's semantic logits and the prototypes", who, n);
+    for (int b = 0; b < v->branches; b++) v->mc[b] = &o[first_mc + b];
+    v->sem = rest == 2 ? &o[i] : NULL;
+    v->proto = &o[n - 1];
+    int64_t want_proto[4] = {batch->n, v->mc[0]->shape[1], -1, -1};
+    yolo_status st = check_tensor(who, "prototype", v->proto, 4, want_proto);
+    int64_t want_sem[4] = {batch->n, -1, -1, -1};
+    if (!st && v->sem) st = check_tensor(who, "semantic", v->sem, 4, want_sem);
+    for (int k = first_mc; grads && k < n && !st; k++)
+        if (grads[k].ndim != o[k].ndim || memcmp(grads[k].shape, o[k].shape, sizeof grads[k].shape) || !grads[k].data)
+            st = yolo_error(YOLO_ERR_SHAPE, "%s: gradient %d differs in shape from its output", who, k);
+    if (st || !grads) return st;
+    for (int b = 0; b < v->branches; b++) v->gmc[b] = grads[first_mc + b].data;
+    v->gsem = v->sem ? grads[i].data : NULL;
+    v->gproto = grads[n - 1].data;
+    return YOLO_OK;
+}
+
+/* The mask terms of image b's positive anchors in every branch, each
+ * branch's sum into seg_sum[branch]; gradients g_scale[branch] times
+ * theirs, into the coefficients and (the first branch only: the
+ * one-to-one's prototypes are detached) the prototypes. */
+static yolo_status image_masks(loss_state *s, const char *who, const yolo_batch *batch, const yolo_det_criterion_result *r,
+                               const train_view *v, int b, const double *g_scale, double *seg_sum) {
+    const int64_t A = r->n_anchors;
+    const int k0 = s->image_first[b], k1 = s->image_first[b + 1];
+    const int nm = (int)v->mc[0]->shape[1], mh = (int)v->proto->shape[2], mw = (int)v->proto->shape[3];
+    const size_t hw = (size_t)mw * mh;
+    const float W = (float)batch->width, H = (float)batch->height;
+    bool any = false, rasterized = false;
+    for (int br = 0; br < v->branches; br++) {
+        const int32_t *gi = r->branch_asg[br].gt_index + (size_t)b * A;
+        for (int64_t a = 0; a < A && !any; a++) any = gi[a] >= 0;
+        if (!any) continue;
+        if (!rasterized) {
+            yolo_status st = targets_image(&s->targets, batch, k0, k1, mw, mh);
+            if (st) return st;
+            rasterized = true;
+        }
+        const float *coef = v->mc[br]->data + (size_t)b * nm * A, *pr = v->proto->data + (size_t)b * nm * hw;
+        float *gcoef = v->gmc[br] ? v->gmc[br] + (size_t)b * nm * A : NULL;
+        float *gproto = br == 0 && v->gproto ? v->gproto + (size_t)b * nm * hw : NULL;
+        for (int64_t a = 0; a < A; a++) {
+            int g = gi[a];
+            if (g < 0) continue;
+            if (g < k0 || g >= k1)
+                return yolo_error(YOLO_ERR_ARG, "%s: an anchor of image %d assigned to instance %d", who, b, g);
+            const float *box = r->gt.boxes + 4 * (size_t)g;
+            seg_mask_target t = {
+                .mask = s->targets.overlap ? s->targets.masks : s->targets.masks + (size_t)(g - k0) * hw,
+                .value = s->targets.overlap ? g - k0 + 1 : 1,
+                .box = {box[0] * mw / W, box[1] * mh / H, box[2] * mw / W, box[3] * mh / H},
+                .area = (box[2] - box[0]) / W * ((box[3] - box[1]) / H),
+            };
+            seg_sum[br] += seg_mask_term(nm, coef + a, (size_t)A, pr, mh, mw, &t, g_scale[br],
+                                         gcoef ? gcoef + a : NULL, gproto, s->z);
+        }
+        any = false;
+    }
+    return YOLO_OK;
+}
+
+/* Segment26's auxiliary semantic loss (v8SegmentationLoss's semseg term):
+ * BCEDiceLoss of the logits against the one-hot of each pixel's class at
+ * the mask raster (imgsz / mask_ratio; none where no instance is),
+ * downsampled (nearest) to the logits' size; times the box gain. With
+ * grad (the first branch's, weighted), its gradient too. */
+static yolo_status semantic_loss(loss_state *s, const yolo_batch *batch, const train_view *v, double gain,
+                                 double grad_weight, double *value) {
+    const int64_t B = batch->n;
+    const int nc = (int)v->sem->shape[1], sh = (int)v->sem->shape[2], sw = (int)v->sem->shape[3];
+    int rw = batch->width / s->sem_targets.ratio, rh = batch->height / s->sem_targets.ratio;
+    rw = rw < 1 ? 1 : rw, rh = rh < 1 ? 1 : rh;
+    const size_t hw = (size_t)sw * sh, rhw = (size_t)rw * rh;
+    yolo_status st = grow((void **)&s->classes, &s->classes_cap, rhw, sizeof(int32_t));
+    if (!st) st = grow((void **)&s->sem_classes, &s->sem_classes_cap, hw, sizeof(int32_t));
+    if (st) return st;
+    const double n_bce = (double)B * nc * (double)hw, n_dice = (double)B * nc;
+    const double g = (double)B * grad_weight * gain * 0.5;
+    double bce = 0, dice = 0;
+    for (int64_t b = 0; b < B; b++) {
+        const int k0 = s->image_first[b], k1 = s->image_first[b + 1], n = k1 - k0;
+        if (n > 0) {
+            st = targets_image(&s->sem_targets, batch, k0, k1, rw, rh);
+            if (!st) st = grow((void **)&s->area, &s->area_cap, (size_t)n, sizeof(int64_t));
+            if (st) return st;
+            for (int j = 0; j < n; j++)
+                if (batch->instances.cls[k0 + j] < 0 || batch->instances.cls[k0 + j] >= nc)
+                    return yolo_error(YOLO_ERR_ARG, "segment loss: instance %d has class %d, the semantic logits %d",
+                                      k0 + j, (int)batch->instances.cls[k0 + j], nc);
+            seg_semantic_classes(s->sem_targets.masks, s->sem_targets.overlap, n, batch->instances.cls + k0, rhw,
+                                 s->classes, s->area);
+            seg_resize_nearest(s->classes, rw, rh, s->sem_classes, sw, sh);
+        } else {
+            for (size_t p = 0; p < hw; p++) s->sem_classes[p] = -1;
+        }
+        const size_t at = (size_t)b * nc * hw;
+        seg_semantic_image(nc, hw, v->sem->data + at, s->sem_classes, g / n_bce, g / n_dice, &bce, &dice,
+                           v->gsem && grad_weight > 0 ? v->gsem + at : NULL);
+    }
+    *value = gain * (0.5 * bce / n_bce + 0.5 * dice / n_dice);
+    return isfinite(*value) ? YOLO_OK : yolo_error(YOLO_ERR_NUMERIC, "segment: the semantic loss is %g", *value);
 }
 
 static yolo_status segment_loss_compute(void *state, const yolo_batch *batch, int n_outputs,
@@ -155,72 +286,56 @@ static yolo_status segment_loss_compute(void *state, const yolo_batch *batch, in
     const char *who = "segment loss_compute";
     if (!s || !batch || !outputs || !loss)
         return yolo_error(YOLO_ERR_ARG, "%s: NULL state, batch, outputs or loss", who);
-    if (n_outputs < 3)
-        return yolo_error(YOLO_ERR_ARG, "%s: %d outputs, expected the level maps, the coefficients and the prototypes",
-                          who, n_outputs);
-    int nl = n_outputs - 2;
+    train_view v;
+    yolo_status st = train_outputs(who, batch, n_outputs, outputs, grads, &v);
     yolo_det_criterion_result r;
-    yolo_status st = yolo_det_criterion_compute(s->crit, who, batch, nl, outputs, grads, &r);
+    if (!st) st = yolo_det_criterion_compute(s->crit, who, batch, v.n_maps, outputs, grads, &r);
     if (st) return st;
-    const yolo_host_tensor *mc = &outputs[nl], *proto = &outputs[nl + 1];
-    int64_t B = batch->n, A = r.n_anchors;
-    int64_t want_mc[3] = {B, -1, A};
-    st = check_tensor(who, "coefficient", mc, 3, want_mc);
-    int64_t want_proto[4] = {B, mc->shape[1], -1, -1};
-    if (!st) st = check_tensor(who, "prototype", proto, 4, want_proto);
-    if (!st && grads)
-        for (int i = nl; i < nl + 2 && !st; i++)
-            if (grads[i].ndim != outputs[i].ndim || memcmp(grads[i].shape, outputs[i].shape, sizeof grads[i].shape) ||
-                !grads[i].data)
-                st = yolo_error(YOLO_ERR_SHAPE, "%s: gradient %d differs in shape from its output", who, i);
-    if (st) return st;
-    int nm = (int)mc->shape[1], mh = (int)proto->shape[2], mw = (int)proto->shape[3];
-    size_t hw = (size_t)mw * mh;
-    st = grow((void **)&s->z, &s->z_cap, hw, sizeof(float));
+    if (r.branches != v.branches)
+        return yolo_error(YOLO_ERR_ARG, "%s: %d mask coefficient outputs for a head of %d branches", who, v.branches,
+                          r.branches);
+    const int64_t B = batch->n, A = r.n_anchors;
+    for (int b = 0; b < v.branches && !st; b++) {
+        int64_t want_mc[3] = {B, v.mc[0]->shape[1], A};
+        st = check_tensor(who, "coefficient", v.mc[b], 3, want_mc);
+    }
+    if (!st) st = grow((void **)&s->z, &s->z_cap, (size_t)v.proto->shape[2] * v.proto->shape[3], sizeof(float));
     if (!st) st = grow((void **)&s->image_first, &s->first_cap, (size_t)B + 1, sizeof(int32_t));
     if (!st) st = yolo_det_image_ranges(who, batch, s->image_first);
     if (st) return st;
 
     const yolo_det_loss_params *p = yolo_det_criterion_params(s->crit);
-    int n_fg = r.value.n_fg;
-    double fg = n_fg; /* the normaliser; under DDP the mean over ranks, as the box loss's (yolo/task.h) */
-    if (p->ranks && p->ranks->rank_mean && p->ranks->world > 1 && (st = p->ranks->rank_mean(p->ranks, &fg, 1)))
+    /* each branch's normaliser; under DDP the mean over ranks, as the box loss's (yolo/task.h) */
+    double fg[2] = {r.branch_value[0].n_fg, v.branches > 1 ? r.branch_value[1].n_fg : 0};
+    if (p->ranks && p->ranks->rank_mean && p->ranks->world > 1 && (st = p->ranks->rank_mean(p->ranks, fg, 2)))
         return st;
-    double g_scale = fg > 0 ? (double)B * p->box_gain / fg : 0, seg_sum = 0;
-    float W = (float)batch->width, H = (float)batch->height;
-    for (int b = 0; b < B && n_fg > 0; b++) {
-        int k0 = s->image_first[b], k1 = s->image_first[b + 1];
-        const int32_t *gi = r.asg.gt_index + (size_t)b * A;
-        bool any = false;
-        for (int64_t a = 0; a < A && !any; a++) any = gi[a] >= 0;
-        if (!any) continue;
-        st = targets_image(&s->targets, batch, k0, k1, mw, mh);
+    double g_scale[2], seg_sum[2] = {0, 0}, seg[2] = {0, 0}, sem[2] = {0, 0};
+    for (int b = 0; b < v.branches; b++)
+        g_scale[b] = fg[b] > 0 ? (double)B * r.branch_weight[b] * p->box_gain / fg[b] : 0;
+    const bool any_fg = r.branch_value[0].n_fg > 0 || (v.branches > 1 && r.branch_value[1].n_fg > 0);
+    for (int b = 0; b < B && any_fg && !st; b++) st = image_masks(s, who, batch, &r, &v, b, g_scale, seg_sum);
+    if (st) return st;
+    /* the semantic term counts in a branch that has positives (Ultralytics'
+     * `if fg_mask.sum()`); only the first branch's is not detached */
+    double sem_value = 0;
+    if (v.sem && any_fg) {
+        const bool grad0 = r.branch_value[0].n_fg > 0;
+        st = semantic_loss(s, batch, &v, p->box_gain, grad0 ? r.branch_weight[0] : 0.0, &sem_value);
         if (st) return st;
-        const float *coef = mc->data + (size_t)b * nm * A, *pr = proto->data + (size_t)b * nm * hw;
-        float *gcoef = grads ? grads[nl].data + (size_t)b * nm * A : NULL;
-        float *gproto = grads ? grads[nl + 1].data + (size_t)b * nm * hw : NULL;
-        for (int64_t a = 0; a < A; a++) {
-            int g = gi[a];
-            if (g < 0) continue;
-            if (g < k0 || g >= k1)
-                return yolo_error(YOLO_ERR_ARG, "%s: an anchor of image %d assigned to instance %d", who, b, g);
-            const float *box = r.gt.boxes + 4 * (size_t)g;
-            seg_mask_target t = {
-                .mask = s->targets.overlap ? s->targets.masks : s->targets.masks + (size_t)(g - k0) * hw,
-                .value = s->targets.overlap ? g - k0 + 1 : 1,
-                .box = {box[0] * mw / W, box[1] * mh / H, box[2] * mw / W, box[3] * mh / H},
-                .area = (box[2] - box[0]) / W * ((box[3] - box[1]) / H),
-            };
-            seg_sum += seg_mask_term(nm, coef + a, (size_t)A, pr, mh, mw, &t, g_scale, gcoef ? gcoef + a : NULL,
-                                     gproto, s->z);
-        }
     }
-    double seg = fg > 0 ? p->box_gain * seg_sum / fg : 0;
-    if (!isfinite(seg)) return yolo_error(YOLO_ERR_NUMERIC, "segment: the mask loss is %g", seg);
-    *loss = r.value.total + (double)B * seg;
-    if (items)
-        items[0] = (float)r.value.box, items[1] = (float)seg, items[2] = (float)r.value.cls,
-        items[3] = (float)r.value.dfl;
+    double total = r.value.total;
+    for (int b = 0; b < v.branches; b++) {
+        seg[b] = fg[b] > 0 ? p->box_gain * seg_sum[b] / fg[b] : 0;
+        sem[b] = r.branch_value[b].n_fg > 0 ? sem_value : 0;
+        if (!isfinite(seg[b])) return yolo_error(YOLO_ERR_NUMERIC, "segment: the mask loss is %g", seg[b]);
+        total += (double)B * r.branch_weight[b] * (seg[b] + sem[b]);
+    }
+    *loss = total;
+    if (items) { /* an end2end model logs its one-to-one branch, as Ultralytics' E2ELoss */
+        const int last = v.branches - 1;
+        items[0] = (float)r.value.box, items[1] = (float)seg[last], items[2] = (float)r.value.cls,
+        items[3] = (float)r.value.dfl, items[4] = (float)sem[last];
+    }
     return YOLO_OK;
 }
 
@@ -434,7 +549,7 @@ static yolo_status segment_draw_predictions(void *state, const yolo_batch *batch
 
 const yolo_task_hooks segment_task_hooks = {
     .data = {.needs = YOLO_NEED_BOXES | YOLO_NEED_POLYGONS, .parse_labels = NULL, .label_format = NULL},
-    .n_loss_items = 4,
+    .n_loss_items = 5,
     .loss_names = segment_loss_names,
     .loss_create = segment_loss_create,
     .loss_destroy = segment_loss_destroy,

@@ -240,6 +240,15 @@ typedef struct yolo_det_criterion_result {
     const float *anchor_xy, *anchor_stride;  /* [A, 2] grid units, [A] */
     yolo_det_gt_batch gt;                    /* the instances, xyxy batch-image pixels */
     yolo_det_assignment asg;                 /* [B * A]: gt_index into gt, score */
+    /* Each branch on its own (an end2end model's one-to-many, then
+     * one-to-one; branch 0 alone otherwise): its maps, assignment, unweighted
+     * value and weight in the total (E2ELoss's o2m and o2o), for a task that
+     * adds a per-anchor term to each branch (Segment26's masks). */
+    int branches;
+    const float *branch_head[2];
+    yolo_det_assignment branch_asg[2];
+    yolo_det_loss_value branch_value[2];
+    double branch_weight[2];
 } yolo_det_criterion_result;
 
 /* A criterion for the context (its nc, model strides and gains; ctx may be
@@ -549,6 +558,7 @@ typedef struct yolo_det_task_eval {
     char *txt, *json;          /* predict's text */
     yolo_confusion cm;         /* of the boxes at conf 0.25, IoU 0.45 (this rank's share under DDP) */
     yolo_drawn_object *drawn;  /* [max_det]: a draw_predictions hook's report */
+    bool end2end;              /* the model runs its one-to-one head: yolo_e2e_select instead of NMS */
 } yolo_det_task_eval;
 
 /* One image of the batch, as the task's IoU function sees it. */
