@@ -9,8 +9,14 @@
  *   - the metrics: perfect boxes and masks give AP 0.995 for both kinds
  *     (fitness 2 x 0.995), the table with Box and Mask columns, pack/merge,
  *     a wrong mask lowers only the mask metrics;
- *   - predict: the YOLO-seg txt polygon and the JSON segments. */
+ *   - predict: the YOLO-seg txt polygon and the JSON segments;
+ *   - YOLO26-seg's loss (Segment26, end2end) against PyTorch: both
+ *     branches' detection and mask terms and the semantic term, with every
+ *     gradient (make_seg26_loss_fixture.py). */
+#include "../plugins/segment/segment_mask.h"
+#include "interop_util.h"
 #include "plugin/plugin_loader.h"
+#include "yolo/detection.h"
 #include "test_util.h"
 #include "yolo/config.h"
 #include "yolo/task.h"
@@ -371,6 +377,132 @@ static void test_table(void) {
     for (int i = 0; i < 8 && hooks->n_metrics == 8; i++) CHECK(strcmp(hooks->metric_names[i], want[i]) == 0);
 }
 
+/* YOLO26-seg's E2ELoss(v8SegmentationLoss) against make_seg26_loss_fixture.py
+ * (Ultralytics 8.4's definitions in float64 torch, gradients by autograd):
+ * a 64 x 64 batch of two images with overlapping instances and one under
+ * 8 px, at epoch 30 of 100; nm 4, prototypes 16 x 16, semantic logits 8 x 8.
+ * The instances are boxes on the mask grid, so the rasterized targets are
+ * exactly the fixture's masks (checked first). Also: a model's head of one
+ * branch given two coefficient outputs is refused. */
+static void test_seg26_loss(yolo_config *cfg) {
+    const char *src = getenv("YOLO_SOURCE_DIR");
+    if (!src) {
+        printf("skipped the YOLO26-seg loss fixture: YOLO_SOURCE_DIR is not set (run through ctest)\n");
+        return;
+    }
+    enum { HM, HO, MM, MO, PR, SS, GT, MK, VAL, N_IN = 6, N_FILES = 15 };
+    static const char *const files[N_FILES] = {"head_o2m", "head_o2o", "mc_o2m", "mc_o2o", "proto", "semseg", "gt",
+                                               "masks", "values", "grad_head_o2m", "grad_head_o2o", "grad_mc_o2m",
+                                               "grad_mc_o2o", "grad_proto", "grad_semseg"};
+    float *f[N_FILES] = {0};
+    int64_t count[N_FILES], shape[N_FILES][8];
+    int ndim[N_FILES];
+    bool ok = true;
+    for (int i = 0; i < N_FILES; i++) {
+        char path[1200];
+        snprintf(path, sizeof path, "%s/tests/fixtures/seg26-loss.%s.npy", src, files[i]);
+        f[i] = npy_read_f32(path, &ndim[i], shape[i], &count[i]);
+        CHECK_MSG(f[i] != NULL, "cannot read %s", path);
+        ok = ok && f[i];
+    }
+    yolo_backend *be = NULL;
+    yolo_model *m = NULL;
+    yolo_model_options opt = {.nc = NC, .seed = 1};
+    if (!ok || yolo_backend_create("cpu", 1, &be) || yolo_model_load("yolo26n-seg.yaml", be, &opt, &m)) {
+        CHECK_MSG(0, "yolo26n-seg.yaml: %s", yolo_last_error());
+        goto done;
+    }
+    CHECK(yolo_config_set(cfg, YOLO_CONFIG_LAYER_CLI, "epochs", "100", "test") == YOLO_OK);
+    yolo_task_context ctx = {.cfg = cfg, .model = m, .nc = NC, .names = names, .imgsz = IMG, .world = 1};
+    const int B = 2, C = 4 + NC, A = 84, n_gt = (int)(count[GT] / 6), nm = (int)shape[MM][1];
+    int32_t cls[8], idx[8];
+    float boxes[32];
+    for (int i = 0; i < n_gt && i < 8; i++) {
+        idx[i] = (int32_t)f[GT][6 * i], cls[i] = (int32_t)f[GT][6 * i + 1];
+        memcpy(boxes + 4 * i, f[GT] + 6 * i + 2, 4 * sizeof(float));
+    }
+    yolo_batch batch = {.n = B, .height = IMG, .width = IMG, .batch_idx = idx, .epoch = (int32_t)f[VAL][0]};
+    yolo_instances_init(&batch.instances, 0, 0);
+    batch.instances.n = n_gt, batch.instances.cls = cls, batch.instances.boxes = boxes; /* boxes: no polygons */
+    /* the fixture's overlap masks are what the plugin rasterizes: its masks at 16 x 16 against the loss's */
+    for (int b = 0, k = 0; b < B; b++) {
+        int k1 = k;
+        while (k1 < n_gt && idx[k1] == b) k1++;
+        int32_t raster[PS * PS];
+        uint8_t scratch[8 * PS * PS];
+        CHECK(!seg_rasterize(&batch.instances, k, k1, PS, PS, true, raster, scratch));
+        int differ = 0;
+        for (int p = 0; p < PS * PS; p++) differ += raster[p] != (int32_t)f[MK][b * PS * PS + p];
+        CHECK_MSG(differ == 0, "image %d: %d mask pixels differ from the fixture's", b, differ);
+        k = k1;
+    }
+    /* outputs: 6 level maps, 2 coefficient tensors, the semantic logits, the prototypes */
+    yolo_host_tensor out[10], grads[10];
+    float *buf[10] = {0}, *gbuf[10] = {0};
+    const int hw[3] = {8, 4, 2};
+    int h[3], w[3];
+    for (int l = 0; l < 6; l++) {
+        h[l % 3] = w[l % 3] = hw[l % 3];
+        size_t n = (size_t)B * C * hw[l % 3] * hw[l % 3];
+        buf[l] = calloc(n, sizeof(float)), gbuf[l] = calloc(n, sizeof(float));
+        out[l] = (yolo_host_tensor){4, {B, C, hw[l % 3], hw[l % 3]}, buf[l]};
+        grads[l] = (yolo_host_tensor){4, {B, C, hw[l % 3], hw[l % 3]}, gbuf[l]};
+    }
+    yolo_det_levels_scatter(f[HM], 3, h, w, B, C, buf);
+    yolo_det_levels_scatter(f[HO], 3, h, w, B, C, buf + 3);
+    const int src_of[4] = {MM, MO, SS, PR};
+    for (int k = 0; k < 4; k++) {
+        const int i = src_of[k];
+        out[6 + k] = (yolo_host_tensor){ndim[i], {0}, f[i]};
+        memcpy(out[6 + k].shape, shape[i], sizeof(int64_t) * (size_t)ndim[i]);
+        gbuf[6 + k] = calloc((size_t)count[i], sizeof(float));
+        grads[6 + k] = out[6 + k];
+        grads[6 + k].data = gbuf[6 + k];
+    }
+    void *state = NULL;
+    double loss = 0;
+    float items[YOLO_TASK_MAX_ITEMS];
+    CHECK_MSG(!hooks->loss_create(&ctx, &state), "%s", yolo_last_error());
+    CHECK_MSG(state && !hooks->loss_compute(state, &batch, 10, out, grads, &loss, items), "%s", yolo_last_error());
+    const double ref = f[VAL][2];
+    printf("YOLO26-seg E2ELoss: total %.7g (PyTorch %.7g); one-to-one box %.6g seg %.6g cls %.6g dfl %.6g sem %.6g "
+           "(PyTorch %.6g %.6g %.6g %.6g %.6g)\n", loss, ref, items[0], items[1], items[2], items[3], items[4],
+           f[VAL][3], f[VAL][4], f[VAL][5], f[VAL][6], f[VAL][7]);
+    CHECK_MSG(fabs(loss - ref) <= 1e-5 * fabs(ref), "total %.8g, PyTorch %.8g", loss, ref);
+    for (int k = 0; k < 5; k++)
+        CHECK_MSG(fabsf(items[k] - f[VAL][3 + k]) <= 1e-5f * fabsf(f[VAL][3 + k]) + 1e-7f, "item %d: %.8g, PyTorch %.8g",
+                  k, items[k], f[VAL][3 + k]);
+    for (int b = 0; b < 2; b++) { /* the maps' gradients gathered back to [B, C, A] */
+        float *g = malloc(sizeof(float) * (size_t)B * C * A);
+        yolo_det_levels_gather((const float *const *)(gbuf + 3 * b), 3, h, w, B, C, g);
+        double diff = interop_rel_diff(g, f[9 + b], (int64_t)B * C * A);
+        printf("YOLO26-seg E2ELoss: d total / d %s: max |ours - autograd| / max |autograd| = %.3g\n", files[9 + b],
+               diff);
+        CHECK_MSG(diff <= 1e-5, "%s: relative difference %.3g", files[9 + b], diff);
+        free(g);
+    }
+    for (int k = 0; k < 4; k++) { /* coefficients (each branch), semantic logits, prototypes */
+        const int i = src_of[k], gi = 9 + i;
+        double diff = interop_rel_diff(gbuf[6 + k], f[gi], count[i]);
+        printf("YOLO26-seg E2ELoss: d total / d %s: max |ours - autograd| / max |autograd| = %.3g\n", files[i], diff);
+        CHECK_MSG(diff <= 1e-5, "%s: relative difference %.3g", files[gi], diff);
+    }
+    /* an end2end head's loss given one coefficient output: refused, naming both counts */
+    yolo_host_tensor one[9] = {out[0], out[1], out[2], out[3], out[4], out[5], out[6], out[8], out[9]};
+    CHECK_MSG(state && hooks->loss_compute(state, &batch, 9, one, NULL, &loss, items) == YOLO_ERR_ARG &&
+                  test_error_mentions("1 mask coefficient outputs for a head of 2 branches"),
+              "%s", yolo_last_error());
+    double gmax = 0;
+    for (int64_t i = 0; i < count[SS]; i++) gmax = fmax(gmax, fabs(f[9 + SS][i]));
+    CHECK_MSG(gmax > 1e-4 && nm == 4, "the semantic logits' gradient is %g (nm %d)", gmax, nm);
+    if (state) hooks->loss_destroy(state);
+    for (int l = 0; l < 10; l++) free(buf[l]), free(gbuf[l]); /* buf[6..9]: NULL (the fixture's arrays) */
+done:
+    yolo_model_free(m);
+    yolo_backend_free(be);
+    for (int i = 0; i < N_FILES; i++) free(f[i]);
+}
+
 int main(void) {
     const yolo_task *task = NULL;
     if (yolo_plugin_load_task("segment", &task) != YOLO_OK) {
@@ -395,6 +527,7 @@ int main(void) {
     test_loss(cfg, &ctx);
     test_metrics(&ctx, &val_ctx);
     test_predict(cfg, &ctx);
+    test_seg26_loss(cfg);
     yolo_config_free(val_cfg);
     yolo_config_free(cfg);
     return test_result("test_segment_task");

@@ -380,7 +380,8 @@ static yolo_status segment_metrics_create(const yolo_task_context *ctx, void **s
     return YOLO_OK;
 }
 
-/* The eval outputs: t[0] [B, 4 + nc + nm, A] and the prototypes (last). */
+/* The eval outputs: t[0] [B, 4 + nc + nm, A] and the prototypes (last;
+ * for inference only, the only other output). */
 typedef struct eval_view {
     yolo_det_eval_view det; /* first (the kit's IoU callback gets it): n_extra = nm mask coefficients */
     const float *proto;
@@ -389,9 +390,9 @@ typedef struct eval_view {
 
 static yolo_status eval_outputs(const char *who, const yolo_batch *batch, int n_outputs,
                                 const yolo_host_tensor *outputs, eval_view *v) {
-    if (!batch || !outputs || n_outputs < 4)
-        return yolo_error(YOLO_ERR_ARG, "%s: no batch or %d outputs (the eval outputs of Segment are nl + 3)", who,
-                          n_outputs);
+    if (!batch || !outputs || n_outputs < 2)
+        return yolo_error(YOLO_ERR_ARG, "%s: no batch or %d outputs (the eval outputs of a segment head are the "
+                          "decoded rows, then the prototypes last)", who, n_outputs);
     const yolo_host_tensor *proto = &outputs[n_outputs - 1];
     int64_t want[4] = {batch->n, -1, -1, -1};
     yolo_status st = check_tensor(who, "prototype", proto, 4, want);
