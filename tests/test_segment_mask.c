@@ -8,7 +8,11 @@
  *     worked out by hand, crop_mask's pixel rule, and its gradient with
  *     respect to the coefficients and the prototypes against central
  *     differences;
- *   - predicted masks, mask IoU and the outline of a mask. */
+ *   - predicted masks, mask IoU and the outline of a mask;
+ *   - Segment26's semantic targets (the class on top, with overlap; the
+ *     smallest covering instance, first on ties, without) and its
+ *     BCEDice term: a value worked out by hand and the gradient against
+ *     central differences. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -232,9 +236,61 @@ static void test_predict_iou_contour(void) {
     CHECK(seg_mask_contour(m, 8, 8, xy, 64) == 0);
 }
 
+static void test_semantic_classes(void) {
+    /* 4 pixels; instances 0 (class 2, 3 px), 1 (class 0, 2 px), 2 (class 1, 2 px) */
+    const int32_t cls[3] = {2, 0, 1};
+    const int32_t index[4] = {0, 1, 2, 3}; /* overlap: the instance on top, +1 */
+    int32_t out[4];
+    seg_semantic_classes(index, true, 3, cls, 4, out, NULL);
+    CHECK(out[0] == -1 && out[1] == 2 && out[2] == 0 && out[3] == 1);
+    /* without overlap: pixel 1 covered by 0 and 1 (1 smaller), pixel 2 by 1 and 2 (same size: the first, 1),
+     * pixel 3 by 0 and 2 (2 smaller), pixel 0 by none */
+    const int32_t planes[12] = {0, 1, 1, 1, /* instance 0 */ 0, 1, 1, 0, /* 1 */ 0, 0, 1, 1 /* 2 */};
+    int64_t area[3];
+    seg_semantic_classes(planes, false, 3, cls, 4, out, area);
+    CHECK_MSG(out[0] == -1 && out[1] == 0 && out[2] == 0 && out[3] == 1, "%d %d %d %d", out[0], out[1], out[2],
+              out[3]);
+}
+
+/* BCEDice's per-image sums: at logits 0 every BCE term is ln 2, and a
+ * channel whose target is empty has Dice 1 - 1 / (hw / 2 + 1); the
+ * gradient against central differences of g_bce * BCE + g_dice * Dice. */
+static void test_semantic_loss(void) {
+    enum { NC = 2, HW = 6 };
+    const int32_t cls[HW] = {0, 0, -1, 1, -1, 0};
+    float x[NC * HW] = {0}, grad[NC * HW];
+    double bce = 0, dice = 0;
+    seg_semantic_image(NC, HW, x, cls, 0, 0, &bce, &dice, NULL);
+    /* channel 0: I = 3 * 0.5, S = 3, T = 3 -> 1 - 4 / 7; channel 1: I = 0.5, S = 3, T = 1 -> 1 - 2 / 5 */
+    const double want_dice = (1 - 4.0 / 7.0) + (1 - 2.0 / 5.0);
+    CHECK_MSG(fabs(bce - NC * HW * log(2.0)) < 1e-9 && fabs(dice - want_dice) < 1e-9, "bce %.12g dice %.12g", bce,
+              dice);
+    for (int i = 0; i < NC * HW; i++) x[i] = (float)(0.9 * sin(1.7 * i + 0.3));
+    const double gb = 0.3, gd = 1.7;
+    bce = dice = 0;
+    seg_semantic_image(NC, HW, x, cls, gb, gd, &bce, &dice, grad);
+    double worst = 0;
+    for (int i = 0; i < NC * HW; i++) {
+        const float keep = x[i], h = 1e-3f;
+        double f[2];
+        for (int k = 0; k < 2; k++) {
+            double b = 0, d = 0;
+            x[i] = keep + (k ? -h : h);
+            seg_semantic_image(NC, HW, x, cls, 0, 0, &b, &d, NULL);
+            f[k] = gb * b + gd * d;
+        }
+        x[i] = keep;
+        const double num = (f[0] - f[1]) / (2.0 * (double)h);
+        worst = fmax(worst, fabs(num - grad[i]) / fmax(1.0, fabs(num)));
+    }
+    CHECK_MSG(worst < 1e-4, "semantic gradient: %.3g off central differences", worst);
+}
+
 int main(void) {
     test_rasterize();
     test_loss_values();
+    test_semantic_classes();
+    test_semantic_loss();
     test_loss_gradient();
     test_predict_iou_contour();
     return test_result("test_segment_mask");

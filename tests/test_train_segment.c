@@ -7,6 +7,7 @@
  * flaky. About a minute on 2 cores. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "test_util.h"
@@ -19,7 +20,7 @@ int main(int argc, char **argv) {
     char env[600];
     snprintf(env, sizeof env, "%s/cache", dir);
     setenv("YOLO_CACHE_DIR", env, 1);
-    char args[600]; /* argv[1]: another model yaml (tests/yolo11.cmake: yolo11n-seg.yaml) */
+    char args[600]; /* argv[1]: another model yaml (tests/yolo11.cmake, yolo26.cmake: yolo11n-seg, yolo26n-seg) */
     snprintf(args, sizeof args,
              "segment train data=shapes model=%s epochs=5 imgsz=96 batch=4 nbs=4 warmup_epochs=0 workers=2 "
              "close_mosaic=2",
@@ -35,8 +36,15 @@ int main(int argc, char **argv) {
     CHECK(test_csv_column(csv, "train/cls_loss", cls, 64) == n);
     CHECK(test_csv_column(csv, "metrics/mAP50(M)", map50m, 64) == n);
     CHECK(test_csv_column(csv, "metrics/mAP50(B)", map50b, 64) == n);
-    double tmp[64];
+    double tmp[64], sem[64];
     CHECK(test_csv_column(csv, "val/seg_loss", tmp, 64) == n);
+    /* Ultralytics 8.4's sem_loss column: Segment26's semantic term, falling; 0 for the other heads */
+    const bool proto26 = argc > 1 && strstr(argv[1], "yolo26");
+    CHECK(test_csv_column(csv, "train/sem_loss", sem, 64) == n);
+    if (n == 5)
+        CHECK_MSG(proto26 ? sem[0] > 0 && sem[n - 1] < 0.9 * sem[0] : sem[0] == 0 && sem[n - 1] == 0,
+                  "sem loss %g -> %g", sem[0], sem[n - 1]);
+    CHECK(test_csv_column(csv, "val/sem_loss", tmp, 64) == n && tmp[n - 1] == 0);
     CHECK(test_csv_column(csv, "metrics/mAP50-95(M)", tmp, 64) == n);
     if (n == 5) {
         CHECK_MSG(box[n - 1] < box[0], "box loss %g -> %g", box[0], box[n - 1]);
