@@ -20,7 +20,6 @@
 
 #include "yolo/detection.h"
 #include "yolo/loss.h"
-#include "per_image.h"
 #include "loss_internal.h"
 
 yolo_det_loss_params yolo_det_loss_default_params(int nc) {

@@ -1,9 +1,9 @@
-/* yolo_det_for_each_image: the loss and the assignment of a batch run image
+/* yolo_det_for_each_image (yolo/detection.h): the loss and the assignment of a batch run image
  * by image, in parallel while the device waits for the gradients. Threads
  * are started per call: ~20 us each against milliseconds of work per image.
  * Each image's part is written to its own slots and the caller sums them in
  * image order, so results are bit-identical for any thread count. */
-#include "per_image.h"
+#include "yolo/detection.h"
 
 #include <pthread.h>
 #include <stdio.h>

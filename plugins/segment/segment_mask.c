@@ -195,26 +195,26 @@ void seg_semantic_classes(const int32_t *masks, bool overlap, int n, const int32
 }
 
 void seg_semantic_image(int nc, size_t hw, const float *pred, const int32_t *cls, double g_bce, double g_dice,
-                        double *bce, double *dice, float *grad) {
+                        double *bce, double *dice, float *grad, float *scratch) {
+    float *t = scratch, *s = scratch + hw;
     for (int c = 0; c < nc; c++) {
         const float *x = pred + (size_t)c * hw;
-        float *g = grad ? grad + (size_t)c * hw : NULL;
-        double inter = 0, probs = 0, targets = 0, sum = 0;
+        for (size_t p = 0; p < hw; p++) t[p] = cls[p] == c ? 1.0f : 0.0f;
+        *bce += yolo_bce_with_logits(x, t, hw, 1.0f, s); /* s = sigmoid(x) - t */
+        double inter = 0, probs = 0, targets = 0;
         for (size_t p = 0; p < hw; p++) {
-            const double t = cls[p] == c, v = x[p], s = 1.0 / (1.0 + exp(-v));
-            sum += (v > 0 ? v : 0) - v * t + log1p(exp(-fabs(v)));
-            inter += s * t, probs += s, targets += t;
+            s[p] += t[p];
+            inter += (double)s[p] * t[p], probs += s[p], targets += t[p];
         }
         const double u = probs + targets + 1.0, d = (2.0 * inter + 1.0) / u;
-        *bce += sum;
         *dice += 1.0 - d;
-        if (!g) continue;
+        if (!grad) continue;
         /* d(1 - dice)/dx_p = -(2 t_p u - (2 I + 1)) / u^2 * s_p (1 - s_p) */
-        for (size_t p = 0; p < hw; p++) {
-            const double t = cls[p] == c, s = 1.0 / (1.0 + exp(-(double)x[p]));
-            const double dd = -(2.0 * t * u - (2.0 * inter + 1.0)) / (u * u) * s * (1.0 - s);
-            g[p] = (float)(g_bce * (s - t) + g_dice * dd);
-        }
+        float *g = grad + (size_t)c * hw;
+        const float k1 = (float)(-2.0 * g_dice / u), k0 = (float)(g_dice * (2.0 * inter + 1.0) / (u * u));
+        const float gb = (float)g_bce;
+        for (size_t p = 0; p < hw; p++)
+            g[p] = gb * (s[p] - t[p]) + (k1 * t[p] + k0) * s[p] * (1.0f - s[p]);
     }
 }
 

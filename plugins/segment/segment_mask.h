@@ -74,9 +74,10 @@ void seg_semantic_classes(const int32_t *masks, bool overlap, int n, const int32
  * on semantic logits pred [nc][hw] against the one-hot of cls [hw] (-1:
  * all zero): adds the image's BCE sum over its nc * hw elements to *bce
  * and its sum over channels of 1 - dice_c to *dice. When grad is not NULL
- * it receives (overwritten) g_bce * d(BCE sum) + g_dice * d(Dice sum). */
+ * it receives (overwritten) g_bce * d(BCE sum) + g_dice * d(Dice sum).
+ * scratch: 2 * hw floats. */
 void seg_semantic_image(int nc, size_t hw, const float *pred, const int32_t *cls, double g_bce, double g_dice,
-                        double *bce, double *dice, float *grad);
+                        double *bce, double *dice, float *grad, float *scratch);
 
 /* ---- predictions ---- */
 

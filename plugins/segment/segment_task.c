@@ -69,6 +69,7 @@ typedef struct mask_targets {
     int32_t *masks, *raster;
     uint8_t *scratch;
     size_t masks_cap, raster_cap, scratch_cap;
+    const int32_t *raw; /* the last image's rasterization itself, (W / ratio) x (H / ratio) */
 } mask_targets;
 
 static void targets_free(mask_targets *t) { free(t->masks), free(t->raster), free(t->scratch); }
@@ -86,6 +87,7 @@ static yolo_status targets_image(mask_targets *t, const yolo_batch *batch, int k
         st = grow((void **)&t->raster, &t->raster_cap, (size_t)(planes > 0 ? planes : 1) * rhw, sizeof(int32_t));
     if (st) return st;
     int32_t *dst = resize ? t->raster : t->masks;
+    t->raw = dst;
     st = seg_rasterize(&batch->instances, k0, k1, rw, rh, t->overlap, dst, t->scratch);
     if (st || !resize) return st;
     for (int p = 0; p < planes; p++) seg_resize_nearest(t->raster + p * rhw, rw, rh, t->masks + p * hw, mw, mh);
@@ -115,14 +117,11 @@ static yolo_status check_tensor(const char *who, const char *what, const yolo_ho
 
 typedef struct loss_state {
     yolo_det_criterion *crit;
-    mask_targets targets, sem_targets;
-    float *z;
-    size_t z_cap;
+    bool overlap;
+    int ratio;
     int32_t *image_first; /* first instance of each image [B + 1] */
-    size_t first_cap;
-    int32_t *classes, *sem_classes; /* Segment26: pixel classes at the mask raster, and at the semantic logits' size */
-    int64_t *area;
-    size_t classes_cap, sem_classes_cap, area_cap;
+    double *parts;        /* per image: both branches' mask sums, the semantic BCE and Dice sums */
+    size_t first_cap, parts_cap;
 } loss_state;
 
 /* Ultralytics 8.4's five for every segment model (sem_loss 0 without
@@ -133,9 +132,7 @@ static void segment_loss_destroy(void *state) {
     loss_state *s = state;
     if (!s) return;
     yolo_det_criterion_free(s->crit);
-    targets_free(&s->targets);
-    targets_free(&s->sem_targets);
-    free(s->z), free(s->image_first), free(s->classes), free(s->sem_classes), free(s->area);
+    free(s->image_first), free(s->parts);
     free(s);
 }
 
@@ -145,8 +142,7 @@ static yolo_status segment_loss_create(const yolo_task_context *ctx, void **stat
     loss_state *s = calloc(1, sizeof *s);
     if (!s) return yolo_error(YOLO_ERR_NOMEM, "segment loss_create: out of memory");
     yolo_status st = yolo_det_criterion_create(ctx, &s->crit);
-    if (!st) st = mask_settings(ctx ? ctx->cfg : NULL, &s->targets.overlap, &s->targets.ratio);
-    s->sem_targets.overlap = s->targets.overlap, s->sem_targets.ratio = s->targets.ratio;
+    if (!st) st = mask_settings(ctx ? ctx->cfg : NULL, &s->overlap, &s->ratio);
     if (st) {
         segment_loss_destroy(s);
         return yolo_error_context(st, "segment loss");
@@ -193,26 +189,46 @@ static yolo_status train_outputs(const char *who, const yolo_batch *batch, int n
     return YOLO_OK;
 }
 
+/* What every image's part of the loss reads (yolo_det_for_each_image). */
+typedef struct image_job {
+    const char *who;
+    const loss_state *s;
+    const yolo_batch *batch;
+    const yolo_det_criterion_result *r;
+    const train_view *v;
+    double g_scale[2];          /* each branch's mask gradient factor */
+    bool masks;                 /* a branch has positives: the mask terms run */
+    bool semantic;              /* Segment26's semantic term runs */
+    double sem_g_bce, sem_g_dice; /* its gradient factors (0: the first branch has none) */
+} image_job;
+
+enum { PART_SEG0, PART_SEG1, PART_BCE, PART_DICE, PARTS };
+
 /* The mask terms of image b's positive anchors in every branch, each
- * branch's sum into seg_sum[branch]; gradients g_scale[branch] times
- * theirs, into the coefficients and (the first branch only: the
- * one-to-one's prototypes are detached) the prototypes. */
-static yolo_status image_masks(loss_state *s, const char *who, const yolo_batch *batch, const yolo_det_criterion_result *r,
-                               const train_view *v, int b, const double *g_scale, double *seg_sum) {
+ * branch's sum into part[branch]; gradients g_scale[branch] times theirs,
+ * into the coefficients and (the first branch only: the one-to-one's
+ * prototypes are detached) the prototypes. *rasterized: whether t holds
+ * the image's targets. */
+static yolo_status image_masks(const image_job *j, mask_targets *t, int b, double *part, bool *rasterized) {
+    const train_view *v = j->v;
+    const yolo_det_criterion_result *r = j->r;
     const int64_t A = r->n_anchors;
-    const int k0 = s->image_first[b], k1 = s->image_first[b + 1];
+    const int k0 = j->s->image_first[b], k1 = j->s->image_first[b + 1];
     const int nm = (int)v->mc[0]->shape[1], mh = (int)v->proto->shape[2], mw = (int)v->proto->shape[3];
     const size_t hw = (size_t)mw * mh;
-    const float W = (float)batch->width, H = (float)batch->height;
-    bool any = false, rasterized = false;
-    for (int br = 0; br < v->branches; br++) {
+    const float W = (float)j->batch->width, H = (float)j->batch->height;
+    float *z = NULL;
+    yolo_status st = YOLO_OK;
+    for (int br = 0; br < v->branches && !st; br++) {
         const int32_t *gi = r->branch_asg[br].gt_index + (size_t)b * A;
+        bool any = false;
         for (int64_t a = 0; a < A && !any; a++) any = gi[a] >= 0;
         if (!any) continue;
-        if (!rasterized) {
-            yolo_status st = targets_image(&s->targets, batch, k0, k1, mw, mh);
-            if (st) return st;
-            rasterized = true;
+        if (!*rasterized) {
+            if (!(z = malloc(hw * sizeof *z)))
+                return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory for a %dx%d mask", j->who, mw, mh);
+            if ((st = targets_image(t, j->batch, k0, k1, mw, mh))) break;
+            *rasterized = true;
         }
         const float *coef = v->mc[br]->data + (size_t)b * nm * A, *pr = v->proto->data + (size_t)b * nm * hw;
         float *gcoef = v->gmc[br] ? v->gmc[br] + (size_t)b * nm * A : NULL;
@@ -220,63 +236,79 @@ static yolo_status image_masks(loss_state *s, const char *who, const yolo_batch 
         for (int64_t a = 0; a < A; a++) {
             int g = gi[a];
             if (g < 0) continue;
-            if (g < k0 || g >= k1)
-                return yolo_error(YOLO_ERR_ARG, "%s: an anchor of image %d assigned to instance %d", who, b, g);
+            if (g < k0 || g >= k1) {
+                st = yolo_error(YOLO_ERR_ARG, "%s: an anchor of image %d assigned to instance %d", j->who, b, g);
+                break;
+            }
             const float *box = r->gt.boxes + 4 * (size_t)g;
-            seg_mask_target t = {
-                .mask = s->targets.overlap ? s->targets.masks : s->targets.masks + (size_t)(g - k0) * hw,
-                .value = s->targets.overlap ? g - k0 + 1 : 1,
+            seg_mask_target mt = {
+                .mask = t->overlap ? t->masks : t->masks + (size_t)(g - k0) * hw,
+                .value = t->overlap ? g - k0 + 1 : 1,
                 .box = {box[0] * mw / W, box[1] * mh / H, box[2] * mw / W, box[3] * mh / H},
                 .area = (box[2] - box[0]) / W * ((box[3] - box[1]) / H),
             };
-            seg_sum[br] += seg_mask_term(nm, coef + a, (size_t)A, pr, mh, mw, &t, g_scale[br],
-                                         gcoef ? gcoef + a : NULL, gproto, s->z);
+            part[PART_SEG0 + br] += seg_mask_term(nm, coef + a, (size_t)A, pr, mh, mw, &mt, j->g_scale[br],
+                                                  gcoef ? gcoef + a : NULL, gproto, z);
         }
-        any = false;
     }
-    return YOLO_OK;
+    free(z);
+    return st;
 }
 
-/* Segment26's auxiliary semantic loss (v8SegmentationLoss's semseg term):
- * BCEDiceLoss of the logits against the one-hot of each pixel's class at
- * the mask raster (imgsz / mask_ratio; none where no instance is),
- * downsampled (nearest) to the logits' size; times the box gain. With
- * grad (the first branch's, weighted), its gradient too. */
-static yolo_status semantic_loss(loss_state *s, const yolo_batch *batch, const train_view *v, double gain,
-                                 double grad_weight, double *value) {
-    const int64_t B = batch->n;
+/* Image b's part of Segment26's auxiliary semantic loss
+ * (v8SegmentationLoss's semseg term): BCEDiceLoss of the logits against
+ * the one-hot of each pixel's class at the mask raster (imgsz / mask_ratio;
+ * none where no instance is), downsampled (nearest) to the logits' size;
+ * its BCE and Dice sums into part, its gradient (the first branch's,
+ * weighted) into the logits' gradient. */
+static yolo_status image_semantic(const image_job *j, mask_targets *t, int b, bool rasterized, double *part) {
+    const train_view *v = j->v;
+    const yolo_batch *batch = j->batch;
     const int nc = (int)v->sem->shape[1], sh = (int)v->sem->shape[2], sw = (int)v->sem->shape[3];
-    int rw = batch->width / s->sem_targets.ratio, rh = batch->height / s->sem_targets.ratio;
+    const int k0 = j->s->image_first[b], k1 = j->s->image_first[b + 1], n = k1 - k0;
+    int rw = batch->width / t->ratio, rh = batch->height / t->ratio;
     rw = rw < 1 ? 1 : rw, rh = rh < 1 ? 1 : rh;
     const size_t hw = (size_t)sw * sh, rhw = (size_t)rw * rh;
-    yolo_status st = grow((void **)&s->classes, &s->classes_cap, rhw, sizeof(int32_t));
-    if (!st) st = grow((void **)&s->sem_classes, &s->sem_classes_cap, hw, sizeof(int32_t));
-    if (st) return st;
-    const double n_bce = (double)B * nc * (double)hw, n_dice = (double)B * nc;
-    const double g = (double)B * grad_weight * gain * 0.5;
-    double bce = 0, dice = 0;
-    for (int64_t b = 0; b < B; b++) {
-        const int k0 = s->image_first[b], k1 = s->image_first[b + 1], n = k1 - k0;
+    int32_t *classes = malloc(rhw * sizeof *classes), *sem_classes = malloc(hw * sizeof *sem_classes);
+    int64_t *area = malloc((size_t)(n > 0 ? n : 1) * sizeof *area);
+    float *scratch = malloc(2 * hw * sizeof *scratch);
+    yolo_status st = classes && sem_classes && area && scratch
+                         ? YOLO_OK
+                         : yolo_error(YOLO_ERR_NOMEM, "%s: out of memory for the semantic targets", j->who);
+    for (int k = k0; k < k1 && !st; k++)
+        if (batch->instances.cls[k] < 0 || batch->instances.cls[k] >= nc)
+            st = yolo_error(YOLO_ERR_ARG, "%s: instance %d has class %d, the semantic logits %d", j->who, k,
+                            (int)batch->instances.cls[k], nc);
+    if (!st && n > 0 && !rasterized) st = targets_image(t, batch, k0, k1, rw, rh);
+    if (!st) {
         if (n > 0) {
-            st = targets_image(&s->sem_targets, batch, k0, k1, rw, rh);
-            if (!st) st = grow((void **)&s->area, &s->area_cap, (size_t)n, sizeof(int64_t));
-            if (st) return st;
-            for (int j = 0; j < n; j++)
-                if (batch->instances.cls[k0 + j] < 0 || batch->instances.cls[k0 + j] >= nc)
-                    return yolo_error(YOLO_ERR_ARG, "segment loss: instance %d has class %d, the semantic logits %d",
-                                      k0 + j, (int)batch->instances.cls[k0 + j], nc);
-            seg_semantic_classes(s->sem_targets.masks, s->sem_targets.overlap, n, batch->instances.cls + k0, rhw,
-                                 s->classes, s->area);
-            seg_resize_nearest(s->classes, rw, rh, s->sem_classes, sw, sh);
+            seg_semantic_classes(t->raw, t->overlap, n, batch->instances.cls + k0, rhw, classes, area);
+            seg_resize_nearest(classes, rw, rh, sem_classes, sw, sh);
         } else {
-            for (size_t p = 0; p < hw; p++) s->sem_classes[p] = -1;
+            for (size_t p = 0; p < hw; p++) sem_classes[p] = -1;
         }
         const size_t at = (size_t)b * nc * hw;
-        seg_semantic_image(nc, hw, v->sem->data + at, s->sem_classes, g / n_bce, g / n_dice, &bce, &dice,
-                           v->gsem && grad_weight > 0 ? v->gsem + at : NULL);
+        seg_semantic_image(nc, hw, v->sem->data + at, sem_classes, j->sem_g_bce, j->sem_g_dice, &part[PART_BCE],
+                           &part[PART_DICE], v->gsem && (j->sem_g_bce || j->sem_g_dice) ? v->gsem + at : NULL,
+                           scratch);
     }
-    *value = gain * (0.5 * bce / n_bce + 0.5 * dice / n_dice);
-    return isfinite(*value) ? YOLO_OK : yolo_error(YOLO_ERR_NUMERIC, "segment: the semantic loss is %g", *value);
+    free(classes), free(sem_classes), free(area), free(scratch);
+    return st;
+}
+
+/* Image b's part of the loss (yolo_det_for_each_image): its own targets,
+ * sums and gradient rows. */
+static yolo_status image_loss(void *arg, int b) {
+    const image_job *j = arg;
+    double *part = j->s->parts + (size_t)b * PARTS;
+    for (int k = 0; k < PARTS; k++) part[k] = 0;
+    mask_targets t = {.overlap = j->s->overlap, .ratio = j->s->ratio};
+    bool rasterized = false;
+    yolo_status st = j->masks ? image_masks(j, &t, b, part, &rasterized) : YOLO_OK;
+    /* the masks' rasterization (t.raw, before any resize) is the semantic term's too */
+    if (!st && j->semantic) st = image_semantic(j, &t, b, rasterized, part);
+    targets_free(&t);
+    return st;
 }
 
 static yolo_status segment_loss_compute(void *state, const yolo_batch *batch, int n_outputs,
@@ -299,8 +331,8 @@ static yolo_status segment_loss_compute(void *state, const yolo_batch *batch, in
         int64_t want_mc[3] = {B, v.mc[0]->shape[1], A};
         st = check_tensor(who, "coefficient", v.mc[b], 3, want_mc);
     }
-    if (!st) st = grow((void **)&s->z, &s->z_cap, (size_t)v.proto->shape[2] * v.proto->shape[3], sizeof(float));
     if (!st) st = grow((void **)&s->image_first, &s->first_cap, (size_t)B + 1, sizeof(int32_t));
+    if (!st) st = grow((void **)&s->parts, &s->parts_cap, (size_t)B * PARTS, sizeof(double));
     if (!st) st = yolo_det_image_ranges(who, batch, s->image_first);
     if (st) return st;
 
@@ -309,21 +341,32 @@ static yolo_status segment_loss_compute(void *state, const yolo_batch *batch, in
     double fg[2] = {r.branch_value[0].n_fg, v.branches > 1 ? r.branch_value[1].n_fg : 0};
     if (p->ranks && p->ranks->rank_mean && p->ranks->world > 1 && (st = p->ranks->rank_mean(p->ranks, fg, 2)))
         return st;
-    double g_scale[2], seg_sum[2] = {0, 0}, seg[2] = {0, 0}, sem[2] = {0, 0};
-    for (int b = 0; b < v.branches; b++)
-        g_scale[b] = fg[b] > 0 ? (double)B * r.branch_weight[b] * p->box_gain / fg[b] : 0;
-    const bool any_fg = r.branch_value[0].n_fg > 0 || (v.branches > 1 && r.branch_value[1].n_fg > 0);
-    for (int b = 0; b < B && any_fg && !st; b++) st = image_masks(s, who, batch, &r, &v, b, g_scale, seg_sum);
-    if (st) return st;
-    /* the semantic term counts in a branch that has positives (Ultralytics'
-     * `if fg_mask.sum()`); only the first branch's is not detached */
-    double sem_value = 0;
-    if (v.sem && any_fg) {
-        const bool grad0 = r.branch_value[0].n_fg > 0;
-        st = semantic_loss(s, batch, &v, p->box_gain, grad0 ? r.branch_weight[0] : 0.0, &sem_value);
-        if (st) return st;
+    image_job job = {.who = who, .s = s, .batch = batch, .r = &r, .v = &v};
+    for (int b = 0; b < v.branches; b++) {
+        job.g_scale[b] = fg[b] > 0 ? (double)B * r.branch_weight[b] * p->box_gain / fg[b] : 0;
+        job.masks = job.masks || r.branch_value[b].n_fg > 0;
     }
-    double total = r.value.total;
+    /* the semantic term counts in a branch that has positives (Ultralytics'
+     * `if fg_mask.sum()`); only the first branch's is not detached. Its
+     * value: gain * (0.5 * mean BCE + 0.5 * mean over images and classes of 1 - Dice) */
+    const int nc = v.sem ? (int)v.sem->shape[1] : 0;
+    const double n_bce = v.sem ? (double)B * nc * (double)(v.sem->shape[2] * v.sem->shape[3]) : 1,
+                 n_dice = (double)B * nc;
+    job.semantic = v.sem && job.masks;
+    if (job.semantic && r.branch_value[0].n_fg > 0) {
+        const double g = (double)B * r.branch_weight[0] * p->box_gain * 0.5;
+        job.sem_g_bce = g / n_bce, job.sem_g_dice = g / n_dice;
+    }
+    if (job.masks || job.semantic) st = yolo_det_for_each_image((int)B, image_loss, &job);
+    if (st) return st;
+    double seg_sum[2] = {0, 0}, bce = 0, dice = 0; /* in image order */
+    for (int64_t b = 0; b < B && (job.masks || job.semantic); b++) {
+        const double *part = s->parts + (size_t)b * PARTS;
+        seg_sum[0] += part[PART_SEG0], seg_sum[1] += part[PART_SEG1], bce += part[PART_BCE], dice += part[PART_DICE];
+    }
+    const double sem_value = job.semantic ? p->box_gain * (0.5 * bce / n_bce + 0.5 * dice / n_dice) : 0;
+    if (!isfinite(sem_value)) return yolo_error(YOLO_ERR_NUMERIC, "segment: the semantic loss is %g", sem_value);
+    double total = r.value.total, seg[2] = {0, 0}, sem[2] = {0, 0};
     for (int b = 0; b < v.branches; b++) {
         seg[b] = fg[b] > 0 ? p->box_gain * seg_sum[b] / fg[b] : 0;
         sem[b] = r.branch_value[b].n_fg > 0 ? sem_value : 0;

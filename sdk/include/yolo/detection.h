@@ -518,6 +518,15 @@ YOLO_DETECTION_API void yolo_write_json_numbers(FILE *f, const char *key, const 
  * or an unsorted one, is YOLO_ERR_ARG naming `who`). */
 YOLO_DETECTION_API yolo_status yolo_det_image_ranges(const char *who, const yolo_batch *batch, int32_t *first);
 
+/* A task's per-image loss work in parallel, as the detection loss's own:
+ * fn(arg, b) for b in [0, batch) on up to YOLO_LOSS_THREADS (default: the
+ * online cores) threads. Each call must touch only image b's slots (its
+ * gradient rows, its partial sums), which the caller adds in image order:
+ * results then do not depend on the thread count. On failure: the status
+ * and message of the lowest failing image. */
+typedef yolo_status (*yolo_det_image_fn)(void *arg, int b);
+YOLO_DETECTION_API yolo_status yolo_det_for_each_image(int batch, yolo_det_image_fn fn, void *arg);
+
 /* The eval output t[0] = [B, 4 + nc + n_extra, A]. */
 typedef struct yolo_det_eval_view {
     const float *pred;
