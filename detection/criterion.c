@@ -44,6 +44,9 @@ struct yolo_det_criterion {
     float *anchor_xy, *anchor_stride;
     /* scratch */
     criterion_branch branch[2]; /* one-to-many, one-to-one */
+    int branches;                   /* of the last compute (yolo_det_criterion_branch_of) */
+    yolo_det_loss_value branch_value[2];
+    double branch_weight[2];
     float *gt_boxes;
     int32_t *gt_cls;
     size_t gt_cap;
@@ -281,8 +284,8 @@ yolo_status yolo_det_criterion_compute(yolo_det_criterion *c, const char *who, c
     memset(out, 0, sizeof *out);
     if (!c->end2end) {
         st = branch_compute(c, &c->branch[0], batch, nl, maps, grads, &p, NULL, 1.0, &out->value);
-        out->branch_value[0] = out->value;
-        out->branch_weight[0] = 1.0;
+        c->branch_value[0] = out->value;
+        c->branch_weight[0] = 1.0;
     } else {
         /* E2ELoss: o2m decays from 0.8 (epoch 0) to 0.1 (the last), o2o = 1 - o2m */
         const double span = c->epochs > 1 ? (double)(c->epochs - 1) : 1.0, k = batch->epoch > 0 ? batch->epoch : 0;
@@ -297,8 +300,8 @@ yolo_status yolo_det_criterion_compute(yolo_det_criterion *c, const char *who, c
             st = branch_compute(c, &c->branch[1], batch, nl, maps + nl, grads ? grads + nl : NULL, &p1, &one,
                                 1.0 - o2m, &v1);
         if (!st) { /* the total of both; the logged items are the one-to-one branch's, as Ultralytics' */
-            out->branch_value[0] = out->value, out->branch_value[1] = v1;
-            out->branch_weight[0] = o2m, out->branch_weight[1] = 1.0 - o2m;
+            c->branch_value[0] = out->value, c->branch_value[1] = v1;
+            c->branch_weight[0] = o2m, c->branch_weight[1] = 1.0 - o2m;
             const double total = o2m * out->value.total + (1.0 - o2m) * v1.total;
             out->value = v1;
             out->value.total = total;
@@ -314,10 +317,16 @@ yolo_status yolo_det_criterion_compute(yolo_det_criterion *c, const char *who, c
     out->anchor_stride = c->anchor_stride;
     out->gt = (yolo_det_gt_batch){batch->instances.n, batch->batch_idx, c->gt_cls, c->gt_boxes};
     out->asg = (yolo_det_assignment){c->branch[0].gt_index, c->branch[0].score};
-    out->branches = branches;
-    for (int b = 0; b < branches; b++) {
-        out->branch_head[b] = c->branch[b].head;
-        out->branch_asg[b] = (yolo_det_assignment){c->branch[b].gt_index, c->branch[b].score};
-    }
+    c->branches = branches;
+    return YOLO_OK;
+}
+
+int yolo_det_criterion_branches(const yolo_det_criterion *c) { return c ? c->branches : 0; }
+
+yolo_status yolo_det_criterion_branch_of(const yolo_det_criterion *c, int b, yolo_det_criterion_branch *out) {
+    if (!c || !out || b < 0 || b >= c->branches)
+        return yolo_error(YOLO_ERR_ARG, "yolo_det_criterion_branch_of: branch %d of %d", b, c ? c->branches : 0);
+    *out = (yolo_det_criterion_branch){c->branch[b].head, {c->branch[b].gt_index, c->branch[b].score},
+                                       c->branch_value[b], c->branch_weight[b]};
     return YOLO_OK;
 }

@@ -95,6 +95,7 @@ yolo_status yolo_det_eval_init(yolo_det_eval *e, const yolo_task_context *ctx, c
     memset(e, 0, sizeof *e);
     e->nc = ctx && ctx->nc > 0 ? ctx->nc : 0;
     yolo_status st = eval_settings(e, ctx ? ctx->cfg : NULL, who);
+    e->nms.end2end = ctx && ctx->model && yolo_model_end2end(ctx->model); /* YOLO26's selection, not NMS */
     if (!st && ctx && ctx->names && e->nc > 0) {
         e->names = calloc((size_t)e->nc, sizeof(char *));
         if (!e->names) st = yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", who);

@@ -100,7 +100,6 @@ yolo_status yolo_det_task_eval_init(yolo_det_task_eval *s, const yolo_task_conte
     memset(s, 0, sizeof *s);
     s->task = task ? task : "detection";
     s->kind = kind;
-    s->end2end = ctx && ctx->model && yolo_model_end2end(ctx->model);
     yolo_ap_stats_init(&s->box, YOLO_AP_N_IOU);
     yolo_ap_stats_init(&s->own, YOLO_AP_N_IOU);
     char who[64];
@@ -140,7 +139,7 @@ static yolo_status task_eval_batch(yolo_det_task_eval *s, const yolo_batch *batc
 yolo_status yolo_det_task_eval_nms(yolo_det_task_eval *s, const yolo_det_eval_view *v, int image, int *n_det) {
     size_t C = 4 + (size_t)v->nc + (size_t)v->n_extra;
     const float *pred = v->pred + (size_t)image * C * (size_t)v->n_anchors;
-    yolo_status st = s->end2end ? yolo_e2e_select(pred, v->nc, v->n_anchors, &s->eval.nms, s->dets, n_det)
+    yolo_status st = s->eval.nms.end2end ? yolo_e2e_select(pred, v->nc, v->n_anchors, &s->eval.nms, s->dets, n_det)
                                 : yolo_nms_detect(pred, v->nc, v->n_anchors, &s->eval.nms, s->dets, n_det);
     if (!st && s->eval.single_cls)
         for (int d = 0; d < *n_det; d++) s->dets[d].cls = 0;

@@ -105,6 +105,29 @@ static void check_inference_forward(yolo_model *m, const float *x, const int64_t
     free(y);
 }
 
+/* m's eval output 0 on x against <fixtures>/<name>.<suffix>.npy, to 1e-4
+ * relative; `what` names it. With `outputs` > 0, the inference forward
+ * too: that many outputs, output 0 the same bits. */
+static void check_output0(yolo_model *m, const float *x, const int64_t ishape[4], const char *fixtures,
+                          const char *name, const char *suffix, const char *what, int outputs) {
+    char path[1200];
+    int rdim = 0;
+    int64_t rshape[8], rcount = 0, count = 0, oshape[4];
+    float *got = x ? interop_forward(m, x, ishape, 0, &count, oshape) : NULL;
+    if (outputs > 0) check_inference_forward(m, x, ishape, got, count, outputs, name, what);
+    snprintf(path, sizeof path, "%s/%s.%s.npy", fixtures, name, suffix);
+    float *ref = npy_read_f32(path, &rdim, rshape, &rcount);
+    CHECK_MSG(got && ref && count == rcount, "%s %s: %lld values, PyTorch %lld", name, what, (long long)count,
+              (long long)rcount);
+    if (got && ref && count == rcount) {
+        double rel = interop_rel_diff(got, ref, count);
+        printf("%s %s: max |ours - PyTorch| / max |PyTorch| = %.3g\n", name, what, rel);
+        CHECK_MSG(rel <= 1e-4, "%s %s: relative difference %.3g", name, what, rel);
+    }
+    free(got);
+    free(ref);
+}
+
 /* The end2end models of tests/fixtures, <name>.pt with <name>.out0/.topk/.o2m:
  * YOLO26 (make_pt_yolo26_fixture.py: 8.4's YOLO26 form with C3k2 attn
  * units, SPPF's residual, C2PSA and Detect at reg_max 1 with its
@@ -116,7 +139,6 @@ static void check_inference_forward(yolo_model *m, const float *x, const int64_t
  * branch it decodes. Fused (RepVGGDW's two convs one), the output stays
  * PyTorch's. */
 static void check_pt_end2end(const char *fixtures, const char *name, int reg_max) {
-    const bool seg = false;
     check_reference_in(fixtures, name, "yolo26-input.npy");
     char path[1200];
     snprintf(path, sizeof path, "%s/%s.pt", fixtures, name);
@@ -132,7 +154,7 @@ static void check_pt_end2end(const char *fixtures, const char *name, int reg_max
     snprintf(path, sizeof path, "%s/yolo26-input.npy", fixtures);
     float *x = npy_read_f32(path, &ndim, ishape, &icount);
     float *got = x ? interop_forward(m, x, ishape, 0, &count, oshape) : NULL;
-    check_inference_forward(m, x, ishape, got, count, seg ? 2 : 1, name, "end2end");
+    check_inference_forward(m, x, ishape, got, count, 1, name, "end2end");
     snprintf(path, sizeof path, "%s/%s.topk.npy", fixtures, name);
     float *ref = npy_read_f32(path, &rdim, rshape, &rcount);
     CHECK_MSG(got && ref && rdim == 3 && rshape[0] == oshape[0], "%s forward or %s: %s", name, path, yolo_last_error());
@@ -162,34 +184,11 @@ static void check_pt_end2end(const char *fixtures, const char *name, int reg_max
     free(ref);
     /* end2end=False: the one-to-many branch, decoded as Detect's NMS layout */
     yolo_model_set_end2end(m, false);
-    got = x ? interop_forward(m, x, ishape, 0, &count, oshape) : NULL;
-    check_inference_forward(m, x, ishape, got, count, seg ? 2 : 1, name, "end2end=False");
-    snprintf(path, sizeof path, "%s/%s.o2m.npy", fixtures, name);
-    ref = npy_read_f32(path, &rdim, rshape, &rcount);
-    CHECK_MSG(got && ref && count == rcount, "%s one-to-many: %lld values, PyTorch %lld", name, (long long)count,
-              (long long)rcount);
-    if (got && ref && count == rcount) {
-        double rel = interop_rel_diff(got, ref, count);
-        printf("%s one-to-many: max |ours - PyTorch| / max |PyTorch| = %.3g\n", name, rel);
-        CHECK_MSG(rel <= 1e-4, "%s one-to-many: relative difference %.3g", name, rel);
-    }
-    free(got);
-    free(ref);
+    check_output0(m, x, ishape, fixtures, name, "o2m", "one-to-many", 1);
     /* fused (batch norms folded; YOLOv10's RepVGGDW one 7x7 conv): PyTorch's end2end output still */
     yolo_model_set_end2end(m, true);
     CHECK_MSG(!yolo_model_fuse(m), "%s: fuse: %s", name, yolo_last_error());
-    got = x ? interop_forward(m, x, ishape, 0, &count, oshape) : NULL;
-    snprintf(path, sizeof path, "%s/%s.out0.npy", fixtures, name);
-    ref = npy_read_f32(path, &rdim, rshape, &rcount);
-    if (got && ref && count == rcount) {
-        double rel = interop_rel_diff(got, ref, count);
-        printf("%s fused: max |ours - PyTorch| / max |PyTorch| = %.3g\n", name, rel);
-        CHECK_MSG(rel <= 1e-4, "%s fused: relative difference %.3g", name, rel);
-    } else {
-        CHECK_MSG(0, "%s fused: %lld values, PyTorch %lld", name, (long long)count, (long long)rcount);
-    }
-    free(got);
-    free(ref);
+    check_output0(m, x, ishape, fixtures, name, "out0", "fused", 0);
     free(x);
     yolo_model_free(m);
 }
@@ -225,7 +224,6 @@ static float *training_semseg(yolo_model *m, const float *x, const int64_t ishap
  * gives the eval output's bits. */
 static void check_pt_yolo26_seg(const char *fixtures) {
     const char *name = "yolo26-seg-e2e";
-    const bool seg = true;
     check_reference_in(fixtures, name, "yolo26-input.npy");
     char path[1200];
     snprintf(path, sizeof path, "%s/%s.pt", fixtures, name);
@@ -242,7 +240,7 @@ static void check_pt_yolo26_seg(const char *fixtures) {
     snprintf(path, sizeof path, "%s/yolo26-input.npy", fixtures);
     float *x = npy_read_f32(path, &ndim, ishape, &icount);
     float *got = x ? interop_forward(m, x, ishape, 0, &count, oshape) : NULL;
-    check_inference_forward(m, x, ishape, got, count, seg ? 2 : 1, name, "end2end");
+    check_inference_forward(m, x, ishape, got, count, 2, name, "end2end");
     snprintf(path, sizeof path, "%s/%s.topk.npy", fixtures, name);
     float *ref = npy_read_f32(path, &rdim, rshape, &rcount);
     const int nm = got ? (int)oshape[1] - 4 - nc : 0;
@@ -279,34 +277,11 @@ static void check_pt_yolo26_seg(const char *fixtures) {
     free(ref);
     /* end2end=False: the one-to-many branch with cv4's coefficients */
     yolo_model_set_end2end(m, false);
-    got = x ? interop_forward(m, x, ishape, 0, &count, oshape) : NULL;
-    check_inference_forward(m, x, ishape, got, count, seg ? 2 : 1, name, "end2end=False");
-    snprintf(path, sizeof path, "%s/%s.o2m.npy", fixtures, name);
-    ref = npy_read_f32(path, &rdim, rshape, &rcount);
-    CHECK_MSG(got && ref && count == rcount, "%s one-to-many: %lld values, PyTorch %lld", name, (long long)count,
-              (long long)rcount);
-    if (got && ref && count == rcount) {
-        double rel = interop_rel_diff(got, ref, count);
-        printf("%s one-to-many: max |ours - PyTorch| / max |PyTorch| = %.3g\n", name, rel);
-        CHECK_MSG(rel <= 1e-4, "%s one-to-many: relative difference %.3g", name, rel);
-    }
-    free(got);
-    free(ref);
-    yolo_model_set_end2end(m, true);
+    check_output0(m, x, ishape, fixtures, name, "o2m", "one-to-many", 2);
     /* fused (batch norms folded): PyTorch's end2end output still */
+    yolo_model_set_end2end(m, true);
     CHECK_MSG(!yolo_model_fuse(m), "%s: fuse: %s", name, yolo_last_error());
-    got = x ? interop_forward(m, x, ishape, 0, &count, oshape) : NULL;
-    snprintf(path, sizeof path, "%s/%s.out0.npy", fixtures, name);
-    ref = npy_read_f32(path, &rdim, rshape, &rcount);
-    CHECK_MSG(got && ref && count == rcount, "%s fused: %lld values, PyTorch %lld", name, (long long)count,
-              (long long)rcount);
-    if (got && ref && count == rcount) {
-        double rel = interop_rel_diff(got, ref, count);
-        printf("%s fused: max |ours - PyTorch| / max |PyTorch| = %.3g\n", name, rel);
-        CHECK_MSG(rel <= 1e-4, "%s fused: relative difference %.3g", name, rel);
-    }
-    free(got);
-    free(ref);
+    check_output0(m, x, ishape, fixtures, name, "out0", "fused", 0);
     /* the semantic branch, in training mode, on the model as loaded (not fused) */
     yolo_model_free(m);
     m = NULL;

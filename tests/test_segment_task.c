@@ -418,6 +418,14 @@ static void test_seg26_loss(yolo_config *cfg) {
     }
     CHECK(yolo_config_set(cfg, YOLO_CONFIG_LAYER_CLI, "epochs", "100", "test") == YOLO_OK);
     yolo_task_context ctx = {.cfg = cfg, .model = m, .nc = NC, .names = names, .imgsz = IMG, .world = 1};
+    /* the evaluation selects as YOLO26 does while the model runs end2end (the task kit's NMS reads it) */
+    for (int e2e = 0; e2e <= 1; e2e++) { /* ending end2end, as loaded */
+        yolo_det_eval ev;
+        yolo_model_set_end2end(m, e2e);
+        CHECK_MSG(!yolo_det_eval_init(&ev, &ctx, "test") && ev.nms.end2end == (e2e == 1), "end2end %d: %s", e2e,
+                  yolo_last_error());
+        yolo_det_eval_free(&ev);
+    }
     const int B = 2, C = 4 + NC, A = 84, n_gt = (int)(count[GT] / 6), nm = (int)shape[MM][1];
     int32_t cls[8], idx[8];
     float boxes[32];

@@ -195,6 +195,7 @@ typedef struct image_job {
     const loss_state *s;
     const yolo_batch *batch;
     const yolo_det_criterion_result *r;
+    const yolo_det_criterion_branch *branch; /* [v->branches] */
     const train_view *v;
     double g_scale[2];          /* each branch's mask gradient factor */
     bool masks;                 /* a branch has positives: the mask terms run */
@@ -220,7 +221,7 @@ static yolo_status image_masks(const image_job *j, mask_targets *t, int b, doubl
     float *z = NULL;
     yolo_status st = YOLO_OK;
     for (int br = 0; br < v->branches && !st; br++) {
-        const int32_t *gi = r->branch_asg[br].gt_index + (size_t)b * A;
+        const int32_t *gi = j->branch[br].asg.gt_index + (size_t)b * A;
         bool any = false;
         for (int64_t a = 0; a < A && !any; a++) any = gi[a] >= 0;
         if (!any) continue;
@@ -323,9 +324,11 @@ static yolo_status segment_loss_compute(void *state, const yolo_batch *batch, in
     yolo_det_criterion_result r;
     if (!st) st = yolo_det_criterion_compute(s->crit, who, batch, v.n_maps, outputs, grads, &r);
     if (st) return st;
-    if (r.branches != v.branches)
+    yolo_det_criterion_branch branch[2];
+    if (yolo_det_criterion_branches(s->crit) != v.branches)
         return yolo_error(YOLO_ERR_ARG, "%s: %d mask coefficient outputs for a head of %d branches", who, v.branches,
-                          r.branches);
+                          yolo_det_criterion_branches(s->crit));
+    for (int b = 0; b < v.branches && !st; b++) st = yolo_det_criterion_branch_of(s->crit, b, &branch[b]);
     const int64_t B = batch->n, A = r.n_anchors;
     for (int b = 0; b < v.branches && !st; b++) {
         int64_t want_mc[3] = {B, v.mc[0]->shape[1], A};
@@ -338,13 +341,13 @@ static yolo_status segment_loss_compute(void *state, const yolo_batch *batch, in
 
     const yolo_det_loss_params *p = yolo_det_criterion_params(s->crit);
     /* each branch's normaliser; under DDP the mean over ranks, as the box loss's (yolo/task.h) */
-    double fg[2] = {r.branch_value[0].n_fg, v.branches > 1 ? r.branch_value[1].n_fg : 0};
+    double fg[2] = {branch[0].value.n_fg, v.branches > 1 ? branch[1].value.n_fg : 0};
     if (p->ranks && p->ranks->rank_mean && p->ranks->world > 1 && (st = p->ranks->rank_mean(p->ranks, fg, 2)))
         return st;
-    image_job job = {.who = who, .s = s, .batch = batch, .r = &r, .v = &v};
+    image_job job = {.who = who, .s = s, .batch = batch, .r = &r, .branch = branch, .v = &v};
     for (int b = 0; b < v.branches; b++) {
-        job.g_scale[b] = fg[b] > 0 ? (double)B * r.branch_weight[b] * p->box_gain / fg[b] : 0;
-        job.masks = job.masks || r.branch_value[b].n_fg > 0;
+        job.g_scale[b] = fg[b] > 0 ? (double)B * branch[b].weight * p->box_gain / fg[b] : 0;
+        job.masks = job.masks || branch[b].value.n_fg > 0;
     }
     /* the semantic term counts in a branch that has positives (Ultralytics'
      * `if fg_mask.sum()`); only the first branch's is not detached. Its
@@ -353,8 +356,8 @@ static yolo_status segment_loss_compute(void *state, const yolo_batch *batch, in
     const double n_bce = v.sem ? (double)B * nc * (double)(v.sem->shape[2] * v.sem->shape[3]) : 1,
                  n_dice = (double)B * nc;
     job.semantic = v.sem && job.masks;
-    if (job.semantic && r.branch_value[0].n_fg > 0) {
-        const double g = (double)B * r.branch_weight[0] * p->box_gain * 0.5;
+    if (job.semantic && branch[0].value.n_fg > 0) {
+        const double g = (double)B * branch[0].weight * p->box_gain * 0.5;
         job.sem_g_bce = g / n_bce, job.sem_g_dice = g / n_dice;
     }
     if (job.masks || job.semantic) st = yolo_det_for_each_image((int)B, image_loss, &job);
@@ -369,9 +372,9 @@ static yolo_status segment_loss_compute(void *state, const yolo_batch *batch, in
     double total = r.value.total, seg[2] = {0, 0}, sem[2] = {0, 0};
     for (int b = 0; b < v.branches; b++) {
         seg[b] = fg[b] > 0 ? p->box_gain * seg_sum[b] / fg[b] : 0;
-        sem[b] = r.branch_value[b].n_fg > 0 ? sem_value : 0;
+        sem[b] = branch[b].value.n_fg > 0 ? sem_value : 0;
         if (!isfinite(seg[b])) return yolo_error(YOLO_ERR_NUMERIC, "segment: the mask loss is %g", seg[b]);
-        total += (double)B * r.branch_weight[b] * (seg[b] + sem[b]);
+        total += (double)B * branch[b].weight * (seg[b] + sem[b]);
     }
     *loss = total;
     if (items) { /* an end2end model logs its one-to-one branch, as Ultralytics' E2ELoss */

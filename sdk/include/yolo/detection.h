@@ -240,15 +240,6 @@ typedef struct yolo_det_criterion_result {
     const float *anchor_xy, *anchor_stride;  /* [A, 2] grid units, [A] */
     yolo_det_gt_batch gt;                    /* the instances, xyxy batch-image pixels */
     yolo_det_assignment asg;                 /* [B * A]: gt_index into gt, score */
-    /* Each branch on its own (an end2end model's one-to-many, then
-     * one-to-one; branch 0 alone otherwise): its maps, assignment, unweighted
-     * value and weight in the total (E2ELoss's o2m and o2o), for a task that
-     * adds a per-anchor term to each branch (Segment26's masks). */
-    int branches;
-    const float *branch_head[2];
-    yolo_det_assignment branch_asg[2];
-    yolo_det_loss_value branch_value[2];
-    double branch_weight[2];
 } yolo_det_criterion_result;
 
 /* A criterion for the context (its nc, model strides and gains; ctx may be
@@ -265,6 +256,24 @@ YOLO_DETECTION_API yolo_status yolo_det_criterion_compute(yolo_det_criterion *c,
                                        int n_levels, const yolo_host_tensor *maps, yolo_host_tensor *grads,
                                        yolo_det_criterion_result *out);
 
+/* One branch of the last compute on its own (an end2end model's
+ * one-to-many, then one-to-one; branch 0 alone otherwise), for a task that
+ * adds a per-anchor term to each branch (Segment26's masks): its gathered
+ * maps [B, C, A], assignment, unweighted value and weight in the total
+ * (E2ELoss's o2m and o2o; 1 alone). Owned by the criterion until the next
+ * compute. */
+typedef struct yolo_det_criterion_branch {
+    const float *head;
+    yolo_det_assignment asg;
+    yolo_det_loss_value value;
+    double weight;
+} yolo_det_criterion_branch;
+/* The branches of the last compute (2 for an end2end model, else 1; 0
+ * before any) and branch b of them. */
+YOLO_DETECTION_API int yolo_det_criterion_branches(const yolo_det_criterion *c);
+YOLO_DETECTION_API yolo_status yolo_det_criterion_branch_of(const yolo_det_criterion *c, int b,
+                                                            yolo_det_criterion_branch *out);
+
 /* ================================================================== */
 /* Non-maximum suppression                                             */
 
@@ -276,6 +285,10 @@ typedef struct yolo_nms_params {
     float max_wh;           /* 7680: class offset that keeps classes apart */
     bool multi_label;       /* every class above conf is a candidate (val; only if nc > 1) */
     bool agnostic;          /* one NMS over all classes */
+    /* (in what was padding: the layout is unchanged) the model runs YOLO26's
+     * one-to-one head: yolo_det_eval_init sets it, and the task kit
+     * (yolo_det_task_eval_nms) selects with yolo_e2e_select instead of NMS */
+    bool end2end;
     const int32_t *classes; /* keep only these classes (NULL: all), filtered before NMS */
     int n_classes;
 } yolo_nms_params;
@@ -567,7 +580,6 @@ typedef struct yolo_det_task_eval {
     char *txt, *json;          /* predict's text */
     yolo_confusion cm;         /* of the boxes at conf 0.25, IoU 0.45 (this rank's share under DDP) */
     yolo_drawn_object *drawn;  /* [max_det]: a draw_predictions hook's report */
-    bool end2end;              /* the model runs its one-to-one head: yolo_e2e_select instead of NMS */
 } yolo_det_task_eval;
 
 /* One image of the batch, as the task's IoU function sees it. */
@@ -589,7 +601,8 @@ typedef yolo_status (*yolo_det_task_iou_fn)(void *state, const yolo_det_eval_vie
 YOLO_DETECTION_API yolo_status yolo_det_task_eval_init(yolo_det_task_eval *s, const yolo_task_context *ctx,
                                                        const char *task, const char *kind);
 YOLO_DETECTION_API void yolo_det_task_eval_free(yolo_det_task_eval *s);
-/* NMS of image i of v into s->dets (classes 0 with single_cls). */
+/* NMS (yolo_e2e_select where eval.nms.end2end) of image i of v into
+ * s->dets (classes 0 with single_cls). */
 YOLO_DETECTION_API yolo_status yolo_det_task_eval_nms(yolo_det_task_eval *s, const yolo_det_eval_view *v, int image,
                                                       int *n_det);
 /* metrics_update of the batch: for each image NMS, the task's IoU against
