@@ -13,6 +13,7 @@
 #include "test_util.h"
 #include "yolo/config.h"
 #include "yolo/data.h"
+#include "yolo/detection.h"
 #include "yolo/graph.h"
 #include "yolo/model.h"
 #include "yolo/plugin.h"
@@ -72,6 +73,28 @@ static const layout layouts[] = {
     FIELD(offset, 168),
     FIELD(graph, 176),
     FIELD(node, 184),
+    /* libyolo-detection's structs, which a box task's plugin allocates and
+     * the library fills (yolo/detection.h): new data goes behind functions
+     * (yolo_det_criterion_branch_of) or into padding (yolo_nms_params.end2end) */
+    LAYOUT(yolo_tal_params, 16),
+    LAYOUT(yolo_det_loss_params, 48),
+    LAYOUT(yolo_det_gt_batch, 32),
+    LAYOUT(yolo_det_assignment, 16),
+    LAYOUT(yolo_det_loss_value, 48),
+    LAYOUT(yolo_det_criterion_result, 136),
+    LAYOUT(yolo_det_criterion_branch, 80),
+    LAYOUT(yolo_nms_params, 40),
+    LAYOUT(yolo_detection, 28),
+    LAYOUT(yolo_ap_stats, 104),
+    LAYOUT(yolo_ap_summary, 152),
+    LAYOUT(yolo_det_eval, 72),
+    LAYOUT(yolo_det_eval_view, 24),
+    LAYOUT(yolo_det_task_eval, 432),
+    LAYOUT(yolo_det_task_image, 32),
+    LAYOUT(yolo_det_anchor_cache, 128),
+    LAYOUT(yolo_det_branch, 368),
+    LAYOUT(yolo_det_head, 4544),
+    LAYOUT(yolo_det_one2one, 4416),
 };
 
 int main(void) {
