@@ -131,14 +131,17 @@ static void check_output0(yolo_model *m, const float *x, const int64_t ishape[4]
 /* The end2end models of tests/fixtures, <name>.pt with <name>.out0/.topk/.o2m:
  * YOLO26 (make_pt_yolo26_fixture.py: 8.4's YOLO26 form with C3k2 attn
  * units, SPPF's residual, C2PSA and Detect at reg_max 1 with its
- * one-to-one branch) and YOLOv10 (make_pt_yolov10_fixture.py: SCDown, PSA,
- * C2fCIB with RepVGGDW, v10Detect with DFL). The end2end output equals
- * PyTorch's; end2end=False gives the one-to-many branch; yolo_e2e_select
- * gives Detect.postprocess's rows. The inference forward (predict's, `yolo
- * val`'s) gives the eval output alone, the same bits, computing only the
- * branch it decodes. Fused (RepVGGDW's two convs one), the output stays
- * PyTorch's. */
-static void check_pt_end2end(const char *fixtures, const char *name, int reg_max) {
+ * one-to-one branch), YOLOv10 (make_pt_yolov10_fixture.py: SCDown, PSA,
+ * C2fCIB with RepVGGDW, v10Detect with DFL) and YOLO26-seg
+ * (make_pt_yolo26_seg_fixture.py: Segment26 with Proto26, its mask
+ * coefficients `extra` channels after the scores). The end2end output
+ * equals PyTorch's; end2end=False gives the one-to-many branch;
+ * yolo_e2e_select, with each row's anchor's coefficients after it, gives
+ * Detect.postprocess's (Segment.postprocess's) rows. The inference forward
+ * (predict's, `yolo val`'s) gives the eval output alone (and a segment
+ * head's prototypes), the same bits, computing only the branch it decodes.
+ * Fused (RepVGGDW's two convs one), the output stays PyTorch's. */
+static void check_pt_end2end(const char *fixtures, const char *name, int reg_max, int extra) {
     check_reference_in(fixtures, name, "yolo26-input.npy");
     char path[1200];
     snprintf(path, sizeof path, "%s/%s.pt", fixtures, name);
@@ -147,6 +150,7 @@ static void check_pt_end2end(const char *fixtures, const char *name, int reg_max
         CHECK_MSG(0, "%s: %s", path, yolo_last_error());
         return;
     }
+    const int nc = yolo_model_nc(m), width = 6 + extra, outputs = extra ? 2 : 1;
     CHECK_MSG(yolo_model_end2end(m) && yolo_model_reg_max(m) == reg_max, "%s.pt: end2end %d, reg_max %d", name,
               yolo_model_end2end(m), yolo_model_reg_max(m));
     int ndim, rdim;
@@ -154,37 +158,44 @@ static void check_pt_end2end(const char *fixtures, const char *name, int reg_max
     snprintf(path, sizeof path, "%s/yolo26-input.npy", fixtures);
     float *x = npy_read_f32(path, &ndim, ishape, &icount);
     float *got = x ? interop_forward(m, x, ishape, 0, &count, oshape) : NULL;
-    check_inference_forward(m, x, ishape, got, count, 1, name, "end2end");
+    check_inference_forward(m, x, ishape, got, count, outputs, name, "end2end");
     snprintf(path, sizeof path, "%s/%s.topk.npy", fixtures, name);
     float *ref = npy_read_f32(path, &rdim, rshape, &rcount);
-    CHECK_MSG(got && ref && rdim == 3 && rshape[0] == oshape[0], "%s forward or %s: %s", name, path, yolo_last_error());
-    if (got && ref && rdim == 3 && rshape[0] == oshape[0]) {
-        const int nc = (int)oshape[1] - 4, A = (int)oshape[2], k = (int)rshape[1];
+    const bool shapes = got && ref && rdim == 3 && rshape[0] == oshape[0] && rshape[2] == width &&
+                        oshape[1] == 4 + nc + extra;
+    CHECK_MSG(shapes, "%s forward or %s: %s", name, path, yolo_last_error());
+    if (shapes) {
+        const int A = (int)oshape[2], k = (int)rshape[1], C = 4 + nc + extra;
         yolo_nms_params p = yolo_nms_default_params();
         p.conf = -1.0f; /* every one of the k rows */
         yolo_detection dets[300];
-        float rows[300 * 6];
+        float *rows = malloc(sizeof(float) * 300 * (size_t)width);
         double worst = 0;
         int mismatched = 0;
-        for (int b = 0; b < oshape[0]; b++) {
+        for (int b = 0; rows && b < oshape[0]; b++) {
             int n = 0;
-            CHECK_MSG(!yolo_e2e_select(got + (size_t)b * (4 + nc) * A, nc, A, &p, dets, &n), "%s", yolo_last_error());
+            const float *pred = got + (size_t)b * C * A;
+            CHECK_MSG(!yolo_e2e_select(pred, nc, A, &p, dets, &n), "%s", yolo_last_error());
             CHECK_MSG(n == k, "image %d: %d rows, Ultralytics' postprocess %d", b, n, k);
             for (int i = 0; i < n && i < k; i++) {
-                memcpy(rows + 6 * i, dets[i].box, 4 * sizeof(float));
-                rows[6 * i + 4] = dets[i].score, rows[6 * i + 5] = (float)dets[i].cls;
+                float *row = rows + (size_t)i * width;
+                memcpy(row, dets[i].box, 4 * sizeof(float));
+                row[4] = dets[i].score, row[5] = (float)dets[i].cls;
+                for (int c = 0; c < extra; c++) row[6 + c] = pred[(size_t)(4 + nc + c) * A + dets[i].anchor];
             }
-            mismatched += interop_match_rows(rows, ref + (size_t)b * k * 6, n < k ? n : k, 6, 64.0f, 1e-4, &worst);
+            mismatched += interop_match_rows(rows, ref + (size_t)b * k * width, n < k ? n : k, width, 64.0f, 1e-4,
+                                             &worst);
         }
-        printf("%s topk: %lld rows, unmatched %d, max |box| / 64 and |score| difference %.3g\n", name,
-               (long long)(rshape[0] * k), mismatched, worst);
+        free(rows);
+        printf("%s topk: %lld rows of %d, unmatched %d, max |box| / 64, |score| (and |coefficient|) difference %.3g\n",
+               name, (long long)(rshape[0] * k), width, mismatched, worst);
         CHECK_MSG(mismatched == 0, "%s top-k: %d rows match none of Ultralytics' postprocess", name, mismatched);
     }
     free(got);
     free(ref);
-    /* end2end=False: the one-to-many branch, decoded as Detect's NMS layout */
+    /* end2end=False: the one-to-many branch, decoded as Detect's NMS layout (a segment head: cv4's coefficients) */
     yolo_model_set_end2end(m, false);
-    check_output0(m, x, ishape, fixtures, name, "o2m", "one-to-many", 1);
+    check_output0(m, x, ishape, fixtures, name, "o2m", "one-to-many", outputs);
     /* fused (batch norms folded; YOLOv10's RepVGGDW one 7x7 conv): PyTorch's end2end output still */
     yolo_model_set_end2end(m, true);
     CHECK_MSG(!yolo_model_fuse(m), "%s: fuse: %s", name, yolo_last_error());
@@ -215,81 +226,21 @@ static float *training_semseg(yolo_model *m, const float *x, const int64_t ishap
     return data;
 }
 
-/* YOLO26-seg (make_pt_yolo26_seg_fixture.py: Segment26 with Proto26 and
- * its one-to-one branch): the end2end output and the prototypes equal
- * PyTorch's (check_reference_in); yolo_e2e_select and each row's anchor's
- * coefficients give Segment.postprocess's rows; end2end=False gives the
- * one-to-many branch with its own coefficients; the training forward's
- * semantic logits equal Proto26's in train mode; the inference forward
- * gives the eval output's bits. */
-static void check_pt_yolo26_seg(const char *fixtures) {
+/* YOLO26-seg's training forward: Proto26's semantic logits equal
+ * PyTorch's train mode (batch statistics) on the fixture's input. */
+static void check_pt_yolo26_semseg(const char *fixtures) {
     const char *name = "yolo26-seg-e2e";
-    check_reference_in(fixtures, name, "yolo26-input.npy");
     char path[1200];
-    snprintf(path, sizeof path, "%s/%s.pt", fixtures, name);
-    yolo_model *m = NULL;
-    if (yolo_model_load(path, be, NULL, &m)) {
-        CHECK_MSG(0, "%s: %s", path, yolo_last_error());
-        return;
-    }
-    const int nc = yolo_model_nc(m);
-    CHECK_MSG(yolo_model_end2end(m) && yolo_model_reg_max(m) == 1 && nc == 3, "%s.pt: end2end %d, reg_max %d, nc %d",
-              name, yolo_model_end2end(m), yolo_model_reg_max(m), nc);
     int ndim, rdim;
-    int64_t ishape[8], rshape[8], icount = 0, rcount = 0, count = 0, oshape[4] = {0};
+    int64_t ishape[8], rshape[8], icount = 0, rcount = 0, count = 0;
     snprintf(path, sizeof path, "%s/yolo26-input.npy", fixtures);
     float *x = npy_read_f32(path, &ndim, ishape, &icount);
-    float *got = x ? interop_forward(m, x, ishape, 0, &count, oshape) : NULL;
-    check_inference_forward(m, x, ishape, got, count, 2, name, "end2end");
-    snprintf(path, sizeof path, "%s/%s.topk.npy", fixtures, name);
-    float *ref = npy_read_f32(path, &rdim, rshape, &rcount);
-    const int nm = got ? (int)oshape[1] - 4 - nc : 0;
-    CHECK_MSG(got && ref && rdim == 3 && rshape[0] == oshape[0] && rshape[2] == 6 + nm, "%s forward or %s: %s", name,
-              path, yolo_last_error());
-    if (got && ref && rdim == 3 && rshape[0] == oshape[0] && rshape[2] == 6 + nm) {
-        const int A = (int)oshape[2], k = (int)rshape[1], C = 4 + nc + nm;
-        yolo_nms_params p = yolo_nms_default_params();
-        p.conf = -1.0f;
-        yolo_detection dets[300];
-        float *rows = malloc(sizeof(float) * 300 * (size_t)(6 + nm));
-        double worst = 0;
-        int mismatched = 0;
-        for (int b = 0; rows && b < oshape[0]; b++) {
-            int n = 0;
-            const float *pred = got + (size_t)b * C * A;
-            CHECK_MSG(!yolo_e2e_select(pred, nc, A, &p, dets, &n), "%s", yolo_last_error());
-            CHECK_MSG(n == k, "image %d: %d rows, Ultralytics' postprocess %d", b, n, k);
-            for (int i = 0; i < n && i < k; i++) { /* Segment.postprocess's row: the anchor's coefficients after */
-                float *row = rows + (size_t)i * (6 + nm);
-                memcpy(row, dets[i].box, 4 * sizeof(float));
-                row[4] = dets[i].score, row[5] = (float)dets[i].cls;
-                for (int c = 0; c < nm; c++) row[6 + c] = pred[(size_t)(4 + nc + c) * A + dets[i].anchor];
-            }
-            mismatched += interop_match_rows(rows, ref + (size_t)b * k * (6 + nm), n < k ? n : k, 6 + nm, 64.0f, 1e-4,
-                                             &worst);
-        }
-        free(rows);
-        printf("%s topk: %lld rows of %d, unmatched %d, max |box| / 64, |score| and |coefficient| difference %.3g\n",
-               name, (long long)(rshape[0] * k), 6 + nm, mismatched, worst);
-        CHECK_MSG(mismatched == 0, "%s top-k: %d rows match none of Ultralytics' postprocess", name, mismatched);
-    }
-    free(got);
-    free(ref);
-    /* end2end=False: the one-to-many branch with cv4's coefficients */
-    yolo_model_set_end2end(m, false);
-    check_output0(m, x, ishape, fixtures, name, "o2m", "one-to-many", 2);
-    /* fused (batch norms folded): PyTorch's end2end output still */
-    yolo_model_set_end2end(m, true);
-    CHECK_MSG(!yolo_model_fuse(m), "%s: fuse: %s", name, yolo_last_error());
-    check_output0(m, x, ishape, fixtures, name, "out0", "fused", 0);
-    /* the semantic branch, in training mode, on the model as loaded (not fused) */
-    yolo_model_free(m);
-    m = NULL;
     snprintf(path, sizeof path, "%s/%s.pt", fixtures, name);
+    yolo_model *m = NULL;
     CHECK_MSG(!yolo_model_load(path, be, NULL, &m), "%s: %s", path, yolo_last_error());
-    got = x && m ? training_semseg(m, x, ishape, &count) : NULL;
+    float *got = x && m ? training_semseg(m, x, ishape, &count) : NULL;
     snprintf(path, sizeof path, "%s/%s.semseg.npy", fixtures, name);
-    ref = npy_read_f32(path, &rdim, rshape, &rcount);
+    float *ref = npy_read_f32(path, &rdim, rshape, &rcount);
     CHECK_MSG(got && ref && count == rcount, "%s semseg: %lld values, PyTorch %lld (%s)", name, (long long)count,
               (long long)rcount, got ? "" : yolo_last_error());
     if (got && ref && count == rcount) {
@@ -344,9 +295,10 @@ static void check_pt_acts(void) {
         yolo_pt_free(pt);
     }
     check_reference_in(fixtures, "hswish-cls", "sppf-2026-input.npy");
-    check_pt_end2end(fixtures, "yolo26-e2e", 1);
-    check_pt_end2end(fixtures, "yolov10-e2e", YOLO_DET_REG_MAX);
-    check_pt_yolo26_seg(fixtures);
+    check_pt_end2end(fixtures, "yolo26-e2e", 1, 0);
+    check_pt_end2end(fixtures, "yolov10-e2e", YOLO_DET_REG_MAX, 0);
+    check_pt_end2end(fixtures, "yolo26-seg-e2e", 1, 32);
+    check_pt_yolo26_semseg(fixtures);
 }
 
 /* The mid-training last.pt: `model` is None, the weights are the EMA's. */
