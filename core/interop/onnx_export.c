@@ -546,7 +546,7 @@ yolo_status yolo_onnx_export(yolo_model *model, const yolo_onnx_options *opt, co
     if (!st && n_outputs) *n_outputs = w.n_outputs;
     pb_free(&m);
     pb_free(&w.graph);
-    free(w.names);
+    ox_free_names(&w);
     free(needed);
     for (int k = 0; k < 3; k++) yolo_graph_free(alt[k]);
     yolo_graph_free(g);

@@ -107,27 +107,37 @@ void ox_const_f32(writer *w, const float *v, int ndim, const int64_t *dims, char
     ox_initializer(w, out, ELEM_FLOAT, ndim, dims, v, sizeof(float) * (size_t)n);
 }
 
+enum { NAME_CHUNK = 512 };
+
+static named *name_at(const writer *w, int i) { return &w->name_chunks[i / NAME_CHUNK][i % NAME_CHUNK]; }
+
 const char *ox_find_name(const writer *w, const yolo_tensor *t) {
     for (int i = 0; i < w->n_names; i++)
-        if (w->names[i].t == t) return w->names[i].name;
+        if (name_at(w, i)->t == t) return name_at(w, i)->name;
     return NULL;
 }
 
 const char *ox_add_name(writer *w, const yolo_tensor *t, const char *name) {
-    if (w->n_names == w->cap_names) {
-        int cap = w->cap_names ? w->cap_names * 2 : 512;
-        named *n = realloc(w->names, sizeof *n * (size_t)cap);
-        if (!n) {
+    if (w->n_names == w->n_chunks * NAME_CHUNK) {
+        named **chunks = realloc(w->name_chunks, sizeof *chunks * (size_t)(w->n_chunks + 1));
+        named *chunk = chunks ? malloc(sizeof *chunk * NAME_CHUNK) : NULL;
+        if (chunks) w->name_chunks = chunks;
+        if (!chunk) {
             ox_fail(w, YOLO_ERR_NOMEM, "out of memory");
             return "";
         }
-        w->names = n;
-        w->cap_names = cap;
+        w->name_chunks[w->n_chunks++] = chunk;
     }
-    named *e = &w->names[w->n_names++];
+    named *e = name_at(w, w->n_names++);
     e->t = t;
     snprintf(e->name, sizeof e->name, "%s", name);
     return e->name;
+}
+
+void ox_free_names(writer *w) {
+    for (int c = 0; c < w->n_chunks; c++) free(w->name_chunks[c]);
+    free(w->name_chunks);
+    w->name_chunks = NULL, w->n_chunks = w->n_names = 0;
 }
 
 /* The ONNX name of an op's input: persistent tensors become initializers
@@ -148,7 +158,7 @@ const char *ox_input_name(writer *w, const yolo_tensor *t) {
     char buf[NAME_MAX_LEN];
     snprintf(buf, sizeof buf, "%s", t->name);
     bool taken = !buf[0];
-    for (int i = 0; !taken && i < w->n_names; i++) taken = !strcmp(w->names[i].name, buf);
+    for (int i = 0; !taken && i < w->n_names; i++) taken = !strcmp(name_at(w, i)->name, buf);
     if (taken) snprintf(buf, sizeof buf, "/param_%d", w->n_consts++);
     int64_t n = yolo_tensor_numel(t);
     float *data = malloc(sizeof(float) * (size_t)(n ? n : 1));

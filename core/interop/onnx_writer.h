@@ -44,8 +44,11 @@ typedef struct writer {
     const yolo_tensor *images;
     int n_alt;
     bool dyn_built; /* the head's anchor tensors computed in-graph */
-    named *names;
-    int n_names, cap_names;
+    /* the exported values' names, in chunks that never move: a name handed
+     * out stays valid while more are added (a realloc'd array had left
+     * callers holding an input's name across the output's, freed) */
+    named **name_chunks;
+    int n_names, n_chunks;
     const yolo_tensor *outputs[2];
     int n_outputs;
     int n_consts, n_nodes;
@@ -70,6 +73,8 @@ void ox_const_i64(writer *w, const int64_t *v, int n, char *out, size_t size);
 void ox_const_f32(writer *w, const float *v, int ndim, const int64_t *dims, char *out, size_t size);
 const char *ox_find_name(const writer *w, const yolo_tensor *t);
 const char *ox_add_name(writer *w, const yolo_tensor *t, const char *name);
+/* Frees the names (the writer's other buffers are its caller's). */
+void ox_free_names(writer *w);
 /* The ONNX name of an op's input (a persistent tensor becomes an initializer). */
 const char *ox_input_name(writer *w, const yolo_tensor *t);
 /* The name a node's result gets: output0/output1 for the exported ones. */
