@@ -143,35 +143,39 @@ static void check_new_families(yolo_backend *be) {
         int64_t params, fused_params;
         int layers;
         const char *gflops, *fused_gflops;
+        int fused_layers; /* 0: not checked */
     } cases[] = {
-        {"detect", "yolo11n.yaml", 0, 2624080, 2616248, 181, "6.6", "6.5"},
-        {"detect", "yolo11s.yaml", 0, 9458752, 9443760, 181, "21.7", "21.5"},
-        {"segment", "yolo11n-seg.yaml", 0, 2876848, 2868664, 203, "10.5", "10.4"},
-        {"classify", "yolo11n-cls.yaml", 1000, 2812104, 0, 0, NULL, NULL},
-        {"detect", "yolov5nu.yaml", 0, 2654816, 2649200, 153, "7.8", "7.7"},
-        {"detect", "yolov8n-p2.yaml", 0, 3354144, 3348240, 160, "17.4", "17.2"},
-        {"detect", "yolov8n-p6.yaml", 0, 4984352, 4976656, 170, "8.8", "8.7"},
+        {"detect", "yolo11n.yaml", 0, 2624080, 2616248, 181, "6.6", "6.5", 0},
+        {"detect", "yolo11s.yaml", 0, 9458752, 9443760, 181, "21.7", "21.5", 0},
+        {"segment", "yolo11n-seg.yaml", 0, 2876848, 2868664, 203, "10.5", "10.4", 0},
+        {"classify", "yolo11n-cls.yaml", 1000, 2812104, 0, 0, NULL, NULL, 0},
+        {"detect", "yolov5nu.yaml", 0, 2654816, 2649200, 153, "7.8", "7.7", 0},
+        {"detect", "yolov8n-p2.yaml", 0, 3354144, 3348240, 160, "17.4", "17.2", 0},
+        {"detect", "yolov8n-p6.yaml", 0, 4984352, 4976656, 170, "8.8", "8.7", 0},
         /* Ultralytics 8.4's YOLO26 (the yamls' comments): no DFL conv, so every parameter has a gradient */
-        {"classify", "yolo26n-cls.yaml", 1000, 2812104, 0, 0, NULL, NULL},
-        {"classify", "yolo26s-cls.yaml", 1000, 6724008, 0, 0, NULL, NULL},
-        {"classify", "yolo26x-cls.yaml", 1000, 29637064, 0, 0, NULL, NULL},
-        {"detect", "yolo26n.yaml", 0, 2572280, 0, 260, "6.1", NULL},
-        {"detect", "yolo26s.yaml", 0, 10009784, 0, 260, "22.8", NULL},
-        {"detect", "yolo26m.yaml", 0, 21896248, 0, 280, "75.4", NULL},
-        {"detect", "yolo26l.yaml", 0, 26299704, 0, 392, "93.8", NULL},
-        {"detect", "yolo26x.yaml", 0, 58993368, 0, 392, "209.5", NULL},
+        {"classify", "yolo26n-cls.yaml", 1000, 2812104, 0, 0, NULL, NULL, 0},
+        {"classify", "yolo26s-cls.yaml", 1000, 6724008, 0, 0, NULL, NULL, 0},
+        {"classify", "yolo26x-cls.yaml", 1000, 29637064, 0, 0, NULL, NULL, 0},
+        /* fused, an end2end model counts as Ultralytics' fuse leaves it, without the one-to-many head (8.4's
+         * logs: "YOLO26n summary (fused): 122 layers, 2,408,932 parameters, 0 gradients, 5.4 GFLOPs") */
+        {"detect", "yolo26n.yaml", 0, 2572280, 2408932, 260, "6.1", "5.4", 122},
+        {"detect", "yolo26s.yaml", 0, 10009784, 0, 260, "22.8", NULL, 0},
+        {"detect", "yolo26m.yaml", 0, 21896248, 0, 280, "75.4", NULL, 0},
+        {"detect", "yolo26l.yaml", 0, 26299704, 0, 392, "93.8", NULL, 0},
+        {"detect", "yolo26x.yaml", 0, 58993368, 0, 392, "209.5", NULL, 0},
         /* YOLO26-seg: 8.4 prints GFLOPs with ultralytics-thop 2.x, which counts Proto's 2x2 transposed conv at a
          * quarter of the older thop's rule that this counter follows (yolo11n-seg's 10.5): 10.5 there, 11.1 here */
-        {"segment", "yolo26n-seg.yaml", 0, 3126280, 0, 309, NULL, NULL},
-        {"segment", "yolo26s-seg.yaml", 0, 11505800, 0, 309, NULL, NULL},
-        {"segment", "yolo26m-seg.yaml", 0, 27112072, 0, 329, NULL, NULL},
-        {"segment", "yolo26l-seg.yaml", 0, 31515528, 0, 441, NULL, NULL},
-        {"segment", "yolo26x-seg.yaml", 0, 70693800, 0, 441, NULL, NULL},
+        /* fused: "YOLO26n-seg summary (fused): 139 layers, 2,722,980 parameters" (and Proto26's semseg gone) */
+        {"segment", "yolo26n-seg.yaml", 0, 3126280, 2722980, 309, NULL, NULL, 139},
+        {"segment", "yolo26s-seg.yaml", 0, 11505800, 0, 309, NULL, NULL, 0},
+        {"segment", "yolo26m-seg.yaml", 0, 27112072, 0, 329, NULL, NULL, 0},
+        {"segment", "yolo26l-seg.yaml", 0, 31515528, 0, 441, NULL, NULL, 0},
+        {"segment", "yolo26x-seg.yaml", 0, 70693800, 0, 441, NULL, NULL, 0},
         /* YOLOv10 (Ultralytics' logs: n 2,775,520 / 8.7, s 8,128,272, m 16,576,768 / 64.5; those logs count
          * layers another way: 223 is the leaf count of make_pt_yolov10_fixture.py's stand-ins at depth 0.33) */
-        {"detect", "yolov10n.yaml", 0, 2775520, 0, 223, "8.7", NULL},
-        {"detect", "yolov10s.yaml", 0, 8128272, 0, 0, NULL, NULL},
-        {"detect", "yolov10m.yaml", 0, 16576768, 0, 0, "64.5", NULL},
+        {"detect", "yolov10n.yaml", 0, 2775520, 0, 223, "8.7", NULL, 0},
+        {"detect", "yolov10s.yaml", 0, 8128272, 0, 0, NULL, NULL, 0},
+        {"detect", "yolov10m.yaml", 0, 16576768, 0, 0, "64.5", NULL, 0},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         const yolo_task *task = NULL;
@@ -201,9 +205,19 @@ static void check_new_families(yolo_backend *be) {
             CHECK_MSG(!yolo_model_fuse(m), "fuse %s: %s", cases[i].model, yolo_last_error());
             if (!yolo_model_get_info(m, 640, &info)) snprintf(gf, sizeof(gf), "%.1f", info.gflops);
             yolo_model_print_summary(m, 640, stdout);
-            CHECK_MSG(info.parameters == cases[i].fused_params && !strcmp(gf, cases[i].fused_gflops),
-                      "%s fused: %lld parameters, %s GFLOPs; Ultralytics %lld, %s", cases[i].model,
-                      (long long)info.parameters, gf, (long long)cases[i].fused_params, cases[i].fused_gflops);
+            CHECK_MSG(info.parameters == cases[i].fused_params &&
+                          (!cases[i].fused_gflops || !strcmp(gf, cases[i].fused_gflops)) &&
+                          (!cases[i].fused_layers || info.layers == cases[i].fused_layers),
+                      "%s fused: %lld parameters, %s GFLOPs, %d layers; Ultralytics %lld, %s, %d", cases[i].model,
+                      (long long)info.parameters, gf, info.layers, (long long)cases[i].fused_params,
+                      cases[i].fused_gflops ? cases[i].fused_gflops : "-", cases[i].fused_layers);
+            /* end2end=False keeps the one-to-many head: everything counts again */
+            if (yolo_model_has_end2end_head(m)) {
+                yolo_model_set_end2end(m, false);
+                yolo_model_info all;
+                CHECK_MSG(!yolo_model_get_info(m, 640, &all) && all.parameters > info.parameters,
+                          "%s fused, end2end=False: %lld parameters", cases[i].model, (long long)all.parameters);
+            }
         }
         yolo_model_free(m);
     }

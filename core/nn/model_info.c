@@ -29,11 +29,20 @@ int64_t model_layer_param_count(const yolo_model *m, int layer) {
     return n;
 }
 
-static int leaf_count(const yolo_model *m) {
+/* used: whether a tensor is read by the forward that counts (NULL: all are). */
+static bool is_used(const yolo_tensor *t, const yolo_tensor *const *used, int n_used) {
+    if (!used) return true;
+    for (int i = 0; i < n_used; i++)
+        if (used[i] == t) return true;
+    return false;
+}
+
+static int leaf_count(const yolo_model *m, const yolo_tensor *const *used, int n_used) {
     int n = 0;
     bool shared_act = false;
     for (int i = 0; i < m->n_convs; i++) {
         const model_conv_entry *c = &m->convs[i];
+        if (!is_used(c->block->weight, used, n_used)) continue;
         n += c->block->bn_weight ? 2 : 1; /* conv (+ bn until fused) */
         if (c->own_act_leaf)
             n++;
@@ -41,6 +50,15 @@ static int leaf_count(const yolo_model *m) {
             shared_act = true; /* one default activation module shared by all Convs */
     }
     for (int i = 0; i < m->n_layers; i++) n += m->layers[i].leaves;
+    /* a plain nn.Conv2d / nn.Linear (its weight: 2-D or 4-D, no Conv block's) that the forward does not run */
+    for (int i = 0; used && i < m->n_tensors; i++) {
+        const yolo_tensor *t = m->tensors[i].tensor;
+        bool block = false;
+        for (int k = 0; k < m->n_convs && !block; k++) block = m->convs[k].block->weight == t;
+        if (m->tensors[i].role != YOLO_PARAM_BUFFER && (t->ndim == 2 || t->ndim == 4) && !block &&
+            !is_used(t, used, n_used))
+            n--;
+    }
     return n + (shared_act ? 1 : 0);
 }
 
@@ -82,33 +100,75 @@ static double graph_macs(const yolo_graph *g) {
     return macs;
 }
 
+/* A fused model that runs end2end is counted as Ultralytics' fuse leaves
+ * it, without the one-to-many head (and Proto26's semantic branch): the
+ * inference forward, which computes only what it decodes. We keep those
+ * weights (end2end=False still works), so this is a count, not a removal. */
+static bool inference_counted(const yolo_model *m) { return m->fused && yolo_model_end2end(m); }
+
 static yolo_status forward_macs(yolo_model *m, int h, int w, double *macs) {
     yolo_graph *g = yolo_graph_new(m->backend);
     if (!g) return yolo_error_context(YOLO_ERR_NOMEM, "%s: FLOPs", m->name);
     int64_t shape[4] = {1, m->ch, h, w};
     yolo_tensor *x = yolo_graph_input(g, "images", YOLO_F32, 4, shape);
     yolo_model_outputs out;
-    yolo_status st = x ? yolo_model_forward(m, g, x, false, &out) : yolo_graph_status(g);
+    yolo_status st = !x                      ? yolo_graph_status(g)
+                     : inference_counted(m) ? yolo_model_forward_inference(m, g, x, &out)
+                                            : yolo_model_forward(m, g, x, false, &out);
     if (!st) *macs = graph_macs(g);
     yolo_graph_free(g);
     return st;
 }
 
+/* The model tensors the inference forward reads (malloc'd into *used). */
+static yolo_status inference_tensors(yolo_model *m, const yolo_tensor ***used, int *n_used) {
+    *used = NULL, *n_used = 0;
+    yolo_graph *g = yolo_graph_new(m->backend);
+    int side = 32;
+    for (int i = 0; i < m->n_strides; i++) side = m->strides[i] > side ? m->strides[i] : side;
+    int64_t shape[4] = {1, m->ch, side, side};
+    yolo_tensor *x = g ? yolo_graph_input(g, "images", YOLO_F32, 4, shape) : NULL;
+    yolo_model_outputs out;
+    yolo_status st = x ? yolo_model_forward_inference(m, g, x, &out) : YOLO_ERR_NOMEM;
+    const yolo_tensor **list = st ? NULL : malloc(sizeof *list * (size_t)(m->n_tensors ? m->n_tensors : 1));
+    if (!st && !list) st = YOLO_ERR_NOMEM;
+    for (int i = 0; !st && i < m->n_tensors; i++) {
+        const yolo_tensor *t = m->tensors[i].tensor;
+        bool read = false;
+        for (int k = 0; k < g->n_nodes && !read; k++)
+            for (int j = 0; j < g->nodes[k]->node->n_src && !read; j++) read = g->nodes[k]->node->src[j] == t;
+        if (read) list[(*n_used)++] = t;
+    }
+    yolo_graph_free(g);
+    if (st) {
+        free(list);
+        *n_used = 0;
+        return yolo_error_context(st, "%s: counting the fused model's parameters", m->name);
+    }
+    *used = list;
+    return YOLO_OK;
+}
+
 yolo_status yolo_model_get_info(yolo_model *m, int imgsz, yolo_model_info *info) {
     memset(info, 0, sizeof(*info));
-    info->layers = leaf_count(m);
+    const yolo_tensor **used = NULL;
+    int n_used = 0;
+    yolo_status st = inference_counted(m) ? inference_tensors(m, &used, &n_used) : YOLO_OK;
+    if (st) return st;
+    info->layers = leaf_count(m, used, n_used);
     for (int i = 0; i < m->n_tensors; i++) {
         const yolo_model_tensor *t = &m->tensors[i];
-        if (t->role == YOLO_PARAM_BUFFER) continue;
+        if (t->role == YOLO_PARAM_BUFFER || !is_used(t->tensor, used, n_used)) continue;
         info->parameters += yolo_tensor_numel(t->tensor);
         if (t->tensor->requires_grad) info->gradients += yolo_tensor_numel(t->tensor);
     }
+    free(used);
     if (imgsz <= 0) return YOLO_OK;
     int stride = 32;
     for (int i = 0; i < m->n_strides; i++)
         if (m->strides[i] > stride) stride = m->strides[i];
     double macs = 0;
-    yolo_status st = forward_macs(m, stride, stride, &macs);
+    st = forward_macs(m, stride, stride, &macs);
     if (!st) {
         info->gflops = macs * 2 / 1e9 * ((double)imgsz / stride) * ((double)imgsz / stride);
         return YOLO_OK;
