@@ -405,6 +405,17 @@ static void check_refusals(void) {
     CHECK(a && a->kind == YOLO_PK_LIST && a->n == 4 && a->items[0]->i == 1 && a->items[1]->f == 2.5 &&
           a->items[2]->kind == YOLO_PK_NONE && a->items[3]->b);
     yolo_pickle_free(p);
+    /* {'fitness': np.float64(0.5)} as NumPy 2 pickles it (numpy._core): a last.pt's train_metrics */
+    static const char numpy2[] =
+        "\x80\x02}q\x00X\x07\x00\x00\x00" "fitnessq\x01" "cnumpy._core.multiarray\nscalar\nq\x02" "cnumpy\ndtype\nq\x03"
+        "X\x02\x00\x00\x00" "f8q\x04\x89\x88\x87q\x05Rq\x06(K\x03X\x01\x00\x00\x00<q\x07NNNJ\xff\xff\xff\xffJ\xff\xff\xff\xff"
+        "K\x00tq\x08" "bc_codecs\nencode\nq\tX\t\x00\x00\x00\x00\x00\x00\x00\x00\x00\xc3\xa0?q\n"
+        "X\x06\x00\x00\x00" "latin1q\x0b\x86q\x0cRq\r\x86q\x0eRq\x0fs.";
+    p = NULL;
+    CHECK_MSG(!yolo_pickle_parse((const uint8_t *)numpy2, sizeof numpy2 - 1, "numpy2", &p), "%s", yolo_last_error());
+    const yolo_pk_value *fitness = p ? yolo_pk_dict_get(yolo_pickle_root(p), "fitness") : NULL;
+    CHECK(fitness && fitness->kind == YOLO_PK_OBJECT && strstr(fitness->s, "numpy._core.multiarray.scalar"));
+    yolo_pickle_free(p);
 }
 
 int main(void) {

@@ -49,7 +49,8 @@ static const struct {
     {"builtins.getattr", USE_OPAQUE, 0},
     {"_codecs.encode", USE_OPAQUE, 0},
     {"numpy.dtype", USE_OPAQUE, 0},
-    {"numpy.core.multiarray.scalar", USE_OPAQUE, 0},
+    {"numpy.core.multiarray.scalar", USE_OPAQUE, 0},  /* a NumPy scalar (best_fitness) as NumPy 1.x names it */
+    {"numpy._core.multiarray.scalar", USE_OPAQUE, 0}, /* ... and as NumPy 2 does */
 };
 
 /* Classes of these modules are opaque names (module objects, losses,
