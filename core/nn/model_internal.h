@@ -104,6 +104,16 @@ typedef struct psa_block psa_block;
 size_t psa_block_size(void);
 yolo_status psa_block_init(yolo_module_ctx *ctx, psa_block *b, const char *name, int c, int heads);
 yolo_tensor *psa_block_forward(const yolo_forward_ctx *f, const void *block, yolo_tensor *x);
+/* C3(c1, c2, n) of modules_csp.c; as C3k(c1, c2, n, shortcut, g) (e 0.5,
+ * 3x3 inner kernels) the inner block of C3k2 with c3k and of A2C2f without
+ * area attention (modules_area_attention.c). */
+typedef struct c3_block c3_block;
+size_t c3_block_size(void);
+yolo_status c3k_block_init(yolo_module_ctx *ctx, c3_block *b, const char *name, int c1, int c2, int n, bool shortcut,
+                           int g);
+yolo_tensor *c3_block_forward(const yolo_forward_ctx *f, const c3_block *b, yolo_tensor *x);
+/* YOLO12's A2C2f (area attention), in modules_area_attention.c. */
+extern const yolo_module_type yolo_a2c2f_type;
 /* YOLOv10's modules: SCDown and CIB(c1, c2, shortcut, e, lk), the inner
  * block of C2fCIB (modules_csp.c), in modules_yolov10.c; PSA in
  * modules_attention.c. */

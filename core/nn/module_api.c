@@ -60,6 +60,13 @@ yolo_status model_init_tensor(yolo_tensor *t, uint64_t seed, int number, yolo_pa
         switch (init) {
         case YOLO_INIT_ONE: data[i] = 1.0f; break;
         case YOLO_INIT_CONSTANT: data[i] = (float)value; break;
+        case YOLO_INIT_TRUNC_NORMAL: {
+            double v;
+            do v = value * yolo_rng_normal(&rng);
+            while (v < -2.0 || v > 2.0);
+            data[i] = (float)v;
+            break;
+        }
         default: data[i] = (float)yolo_rng_range(&rng, -bound, bound); break;
         }
     }

@@ -107,11 +107,13 @@ static yolo_status bottleneck_module_forward(const yolo_forward_ctx *f, void *st
  * C3(c1, c2, n=1, shortcut=True, g=1, e=0.5): inner kernels (1, 3);
  * C3k(c1, c2, n=1, shortcut=True, g=1, e=0.5, k=3): inner kernels (k, k). */
 
-typedef struct c3_block {
+struct c3_block {
     int n, c;
     yolo_conv_block cv1, cv2, cv3;
     bottleneck *m;
-} c3_block;
+};
+
+size_t c3_block_size(void) { return sizeof(c3_block); }
 
 static yolo_status c3_block_init(yolo_module_ctx *ctx, c3_block *b, const char *name, int c1, int c2, int n,
                                  bool shortcut, int g, double e, int k1, int k2) {
@@ -131,7 +133,12 @@ static yolo_status c3_block_init(yolo_module_ctx *ctx, c3_block *b, const char *
     return b->m ? YOLO_OK : YOLO_ERR_CONFIG;
 }
 
-static yolo_tensor *c3_block_forward(const yolo_forward_ctx *f, const c3_block *b, yolo_tensor *x) {
+yolo_status c3k_block_init(yolo_module_ctx *ctx, c3_block *b, const char *name, int c1, int c2, int n, bool shortcut,
+                           int g) {
+    return c3_block_init(ctx, b, name, c1, c2, n, shortcut, g, 0.5, 3, 3);
+}
+
+yolo_tensor *c3_block_forward(const yolo_forward_ctx *f, const c3_block *b, yolo_tensor *x) {
     yolo_tensor *y = yolo_conv_block_forward(f, &b->cv1, x);
     for (int i = 0; y && i < b->n; i++) y = bottleneck_forward(f, &b->m[i], y);
     yolo_tensor *parts[2] = {y, yolo_conv_block_forward(f, &b->cv2, x)};
@@ -286,7 +293,7 @@ static yolo_status c3k2_build(yolo_module_ctx *ctx) {
         for (int i = 0; i < n; i++) {
             char name[32];
             snprintf(name, sizeof(name), "m.%d", i);
-            if ((st = c3_block_init(ctx, &b->m3[i], name, b->c, b->c, 2, shortcut, (int)g, 0.5, 3, 3))) return st;
+            if ((st = c3k_block_init(ctx, &b->m3[i], name, b->c, b->c, 2, shortcut, (int)g))) return st;
         }
     } else if (!(b->m = bottlenecks_init(ctx, "", n, b->c, shortcut, (int)g, 3, 3, 0.5))) {
         return YOLO_ERR_CONFIG;

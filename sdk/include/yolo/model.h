@@ -211,6 +211,7 @@ typedef enum yolo_param_init {
     YOLO_INIT_CONSTANT,         /* value */
     YOLO_INIT_UNIFORM,          /* uniform in [-value, value) */
     YOLO_INIT_KAIMING_UNIFORM,  /* PyTorch's conv/linear default, value = fan_in */
+    YOLO_INIT_TRUNC_NORMAL,     /* normal with std value, redrawn outside [-2, 2] (PyTorch's trunc_normal_) */
 } yolo_param_init;
 
 /* A persistent f32 tensor named "<prefix>.<name>" registered with the model.
