@@ -460,6 +460,9 @@ int main(void) {
     check_export("yolo11n-coco8.pt", "input-2x3x320x320.npy", 17);
     check_export("yolo11n-seg-coco8.pt", "input-2x3x320x320.npy", 12);
     check_export("yolo11n-cls.yaml", "input-2x3x64x64.npy", 13);
+    /* YOLO12's area attention: bands cut by Slice, put back by Concat */
+    check_export("yolo12n.yaml", "input-2x3x320x320.npy", 17);
+    check_export("yolo12n.yaml", "input-2x3x320x320.npy", 12);
     /* activation: nn.Hardswish() (Ultralytics' DPU recipe): HardSwish from opset 14, x * HardSigmoid before */
     char hswish[700];
     snprintf(hswish, sizeof hswish, "%s/hswish-cls.yaml", tmp);

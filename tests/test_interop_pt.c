@@ -299,6 +299,8 @@ static void check_pt_acts(void) {
     check_pt_end2end(fixtures, "yolov10-e2e", YOLO_DET_REG_MAX, 0);
     check_pt_end2end(fixtures, "yolo26-seg-e2e", 1, 32);
     check_pt_yolo26_semseg(fixtures);
+    /* YOLO12's A2C2f: area attention over 4 bands and over the whole map, gamma residuals, C3k blocks */
+    check_reference_in(fixtures, "yolo12-mini", "yolo26-input.npy");
 }
 
 /* The mid-training last.pt: `model` is None, the weights are the EMA's. */

@@ -176,6 +176,23 @@ static void check_new_families(yolo_backend *be) {
         {"detect", "yolov10n.yaml", 0, 2775520, 0, 223, "8.7", NULL, 0},
         {"detect", "yolov10s.yaml", 0, 8128272, 0, 0, NULL, NULL, 0},
         {"detect", "yolov10m.yaml", 0, 16576768, 0, 0, "64.5", NULL, 0},
+        /* YOLO12 (the yamls' comments, Ultralytics 8.3.78 on): A2C2f, area attention at the l and x scales with
+         * its gamma residual */
+        {"detect", "yolo12n.yaml", 0, 2602288, 0, 272, "6.7", NULL, 0},
+        {"detect", "yolo12s.yaml", 0, 9284096, 0, 272, "21.7", NULL, 0},
+        {"detect", "yolo12m.yaml", 0, 20199168, 0, 292, "68.1", NULL, 0},
+        {"detect", "yolo12l.yaml", 0, 26450784, 0, 488, "89.7", NULL, 0},
+        {"detect", "yolo12x.yaml", 0, 59210784, 0, 488, "200.3", NULL, 0},
+        {"segment", "yolo12n-seg.yaml", 0, 2855056, 0, 294, "10.6", NULL, 0},
+        {"segment", "yolo12s-seg.yaml", 0, 9938592, 0, 294, "35.7", NULL, 0},
+        {"segment", "yolo12m-seg.yaml", 0, 22505376, 0, 314, "123.5", NULL, 0},
+        {"segment", "yolo12l-seg.yaml", 0, 28756992, 0, 510, "145.1", NULL, 0},
+        {"segment", "yolo12x-seg.yaml", 0, 64387264, 0, 510, "324.6", NULL, 0},
+        {"classify", "yolo12n-cls.yaml", 80, 1820976, 0, 152, "3.7", NULL, 0},
+        {"classify", "yolo12s-cls.yaml", 80, 6206992, 0, 152, "13.6", NULL, 0},
+        {"classify", "yolo12m-cls.yaml", 80, 12083088, 0, 172, "44.2", NULL, 0},
+        {"classify", "yolo12l-cls.yaml", 80, 15558640, 0, 312, "56.9", NULL, 0},
+        {"classify", "yolo12x-cls.yaml", 80, 34172592, 0, 312, "126.5", NULL, 0},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         const yolo_task *task = NULL;
