@@ -1,19 +1,22 @@
 #!/usr/bin/python3
-"""YOLO11n in the PyTorch CPU anchor beside YOLOv8n.
+"""YOLO11n and YOLO12n in the PyTorch CPU anchor beside YOLOv8n.
 
 Extends ../shared/bench/torch_yolo_baseline.py (read-only, given with --base):
 its Conv, Bottleneck, C2f, SPPF, Concat, Detect and benchmark worker are reused
 unchanged; this file adds the modules YOLO11 needs (DWConv, C3k, C3k2,
 Attention, PSABlock, C2PSA and Detect's current class branch, Ultralytics 8.3
 ultralytics/nn/modules/{conv,block,head}.py semantics) and the yolo11.yaml
-layer table at scale n (depth 0.50, width 0.25, max_channels 1024), then runs
-the base script's worker with `build` pointing at this model.
+layer table at scale n (depth 0.50, width 0.25, max_channels 1024), and for
+--model yolo12n YOLO12's A2C2f (ABlock, AAttn: area attention, Ultralytics'
+block.py) and the yolo12.yaml table at scale n, then runs the base script's
+worker with `build` pointing at this model.
 
     /usr/bin/python3 bench/torch_yolo11_baseline.py --base ../shared/bench/torch_yolo_baseline.py --summary
     /usr/bin/python3 bench/torch_yolo11_baseline.py --base ... --worker '{"task":"detect","mode":"train",...}'
 
---summary prints the parameter count (2,624,080 for YOLO11n at nc 80, as
-Ultralytics' model.info()), the proof that the architecture is the same.
+--summary prints the parameter count (2,624,080 for YOLO11n and 2,602,288 for
+YOLO12n at nc 80, as Ultralytics' model.info()), the proof that the
+architecture is the same.
 """
 import argparse
 import json
@@ -112,7 +115,62 @@ def yolo11_modules(b):
                               nn.Sequential(DWConv(c3, c3, 3), b.Conv(c3, c3, 1)), nn.Conv2d(c3, self.nc, 1))
                 for x in ch)
 
-    return dict(C3k2=C3k2, C2PSA=C2PSA, Detect=Detect11, Conv=b.Conv, SPPF=b.SPPF)
+    class AAttn(nn.Module):
+        def __init__(self, dim, num_heads, area=1):
+            super().__init__()
+            self.area, self.num_heads = area, num_heads
+            self.head_dim = dim // num_heads
+            self.qkv = b.Conv(dim, 3 * dim, 1, act=False)
+            self.proj = b.Conv(dim, dim, 1, act=False)
+            self.pe = b.Conv(dim, dim, 7, 1, g=dim, act=False)
+
+        def forward(self, x):
+            B, C, H, W = x.shape
+            N = H * W
+            qkv = self.qkv(x).flatten(2).transpose(1, 2)
+            if self.area > 1:
+                qkv = qkv.reshape(B * self.area, N // self.area, C * 3)
+                B, N, _ = qkv.shape
+            q, k, v = (qkv.view(B, N, self.num_heads, self.head_dim * 3).permute(0, 2, 3, 1)
+                       .split([self.head_dim, self.head_dim, self.head_dim], dim=2))
+            attn = ((q.transpose(-2, -1) @ k) * (self.head_dim ** -0.5)).softmax(dim=-1)
+            x = (v @ attn.transpose(-2, -1)).permute(0, 3, 1, 2)
+            v = v.permute(0, 3, 1, 2)
+            if self.area > 1:
+                x = x.reshape(B // self.area, N * self.area, C)
+                v = v.reshape(B // self.area, N * self.area, C)
+                B, N, _ = x.shape
+            x = x.reshape(B, H, W, C).permute(0, 3, 1, 2).contiguous()
+            v = v.reshape(B, H, W, C).permute(0, 3, 1, 2).contiguous()
+            return self.proj(x + self.pe(v))
+
+    class ABlock(nn.Module):
+        def __init__(self, dim, num_heads, mlp_ratio=1.2, area=1):
+            super().__init__()
+            self.attn = AAttn(dim, num_heads, area)
+            self.mlp = nn.Sequential(b.Conv(dim, int(dim * mlp_ratio), 1), b.Conv(int(dim * mlp_ratio), dim, 1, act=False))
+
+        def forward(self, x):
+            x = x + self.attn(x)
+            return x + self.mlp(x)
+
+    class A2C2f(nn.Module):
+        def __init__(self, c1, c2, n=1, a2=True, area=1, residual=False, mlp_ratio=2.0, e=0.5, g=1, shortcut=True):
+            super().__init__()
+            c_ = int(c2 * e)
+            self.cv1 = b.Conv(c1, c_, 1, 1)
+            self.cv2 = b.Conv((1 + n) * c_, c2, 1)
+            self.gamma = nn.Parameter(0.01 * torch.ones(c2)) if a2 and residual else None
+            self.m = nn.ModuleList(nn.Sequential(*(ABlock(c_, c_ // 32, mlp_ratio, area) for _ in range(2))) if a2
+                                   else C3k(c_, c_, 2, shortcut, g) for _ in range(n))
+
+        def forward(self, x):
+            y = [self.cv1(x)]
+            y.extend(m(y[-1]) for m in self.m)
+            y = self.cv2(torch.cat(y, 1))
+            return x + self.gamma.view(-1, self.gamma.shape[0], 1, 1) * y if self.gamma is not None else y
+
+    return dict(C3k2=C3k2, C2PSA=C2PSA, A2C2f=A2C2f, Detect=Detect11, Conv=b.Conv, SPPF=b.SPPF)
 
 
 # (from, repeats, module, args) exactly as in ultralytics/cfg/models/11/yolo11.yaml
@@ -128,18 +186,30 @@ YOLO11 = [
     ([16, 19, 22], 1, "Detect", ["nc"]),
 ]
 SCALE_11N = (0.50, 0.25, 1024)
+# ultralytics/cfg/models/12/yolo12.yaml
+YOLO12 = [
+    (-1, 1, "Conv", [64, 3, 2]), (-1, 1, "Conv", [128, 3, 2]), (-1, 2, "C3k2", [256, False, 0.25]),
+    (-1, 1, "Conv", [256, 3, 2]), (-1, 2, "C3k2", [512, False, 0.25]), (-1, 1, "Conv", [512, 3, 2]),
+    (-1, 4, "A2C2f", [512, True, 4]), (-1, 1, "Conv", [1024, 3, 2]), (-1, 4, "A2C2f", [1024, True, 1]),
+    (-1, 1, "Upsample", [None, 2, "nearest"]), ([-1, 6], 1, "Concat", [1]), (-1, 2, "A2C2f", [512, False, -1]),
+    (-1, 1, "Upsample", [None, 2, "nearest"]), ([-1, 4], 1, "Concat", [1]), (-1, 2, "A2C2f", [256, False, -1]),
+    (-1, 1, "Conv", [256, 3, 2]), ([-1, 11], 1, "Concat", [1]), (-1, 2, "A2C2f", [512, False, -1]),
+    (-1, 1, "Conv", [512, 3, 2]), ([-1, 8], 1, "Concat", [1]), (-1, 2, "C3k2", [1024, True]),
+    ([14, 17, 20], 1, "Detect", ["nc"]),
+]
+TABLES = {"yolo11n": YOLO11, "yolo12n": YOLO12}
 
 
-def parse_yolo11(b, mods, nc, scale=SCALE_11N, ch=3):
+def parse_yolo11(b, mods, nc, table=YOLO11, scale=SCALE_11N, ch=3):
     depth, width, max_channels = scale
     chs, layers, save = [ch], [], []
-    for i, (f, n, name, args) in enumerate(YOLO11):
+    for i, (f, n, name, args) in enumerate(table):
         args = [nc if a == "nc" else a for a in args]
         n = max(round(n * depth), 1) if n > 1 else n
-        if name in ("Conv", "C3k2", "SPPF", "C2PSA"):
+        if name in ("Conv", "C3k2", "SPPF", "C2PSA", "A2C2f"):
             c1, c2 = chs[f], b.make_divisible(min(args[0], max_channels) * width, 8)
             args = [c1, c2, *args[1:]]
-            if name in ("C3k2", "C2PSA"):
+            if name in ("C3k2", "C2PSA", "A2C2f"):
                 args.insert(2, n)  # repeats inside
                 n = 1
             m = mods[name](*args)
@@ -158,16 +228,16 @@ def parse_yolo11(b, mods, nc, scale=SCALE_11N, ch=3):
     return nn.Sequential(*layers), sorted(save)
 
 
-def make_builder(b):
+def make_builder(b, name="yolo11n"):
     mods = yolo11_modules(b)
 
     def build(task):
         if task != "detect":
-            raise ValueError("this baseline builds YOLO11n detect only")
+            raise ValueError("this baseline builds YOLO11n and YOLO12n detect only")
         model = b.YOLO.__new__(b.YOLO)
         nn.Module.__init__(model)
         model.task = task
-        model.model, model.save = parse_yolo11(b, mods, 80)
+        model.model, model.save = parse_yolo11(b, mods, 80, TABLES[name])
         head = model.model[-1]
         head.stride = torch.tensor([8.0, 16.0, 32.0])
         head.bias_init()
@@ -182,14 +252,15 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--worker", type=str, default=None, help="JSON config: run one benchmark, print RESULT JSON")
     ap.add_argument("--summary", action="store_true")
+    ap.add_argument("--model", choices=sorted(TABLES), default="yolo11n")
     args = ap.parse_args()
     b = load_baseline(args.base)
-    b.build = make_builder(b)  # the base worker calls build(task)
+    b.build = make_builder(b, args.model)  # the base worker calls build(task)
     if args.summary:
         m = b.build("detect")
         n_p = sum(p.numel() for p in m.parameters())
         n_g = sum(p.numel() for p in m.parameters() if p.requires_grad)
-        print(f"YOLO11n (nc 80): {n_p:,} parameters, {n_g:,} gradients, analytical fwd GFLOPs at 640 "
+        print(f"{args.model.upper().replace('N', 'n')} (nc 80): {n_p:,} parameters, {n_g:,} gradients, analytical fwd GFLOPs at 640 "
               f"{b.count_flops(m, 640, train_mode=False) / 1e9:.3f}")
         return
     if args.worker:
