@@ -560,6 +560,7 @@ static void test_softmax(void) {
         {4, {2, 3, 4, 5}, 0}, {4, {2, 3, 4, 5}, 1}, {4, {2, 3, 4, 5}, 2}, {4, {2, 3, 4, 5}, 3},
         {2, {5, 7}, 1},       {2, {5, 7}, 0},       {3, {2, 5, 130}, 1},  {3, {2, 130, 3}, 2},
         {2, {64, 80}, -1},    {1, {1}, 0},          {3, {16, 64, 100}, 1},
+        {3, {4, 6, 37}, 2}, /* the last axis in 16-wide chunks and a tail (the CPU's row path) */
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         const int nd = cases[c].nd, axis = cases[c].axis < 0 ? cases[c].axis + nd : cases[c].axis;
