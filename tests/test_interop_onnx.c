@@ -463,6 +463,8 @@ int main(void) {
     /* YOLO12's area attention: bands cut by Slice, put back by Concat */
     check_export("yolo12n.yaml", "input-2x3x320x320.npy", 17);
     check_export("yolo12n.yaml", "input-2x3x320x320.npy", 12);
+    /* YOLOv9's avg_pool2d (a depthwise conv of constant weights) and RepConvs merged by fusing */
+    check_export("yolov9t.yaml", "input-2x3x320x320.npy", 17);
     /* activation: nn.Hardswish() (Ultralytics' DPU recipe): HardSwish from opset 14, x * HardSigmoid before */
     char hswish[700];
     snprintf(hswish, sizeof hswish, "%s/hswish-cls.yaml", tmp);

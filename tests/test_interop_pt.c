@@ -128,6 +128,26 @@ static void check_output0(yolo_model *m, const float *x, const int64_t ishape[4]
     free(ref);
 }
 
+/* <name>.pt fused (batch norms folded, re-parameterised blocks merged): its output is still PyTorch's */
+static void check_fused_reference(const char *fixtures, const char *name, const char *input) {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s.pt", fixtures, name);
+    yolo_model *m = NULL;
+    if (yolo_model_load(path, be, NULL, &m) || yolo_model_fuse(m)) {
+        CHECK_MSG(0, "%s: %s", path, yolo_last_error());
+        yolo_model_free(m);
+        return;
+    }
+    int ndim = 0;
+    int64_t ishape[8], icount = 0;
+    snprintf(path, sizeof path, "%s/%s", fixtures, input);
+    float *x = npy_read_f32(path, &ndim, ishape, &icount);
+    CHECK_MSG(x && ndim == 4, "cannot read %s", path);
+    if (x) check_output0(m, x, ishape, fixtures, name, "out0", "fused", 0);
+    free(x);
+    yolo_model_free(m);
+}
+
 /* The end2end models of tests/fixtures, <name>.pt with <name>.out0/.topk/.o2m:
  * YOLO26 (make_pt_yolo26_fixture.py: 8.4's YOLO26 form with C3k2 attn
  * units, SPPF's residual, C2PSA and Detect at reg_max 1 with its
@@ -301,6 +321,9 @@ static void check_pt_acts(void) {
     check_pt_yolo26_semseg(fixtures);
     /* YOLO12's A2C2f: area attention over 4 bands and over the whole map, gamma residuals, C3k blocks */
     check_reference_in(fixtures, "yolo12-mini", "yolo26-input.npy");
+    /* YOLOv9's GELAN modules with RepConv; fused (each RepConv one 3x3 conv), PyTorch's output still */
+    check_reference_in(fixtures, "yolov9-mini", "yolo26-input.npy");
+    check_fused_reference(fixtures, "yolov9-mini", "yolo26-input.npy");
 }
 
 /* The mid-training last.pt: `model` is None, the weights are the EMA's. */

@@ -193,6 +193,13 @@ static void check_new_families(yolo_backend *be) {
         {"classify", "yolo12m-cls.yaml", 80, 12083088, 0, 172, "44.2", NULL, 0},
         {"classify", "yolo12l-cls.yaml", 80, 15558640, 0, 312, "56.9", NULL, 0},
         {"classify", "yolo12x-cls.yaml", 80, 34172592, 0, 312, "126.5", NULL, 0},
+        /* YOLOv9 (the yamls' comments; their layer counts are of an older rule, so layers are the torch leaf
+         * modules of make_pt_yolov9_fixture.py's stand-ins built as yolov9t: 544) */
+        {"detect", "yolov9t.yaml", 0, 2128720, 0, 544, "8.5", NULL, 0},
+        {"detect", "yolov9s.yaml", 0, 7318368, 0, 0, "27.6", NULL, 0},
+        {"detect", "yolov9m.yaml", 0, 20216160, 0, 0, "77.9", NULL, 0},
+        {"detect", "yolov9c.yaml", 0, 25590912, 0, 0, "104.0", NULL, 0},
+        {"segment", "yolov9c-seg.yaml", 0, 27897120, 0, 0, "159.4", NULL, 0},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         const yolo_task *task = NULL;

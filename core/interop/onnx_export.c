@@ -294,9 +294,10 @@ static void emit_node(writer *w, const yolo_tensor *t, int index) {
             return;
         }
         for (int64_t i = 0; i < n; i++) v[i] = t->node->fparams[0];
-        ox_const_f32(w, v, t->ndim, t->shape, c, sizeof c);
+        /* an initializer under the value's own name: OpenCV 4.6 takes no Identity of a constant (YOLOv9's
+         * avg_pool2d weights feed a Conv) */
+        ox_initializer(w, out, ELEM_FLOAT, t->ndim, t->shape, v, sizeof(float) * (size_t)n);
         free(v);
-        ox_node(w, "Identity", (const char *const[]){c}, 1, out, NULL);
         return;
     }
     case YOLO_OP_CONCAT: {

@@ -71,6 +71,7 @@ static double graph_macs(const yolo_graph *g) {
         switch (t->node->op) {
         case YOLO_OP_CONV2D: {
             const yolo_tensor *w = t->node->src[1];
+            if (w->node && w->node->op == YOLO_OP_FILL) break; /* a functional avg_pool2d (YOLOv9's AConv, ADown) */
             macs += out * (double)(w->shape[1] * w->shape[2] * w->shape[3]);
             break;
         }

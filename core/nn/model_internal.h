@@ -81,6 +81,8 @@ struct yolo_model {
     /* the yaml's end2end head runs unless val/predict/export say end2end=False
      * (yolo_model_set_end2end): Detect then decodes its one-to-many branch */
     bool end2end_off;
+    /* RepConv's SiLU is one module shared by all of them: one leaf, counted by the first */
+    bool repconv_act_counted;
     char *yaml_text;              /* the yaml it was built from (checkpoints keep it) */
 };
 
@@ -114,6 +116,9 @@ yolo_status c3k_block_init(yolo_module_ctx *ctx, c3_block *b, const char *name, 
 yolo_tensor *c3_block_forward(const yolo_forward_ctx *f, const c3_block *b, yolo_tensor *x);
 /* YOLO12's A2C2f (area attention), in modules_area_attention.c. */
 extern const yolo_module_type yolo_a2c2f_type;
+/* YOLOv9's GELAN modules, in modules_gelan.c. */
+extern const yolo_module_type yolo_repncspelan4_type, yolo_elan1_type, yolo_aconv_type, yolo_adown_type,
+    yolo_sppelan_type;
 /* YOLOv10's modules: SCDown and CIB(c1, c2, shortcut, e, lk), the inner
  * block of C2fCIB (modules_csp.c), in modules_yolov10.c; PSA in
  * modules_attention.c. */

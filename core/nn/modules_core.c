@@ -201,5 +201,6 @@ static const yolo_module_type concat_type = {"Concat", "channel concatenation of
 const yolo_module_type *const yolo_core_modules[] = {
     &conv_type,     &dwconv_type,  &yolo_bottleneck_type, &yolo_c2f_type, &yolo_c3_type, &yolo_c3k2_type,
     &yolo_c2_type,  &sppf_type,    &yolo_c2psa_type,      &upsample_type, &concat_type,
-    &yolo_scdown_type, &yolo_c2fcib_type, &yolo_psa_type, &yolo_a2c2f_type};
+    &yolo_scdown_type, &yolo_c2fcib_type, &yolo_psa_type, &yolo_a2c2f_type,
+    &yolo_repncspelan4_type, &yolo_elan1_type, &yolo_aconv_type, &yolo_adown_type, &yolo_sppelan_type};
 const int yolo_core_module_count = (int)(sizeof(yolo_core_modules) / sizeof(yolo_core_modules[0]));
