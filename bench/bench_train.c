@@ -19,11 +19,11 @@
  * amp over fp32 round by round and its median: the pair within a round
  * shares the machine's phase, the best rounds of the two modes may not.
  *
- * --model yolo11n.yaml or yolo12n.yaml runs the baseline through
- * bench/torch_yolo11_baseline.py (--baseline11), which adds YOLO11's and
- * YOLO12's modules to the shared script and builds the same architecture
- * (2,624,080 and 2,602,288 parameters at nc 80), with the same autocast
- * wrapper as the YOLOv8 script. Run from
+ * --model yolo11n.yaml, yolo12n.yaml or yolov9t.yaml runs the baseline
+ * through bench/torch_yolo11_baseline.py (--baseline11), which adds YOLO11's,
+ * YOLO12's and YOLOv9's modules to the shared script and builds the same
+ * architecture (2,624,080, 2,602,288 and 2,128,720 parameters at nc 80),
+ * with the same autocast wrapper as the YOLOv8 script. Run from
  * the repository root, e.g.
  *   build/bin/bench_train --model yolo11n.yaml --imgsz 320 --batch 8
  *
@@ -140,8 +140,8 @@ static double peak_rss_mib(void) {
 
 static int run_baseline(const options *o, bool autocast, double *img_s) {
     char cmd[2048];
-    if (!strncmp(o->model, "yolo11n", 7) || !strncmp(o->model, "yolo12n", 7)) {
-        /* the bench-local YOLO11n / YOLO12n extension of the shared script */
+    if (!strncmp(o->model, "yolo11n", 7) || !strncmp(o->model, "yolo12n", 7) || !strncmp(o->model, "yolov9t", 7)) {
+        /* the bench-local YOLO11n / YOLO12n / YOLOv9t extension of the shared script */
         snprintf(cmd, sizeof cmd,
                  "/usr/bin/python3 %s --base %s --model %.7s --threads %d --worker '{\"task\":\"%s\",\"mode\":\"train\","
                  "\"imgsz\":%d,\"batch\":%d,\"threads\":%d,\"warmup\":2,\"min_iters\":%d,\"max_iters\":%d,"

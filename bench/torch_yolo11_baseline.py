@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""YOLO11n and YOLO12n in the PyTorch CPU anchor beside YOLOv8n.
+"""YOLO11n, YOLO12n and YOLOv9t in the PyTorch CPU anchor beside YOLOv8n.
 
 Extends ../shared/bench/torch_yolo_baseline.py (read-only, given with --base):
 its Conv, Bottleneck, C2f, SPPF, Concat, Detect and benchmark worker are reused
@@ -8,15 +8,17 @@ Attention, PSABlock, C2PSA and Detect's current class branch, Ultralytics 8.3
 ultralytics/nn/modules/{conv,block,head}.py semantics) and the yolo11.yaml
 layer table at scale n (depth 0.50, width 0.25, max_channels 1024), and for
 --model yolo12n YOLO12's A2C2f (ABlock, AAttn: area attention, Ultralytics'
-block.py) and the yolo12.yaml table at scale n, then runs the base script's
-worker with `build` pointing at this model.
+block.py) and the yolo12.yaml table at scale n, and for --model yolov9t the
+GELAN modules (RepNCSPELAN4 with RepConv, ELAN1, AConv, SPPELAN) and
+yolov9t.yaml with the base script's (YOLOv8) Detect, then runs the base
+script's worker with `build` pointing at this model.
 
     /usr/bin/python3 bench/torch_yolo11_baseline.py --base ../shared/bench/torch_yolo_baseline.py --summary
     /usr/bin/python3 bench/torch_yolo11_baseline.py --base ... --worker '{"task":"detect","mode":"train",...}'
 
---summary prints the parameter count (2,624,080 for YOLO11n and 2,602,288 for
-YOLO12n at nc 80, as Ultralytics' model.info()), the proof that the
-architecture is the same.
+--summary prints the parameter count (2,624,080 for YOLO11n, 2,602,288 for
+YOLO12n and 2,128,720 for YOLOv9t at nc 80, as Ultralytics' model.info()),
+the proof that the architecture is the same.
 """
 import argparse
 import json
@@ -170,7 +172,72 @@ def yolo11_modules(b):
             y = self.cv2(torch.cat(y, 1))
             return x + self.gamma.view(-1, self.gamma.shape[0], 1, 1) * y if self.gamma is not None else y
 
-    return dict(C3k2=C3k2, C2PSA=C2PSA, A2C2f=A2C2f, Detect=Detect11, Conv=b.Conv, SPPF=b.SPPF)
+    class RepConv(nn.Module):
+        def __init__(self, c1, c2):
+            super().__init__()
+            self.act = nn.SiLU()
+            self.conv1 = b.Conv(c1, c2, 3, 1, act=False)
+            self.conv2 = b.Conv(c1, c2, 1, 1, act=False)
+
+        def forward(self, x):
+            return self.act(self.conv1(x) + self.conv2(x))
+
+    class RepBottleneck(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.cv1, self.cv2 = RepConv(c, c), b.Conv(c, c, 3, 1)
+
+        def forward(self, x):
+            return x + self.cv2(self.cv1(x))
+
+    class RepCSP(nn.Module):
+        def __init__(self, c1, c2, n=1):
+            super().__init__()
+            c_ = c2 // 2
+            self.cv1, self.cv2, self.cv3 = b.Conv(c1, c_, 1, 1), b.Conv(c1, c_, 1, 1), b.Conv(2 * c_, c2, 1)
+            self.m = nn.Sequential(*(RepBottleneck(c_) for _ in range(n)))
+
+        def forward(self, x):
+            return self.cv3(torch.cat((self.m(self.cv1(x)), self.cv2(x)), 1))
+
+    class RepNCSPELAN4(nn.Module):
+        def __init__(self, c1, c2, c3, c4, n=1, rep=True):
+            super().__init__()
+            self.cv1 = b.Conv(c1, c3, 1, 1)
+            self.cv2 = nn.Sequential(RepCSP(c3 // 2, c4, n), b.Conv(c4, c4, 3, 1)) if rep else b.Conv(c3 // 2, c4, 3, 1)
+            self.cv3 = nn.Sequential(RepCSP(c4, c4, n), b.Conv(c4, c4, 3, 1)) if rep else b.Conv(c4, c4, 3, 1)
+            self.cv4 = b.Conv(c3 + (2 * c4), c2, 1, 1)
+
+        def forward(self, x):
+            y = list(self.cv1(x).chunk(2, 1))
+            y.extend(m(y[-1]) for m in [self.cv2, self.cv3])
+            return self.cv4(torch.cat(y, 1))
+
+    class ELAN1(RepNCSPELAN4):
+        def __init__(self, c1, c2, c3, c4):
+            super().__init__(c1, c2, c3, c4, rep=False)
+
+    class AConv(nn.Module):
+        def __init__(self, c1, c2):
+            super().__init__()
+            self.cv1 = b.Conv(c1, c2, 3, 2, 1)
+
+        def forward(self, x):
+            return self.cv1(torch.nn.functional.avg_pool2d(x, 2, 1, 0, False, True))
+
+    class SPPELAN(nn.Module):
+        def __init__(self, c1, c2, c3, k=5):
+            super().__init__()
+            self.cv1, self.cv5 = b.Conv(c1, c3, 1, 1), b.Conv(4 * c3, c2, 1, 1)
+            self.m = nn.MaxPool2d(kernel_size=k, stride=1, padding=k // 2)
+
+        def forward(self, x):
+            y = [self.cv1(x)]
+            y.extend(self.m(y[-1]) for _ in range(3))
+            return self.cv5(torch.cat(y, 1))
+
+    return dict(C3k2=C3k2, C2PSA=C2PSA, A2C2f=A2C2f, Detect=Detect11, Conv=b.Conv, SPPF=b.SPPF,
+                RepNCSPELAN4=RepNCSPELAN4, ELAN1=ELAN1, AConv=AConv, SPPELAN=SPPELAN, DetectLegacy=b.Detect)
 
 
 # (from, repeats, module, args) exactly as in ultralytics/cfg/models/11/yolo11.yaml
@@ -197,7 +264,20 @@ YOLO12 = [
     (-1, 1, "Conv", [512, 3, 2]), ([-1, 8], 1, "Concat", [1]), (-1, 2, "C3k2", [1024, True]),
     ([14, 17, 20], 1, "Detect", ["nc"]),
 ]
-TABLES = {"yolo11n": YOLO11, "yolo12n": YOLO12}
+# ultralytics/cfg/models/v9/yolov9t.yaml (no scales: depth, width 1)
+YOLOV9T = [
+    (-1, 1, "Conv", [16, 3, 2]), (-1, 1, "Conv", [32, 3, 2]), (-1, 1, "ELAN1", [32, 32, 16]),
+    (-1, 1, "AConv", [64]), (-1, 1, "RepNCSPELAN4", [64, 64, 32, 3]), (-1, 1, "AConv", [96]),
+    (-1, 1, "RepNCSPELAN4", [96, 96, 48, 3]), (-1, 1, "AConv", [128]), (-1, 1, "RepNCSPELAN4", [128, 128, 64, 3]),
+    (-1, 1, "SPPELAN", [128, 64]),
+    (-1, 1, "Upsample", [None, 2, "nearest"]), ([-1, 6], 1, "Concat", [1]), (-1, 1, "RepNCSPELAN4", [96, 96, 48, 3]),
+    (-1, 1, "Upsample", [None, 2, "nearest"]), ([-1, 4], 1, "Concat", [1]), (-1, 1, "RepNCSPELAN4", [64, 64, 32, 3]),
+    (-1, 1, "AConv", [48]), ([-1, 12], 1, "Concat", [1]), (-1, 1, "RepNCSPELAN4", [96, 96, 48, 3]),
+    (-1, 1, "AConv", [64]), ([-1, 9], 1, "Concat", [1]), (-1, 1, "RepNCSPELAN4", [128, 128, 64, 3]),
+    ([15, 18, 21], 1, "DetectLegacy", ["nc"]),
+]
+TABLES = {"yolo11n": YOLO11, "yolo12n": YOLO12, "yolov9t": YOLOV9T}
+SCALES = {"yolov9t": (1.0, 1.0, 1 << 16)}
 
 
 def parse_yolo11(b, mods, nc, table=YOLO11, scale=SCALE_11N, ch=3):
@@ -206,7 +286,7 @@ def parse_yolo11(b, mods, nc, table=YOLO11, scale=SCALE_11N, ch=3):
     for i, (f, n, name, args) in enumerate(table):
         args = [nc if a == "nc" else a for a in args]
         n = max(round(n * depth), 1) if n > 1 else n
-        if name in ("Conv", "C3k2", "SPPF", "C2PSA", "A2C2f"):
+        if name in ("Conv", "C3k2", "SPPF", "C2PSA", "A2C2f", "RepNCSPELAN4", "ELAN1", "AConv", "SPPELAN"):
             c1, c2 = chs[f], b.make_divisible(min(args[0], max_channels) * width, 8)
             args = [c1, c2, *args[1:]]
             if name in ("C3k2", "C2PSA", "A2C2f"):
@@ -217,8 +297,8 @@ def parse_yolo11(b, mods, nc, table=YOLO11, scale=SCALE_11N, ch=3):
             c2, m = chs[f], nn.Upsample(*args)
         elif name == "Concat":
             c2, m = sum(chs[x] for x in f), b.Concat(*args)
-        else:  # Detect
-            c2, m = None, mods["Detect"](args[0], [chs[x] for x in f])
+        else:  # Detect, or YOLOv8's (legacy) for a model without C3k2 or A2C2f
+            c2, m = None, mods[name](args[0], [chs[x] for x in f])
         m.i, m.f = i, f
         save.extend(x % i for x in ([f] if isinstance(f, int) else f) if x != -1)
         layers.append(m)
@@ -233,11 +313,11 @@ def make_builder(b, name="yolo11n"):
 
     def build(task):
         if task != "detect":
-            raise ValueError("this baseline builds YOLO11n and YOLO12n detect only")
+            raise ValueError("this baseline builds YOLO11n, YOLO12n and YOLOv9t detect only")
         model = b.YOLO.__new__(b.YOLO)
         nn.Module.__init__(model)
         model.task = task
-        model.model, model.save = parse_yolo11(b, mods, 80, TABLES[name])
+        model.model, model.save = parse_yolo11(b, mods, 80, TABLES[name], SCALES.get(name, SCALE_11N))
         head = model.model[-1]
         head.stride = torch.tensor([8.0, 16.0, 32.0])
         head.bias_init()
@@ -260,7 +340,7 @@ def main():
         m = b.build("detect")
         n_p = sum(p.numel() for p in m.parameters())
         n_g = sum(p.numel() for p in m.parameters() if p.requires_grad)
-        print(f"{args.model.upper().replace('N', 'n')} (nc 80): {n_p:,} parameters, {n_g:,} gradients, analytical fwd GFLOPs at 640 "
+        print(f"{args.model.upper().replace('N', 'n').replace('V9T', 'v9t')} (nc 80): {n_p:,} parameters, {n_g:,} gradients, analytical fwd GFLOPs at 640 "
               f"{b.count_flops(m, 640, train_mode=False) / 1e9:.3f}")
         return
     if args.worker:
