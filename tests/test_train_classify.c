@@ -16,8 +16,8 @@
  * Measured (the run is bit-reproducible at a fixed seed and thread
  * count): loss 1.125 -> 0.799, top-1 0.333 -> 0.667 (best 0.729);
  * 10 s on an idle 2-core machine, 35 s at load 9.
- * argv[1] names another model yaml (tests/yolo11.cmake: yolo11n-cls.yaml;
- * tests/yolo12.cmake: yolo12n-cls.yaml).
+ * argv[1] names another model yaml (tests/model_families.cmake:
+ * yolo11n-cls.yaml, yolo12n-cls.yaml).
  * YOLO11n-cls learns slower in this short run at 32 px (its last stage is
  * 1x1, so C2PSA attends over one position; measured: loss 1.158 -> 1.000,
  * top-1 0.333 -> 0.500, best 0.500), and so does YOLO12n-cls, whose last
@@ -46,7 +46,7 @@ int main(int argc, char **argv) {
     snprintf(args, sizeof args,
              "classify train data=shapes model=%s epochs=%d imgsz=32 batch=16 nbs=16 workers=2 "
              "warmup_epochs=1 erasing=0 scale=0.3 flipud=0.5",
-             argc > 1 ? argv[1] : "yolov8n-cls.yaml", EPOCHS); /* argv[1]: tests/yolo11.cmake, yolo12.cmake */
+             argc > 1 ? argv[1] : "yolov8n-cls.yaml", EPOCHS); /* argv[1]: tests/model_families.cmake */
     int rc = test_run_yolo(dir, args);
     CHECK_MSG(rc == 0, "yolo classify train exited %d (see %s/log.txt)", rc, dir);
     char csv[700];

@@ -3,11 +3,11 @@
  * (0.000 on shapes: its scores sit at the bias prior and its boxes are
  * random) — 0.05 after 12 epochs at 128 px is far beyond chance, and
  * far below the README's 0.8 of a full run, so the test is not flaky.
- * argv[1] names another model yaml (tests/yolo11.cmake, yolo12.cmake, yolov9.cmake).
+ * argv[1] names another model yaml (tests/model_families.cmake).
  * YOLO11n starts slower on these 12 short epochs (measured: box loss 6.49
  * -> 2.30, cls 4.63 -> 1.98, mAP50 0.000 -> 0.005, while its 60-epoch main
  * job passes 0.8, see the README), so for it mAP50 need only rise; so for
- * YOLO12n too (tests/yolo12.cmake; measured: box loss 6.12 -> 2.05, cls
+ * YOLO12n too (measured: box loss 6.12 -> 2.05, cls
  * 4.51 -> 1.94, mAP50 0.000 -> 0.029). */
 #include <dirent.h>
 #include <math.h>

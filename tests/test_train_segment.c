@@ -20,7 +20,7 @@ int main(int argc, char **argv) {
     char env[600];
     snprintf(env, sizeof env, "%s/cache", dir);
     setenv("YOLO_CACHE_DIR", env, 1);
-    char args[600]; /* argv[1]: another model yaml (tests/yolo11.cmake, yolo12.cmake, yolo26.cmake) */
+    char args[600]; /* argv[1]: another model yaml (tests/model_families.cmake) */
     snprintf(args, sizeof args,
              "segment train data=shapes model=%s epochs=5 imgsz=96 batch=4 nbs=4 warmup_epochs=0 workers=2 "
              "close_mosaic=2",

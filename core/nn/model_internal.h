@@ -144,6 +144,10 @@ yolo_status module_one_output(yolo_module_outputs *out, yolo_tensor *y);
 /* Zeroed memory owned by the model that does not replace the module's state. */
 void *module_alloc(yolo_module_ctx *ctx, size_t size);
 /* The layer table's "[c1, c2, n, args from tail_from...]" and the output channels c2. */
+/* A Conv named "<name>.<leaf>" (leaf alone for an empty name): stride s,
+ * padding p (YOLO_AUTOPAD: Ultralytics' autopad), g groups. */
+yolo_status module_conv_at(yolo_module_ctx *ctx, yolo_conv_block *b, const char *name, const char *leaf, int c1, int c2,
+                           int k, int s, int p, int g, yolo_act act);
 yolo_status module_finish_repeated(yolo_module_ctx *ctx, int c1, int c2, int n, int tail_from);
 /* cv1(x) split in two halves along channels; half `half` goes through n blocks
  * (block(f, blocks + i*block_size, t) in turn); cv2 on the concatenation. */

@@ -77,6 +77,13 @@ bool module_join_name(yolo_module_ctx *ctx, char *buf, size_t size, const char *
     return true;
 }
 
+yolo_status module_conv_at(yolo_module_ctx *ctx, yolo_conv_block *b, const char *name, const char *leaf, int c1, int c2,
+                           int k, int s, int p, int g, yolo_act act) {
+    char full[YOLO_NAME_MAX];
+    if (!module_join_name(ctx, full, sizeof(full), name, leaf)) return YOLO_ERR_ARG;
+    return yolo_conv_block_init(ctx, b, full, c1, c2, k, s, p, g, 1, act);
+}
+
 yolo_status module_finish_repeated(yolo_module_ctx *ctx, int c1, int c2, int n, int tail_from) {
     char tail[192];
     yolo_module_set_args_text(ctx, "[%d, %d, %d%s]", c1, c2, n, module_args_tail(ctx, tail_from, tail, sizeof(tail)));

@@ -53,9 +53,7 @@ static yolo_status trunc_normal_init(yolo_module_ctx *ctx, const yolo_conv_block
 
 static yolo_status conv_named(yolo_module_ctx *ctx, yolo_conv_block *b, const char *name, const char *leaf, int c1,
                               int c2, int k, int g, yolo_act act) {
-    char full[64];
-    if (!module_join_name(ctx, full, sizeof(full), name, leaf)) return YOLO_ERR_ARG;
-    yolo_status st = yolo_conv_block_init(ctx, b, full, c1, c2, k, 1, YOLO_AUTOPAD, g, 1, act);
+    yolo_status st = module_conv_at(ctx, b, name, leaf, c1, c2, k, 1, YOLO_AUTOPAD, g, act);
     return st ? st : trunc_normal_init(ctx, b);
 }
 

@@ -39,13 +39,6 @@ typedef struct c2psa_block {
     psa_block *m;
 } c2psa_block;
 
-static yolo_status conv_named(yolo_module_ctx *ctx, yolo_conv_block *b, const char *name, const char *leaf, int c1,
-                              int c2, int k, int g, yolo_act act) {
-    char full[64];
-    if (!module_join_name(ctx, full, sizeof(full), name, leaf)) return YOLO_ERR_ARG;
-    return yolo_conv_block_init(ctx, b, full, c1, c2, k, 1, YOLO_AUTOPAD, g, 1, act);
-}
-
 static yolo_status attention_init(yolo_module_ctx *ctx, attention_block *a, const char *name, int dim, int heads,
                                   double attn_ratio) {
     if (heads < 1 || dim % heads)
@@ -59,9 +52,9 @@ static yolo_status attention_init(yolo_module_ctx *ctx, attention_block *a, cons
     a->scale = (float)pow(a->key_dim, -0.5);
     const int h = dim + 2 * a->key_dim * heads;
     yolo_status st;
-    if ((st = conv_named(ctx, &a->qkv, name, "qkv", dim, h, 1, 1, YOLO_ACT_IDENTITY)) ||
-        (st = conv_named(ctx, &a->proj, name, "proj", dim, dim, 1, 1, YOLO_ACT_IDENTITY)) ||
-        (st = conv_named(ctx, &a->pe, name, "pe", dim, dim, 3, dim, YOLO_ACT_IDENTITY)))
+    if ((st = module_conv_at(ctx, &a->qkv, name, "qkv", dim, h, 1, 1, YOLO_AUTOPAD, 1, YOLO_ACT_IDENTITY)) ||
+        (st = module_conv_at(ctx, &a->proj, name, "proj", dim, dim, 1, 1, YOLO_AUTOPAD, 1, YOLO_ACT_IDENTITY)) ||
+        (st = module_conv_at(ctx, &a->pe, name, "pe", dim, dim, 3, 1, YOLO_AUTOPAD, dim, YOLO_ACT_IDENTITY)))
         return st;
     return YOLO_OK;
 }
@@ -89,8 +82,8 @@ yolo_status psa_block_init(yolo_module_ctx *ctx, psa_block *b, const char *name,
     if (!module_join_name(ctx, attn, sizeof(attn), name, "attn")) return YOLO_ERR_ARG;
     yolo_status st;
     if ((st = attention_init(ctx, &b->attn, attn, c, heads, 0.5)) ||
-        (st = conv_named(ctx, &b->ffn0, name, "ffn.0", c, 2 * c, 1, 1, YOLO_ACT_DEFAULT)) ||
-        (st = conv_named(ctx, &b->ffn1, name, "ffn.1", 2 * c, c, 1, 1, YOLO_ACT_IDENTITY)))
+        (st = module_conv_at(ctx, &b->ffn0, name, "ffn.0", c, 2 * c, 1, 1, YOLO_AUTOPAD, 1, YOLO_ACT_DEFAULT)) ||
+        (st = module_conv_at(ctx, &b->ffn1, name, "ffn.1", 2 * c, c, 1, 1, YOLO_AUTOPAD, 1, YOLO_ACT_IDENTITY)))
         return st;
     b->add = true;
     return YOLO_OK;

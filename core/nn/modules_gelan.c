@@ -67,13 +67,6 @@ typedef struct sppelan_block {
     yolo_conv_block cv1, cv5;
 } sppelan_block;
 
-static yolo_status conv_at(yolo_module_ctx *ctx, yolo_conv_block *b, const char *name, const char *leaf, int c1,
-                           int c2, int k, int s, int p, yolo_act act) {
-    char full[64];
-    if (!module_join_name(ctx, full, sizeof(full), name, leaf)) return YOLO_ERR_ARG;
-    return yolo_conv_block_init(ctx, b, full, c1, c2, k, s, p, 1, 1, act);
-}
-
 /* ---- RepConv ---- */
 
 /* yolo_model_fuse's step for a RepConv (Ultralytics' RepConv.fuse_convs),
@@ -110,8 +103,8 @@ static yolo_status repconv_fuse(yolo_model *m, void *block) {
 
 static yolo_status repconv_init(yolo_module_ctx *ctx, repconv *r, const char *name, int c1, int c2) {
     yolo_status st;
-    if ((st = conv_at(ctx, &r->conv1, name, "conv1", c1, c2, 3, 1, 1, YOLO_ACT_IDENTITY)) ||
-        (st = conv_at(ctx, &r->conv2, name, "conv2", c1, c2, 1, 1, 0, YOLO_ACT_IDENTITY)))
+    if ((st = module_conv_at(ctx, &r->conv1, name, "conv1", c1, c2, 3, 1, 1, 1, YOLO_ACT_IDENTITY)) ||
+        (st = module_conv_at(ctx, &r->conv2, name, "conv2", c1, c2, 1, 1, 0, 1, YOLO_ACT_IDENTITY)))
         return st;
     if (!ctx->model->repconv_act_counted) { /* RepConv.default_act: one module shared by every RepConv */
         ctx->model->repconv_act_counted = true;
@@ -135,9 +128,9 @@ static yolo_status rep_csp_init(yolo_module_ctx *ctx, rep_csp *b, const char *na
     const int c_ = c2 / 2;
     if (c_ < 1 || n < 0) return yolo_module_error(ctx, YOLO_ERR_CONFIG, "RepCSP %s: c2 %d, n %d", name, c2, n);
     yolo_status st;
-    if ((st = conv_at(ctx, &b->cv1, name, "cv1", c1, c_, 1, 1, YOLO_AUTOPAD, YOLO_ACT_DEFAULT)) ||
-        (st = conv_at(ctx, &b->cv2, name, "cv2", c1, c_, 1, 1, YOLO_AUTOPAD, YOLO_ACT_DEFAULT)) ||
-        (st = conv_at(ctx, &b->cv3, name, "cv3", 2 * c_, c2, 1, 1, YOLO_AUTOPAD, YOLO_ACT_DEFAULT)))
+    if ((st = module_conv_at(ctx, &b->cv1, name, "cv1", c1, c_, 1, 1, YOLO_AUTOPAD, 1, YOLO_ACT_DEFAULT)) ||
+        (st = module_conv_at(ctx, &b->cv2, name, "cv2", c1, c_, 1, 1, YOLO_AUTOPAD, 1, YOLO_ACT_DEFAULT)) ||
+        (st = module_conv_at(ctx, &b->cv3, name, "cv3", 2 * c_, c2, 1, 1, YOLO_AUTOPAD, 1, YOLO_ACT_DEFAULT)))
         return st;
     b->n = n;
     if (!(b->m = module_alloc(ctx, sizeof(rep_bottleneck) * (size_t)(n + 1))))
@@ -149,7 +142,7 @@ static yolo_status rep_csp_init(yolo_module_ctx *ctx, rep_csp *b, const char *na
         char cv1[80];
         snprintf(cv1, sizeof(cv1), "%s.cv1", m);
         if ((st = repconv_init(ctx, &b->m[i].cv1, cv1, c_, c_)) ||
-            (st = conv_at(ctx, &b->m[i].cv2, m, "cv2", c_, c_, 3, 1, YOLO_AUTOPAD, YOLO_ACT_DEFAULT)))
+            (st = module_conv_at(ctx, &b->m[i].cv2, m, "cv2", c_, c_, 3, 1, YOLO_AUTOPAD, 1, YOLO_ACT_DEFAULT)))
             return st;
         b->m[i].add = true; /* shortcut and c1 == c2 */
     }
@@ -183,18 +176,19 @@ static yolo_status elan_build(yolo_module_ctx *ctx, bool rep) {
     if (!b) return yolo_module_error(ctx, YOLO_ERR_NOMEM, "out of memory");
     b->rep = rep;
     const int h = (int)c3 / 2, d = (int)c4;
-    if ((st = conv_at(ctx, &b->cv1, "", "cv1", c1, (int)c3, 1, 1, YOLO_AUTOPAD, YOLO_ACT_DEFAULT))) return st;
+    if ((st = module_conv_at(ctx, &b->cv1, "", "cv1", c1, (int)c3, 1, 1, YOLO_AUTOPAD, 1, YOLO_ACT_DEFAULT))) return st;
     if (rep) {
         if ((st = rep_csp_init(ctx, &b->csp[0], "cv2.0", h, d, (int)n)) ||
-            (st = conv_at(ctx, &b->conv[0], "", "cv2.1", d, d, 3, 1, YOLO_AUTOPAD, YOLO_ACT_DEFAULT)) ||
+            (st = module_conv_at(ctx, &b->conv[0], "", "cv2.1", d, d, 3, 1, YOLO_AUTOPAD, 1, YOLO_ACT_DEFAULT)) ||
             (st = rep_csp_init(ctx, &b->csp[1], "cv3.0", d, d, (int)n)) ||
-            (st = conv_at(ctx, &b->conv[1], "", "cv3.1", d, d, 3, 1, YOLO_AUTOPAD, YOLO_ACT_DEFAULT)))
+            (st = module_conv_at(ctx, &b->conv[1], "", "cv3.1", d, d, 3, 1, YOLO_AUTOPAD, 1, YOLO_ACT_DEFAULT)))
             return st;
-    } else if ((st = conv_at(ctx, &b->conv[0], "", "cv2", h, d, 3, 1, YOLO_AUTOPAD, YOLO_ACT_DEFAULT)) ||
-               (st = conv_at(ctx, &b->conv[1], "", "cv3", d, d, 3, 1, YOLO_AUTOPAD, YOLO_ACT_DEFAULT))) {
+    } else if ((st = module_conv_at(ctx, &b->conv[0], "", "cv2", h, d, 3, 1, YOLO_AUTOPAD, 1, YOLO_ACT_DEFAULT)) ||
+               (st = module_conv_at(ctx, &b->conv[1], "", "cv3", d, d, 3, 1, YOLO_AUTOPAD, 1, YOLO_ACT_DEFAULT))) {
         return st;
     }
-    if ((st = conv_at(ctx, &b->cv4, "", "cv4", (int)c3 + 2 * d, c2, 1, 1, YOLO_AUTOPAD, YOLO_ACT_DEFAULT))) return st;
+    if ((st = module_conv_at(ctx, &b->cv4, "", "cv4", (int)c3 + 2 * d, c2, 1, 1, YOLO_AUTOPAD, 1, YOLO_ACT_DEFAULT)))
+        return st;
     char tail[192];
     yolo_module_set_args_text(ctx, "[%d, %d%s]", c1, c2, module_args_tail(ctx, 1, tail, sizeof(tail)));
     yolo_module_set_out_channels(ctx, c2);
@@ -243,10 +237,10 @@ static yolo_status down_build(yolo_module_ctx *ctx, bool adown) {
     if (!b) return yolo_module_error(ctx, YOLO_ERR_NOMEM, "out of memory");
     b->adown = adown;
     if (adown) {
-        if ((st = conv_at(ctx, &b->cv1, "", "cv1", c1 / 2, c2 / 2, 3, 2, 1, YOLO_ACT_DEFAULT)) ||
-            (st = conv_at(ctx, &b->cv2, "", "cv2", c1 / 2, c2 / 2, 1, 1, 0, YOLO_ACT_DEFAULT)))
+        if ((st = module_conv_at(ctx, &b->cv1, "", "cv1", c1 / 2, c2 / 2, 3, 2, 1, 1, YOLO_ACT_DEFAULT)) ||
+            (st = module_conv_at(ctx, &b->cv2, "", "cv2", c1 / 2, c2 / 2, 1, 1, 0, 1, YOLO_ACT_DEFAULT)))
             return st;
-    } else if ((st = conv_at(ctx, &b->cv1, "", "cv1", c1, c2, 3, 2, 1, YOLO_ACT_DEFAULT))) {
+    } else if ((st = module_conv_at(ctx, &b->cv1, "", "cv1", c1, c2, 3, 2, 1, 1, YOLO_ACT_DEFAULT))) {
         return st;
     }
     yolo_module_set_args_text(ctx, "[%d, %d]", c1, c2);
@@ -285,8 +279,8 @@ static yolo_status sppelan_build(yolo_module_ctx *ctx) {
     sppelan_block *b = yolo_module_state_alloc(ctx, sizeof(*b));
     if (!b) return yolo_module_error(ctx, YOLO_ERR_NOMEM, "out of memory");
     b->k = (int)k;
-    if ((st = conv_at(ctx, &b->cv1, "", "cv1", c1, (int)c3, 1, 1, YOLO_AUTOPAD, YOLO_ACT_DEFAULT)) ||
-        (st = conv_at(ctx, &b->cv5, "", "cv5", 4 * (int)c3, c2, 1, 1, YOLO_AUTOPAD, YOLO_ACT_DEFAULT)))
+    if ((st = module_conv_at(ctx, &b->cv1, "", "cv1", c1, (int)c3, 1, 1, YOLO_AUTOPAD, 1, YOLO_ACT_DEFAULT)) ||
+        (st = module_conv_at(ctx, &b->cv5, "", "cv5", 4 * (int)c3, c2, 1, 1, YOLO_AUTOPAD, 1, YOLO_ACT_DEFAULT)))
         return st;
     yolo_module_add_leaves(ctx, 3); /* cv2, cv3, cv4: the MaxPool2d modules */
     char tail[192];

@@ -60,13 +60,6 @@ struct cib_block {
 
 size_t cib_block_size(void) { return sizeof(cib_block); }
 
-static yolo_status conv_at(yolo_module_ctx *ctx, yolo_conv_block *b, const char *name, const char *leaf, int c1,
-                           int c2, int k, int g, yolo_act act) {
-    char full[64];
-    if (!module_join_name(ctx, full, sizeof(full), name, leaf)) return YOLO_ERR_ARG;
-    return yolo_conv_block_init(ctx, b, full, c1, c2, k, 1, YOLO_AUTOPAD, g, 1, act);
-}
-
 /* yolo_model_fuse's step for a CIB with lk (Ultralytics' RepVGGDW.fuse),
  * after the batch-norm fold: the 3x3 kernel centred in the 7x7 one
  * (padding 3 and 1 keep them aligned), biases summed: conv(x) + conv1(x) is
@@ -109,20 +102,23 @@ yolo_status cib_block_init(yolo_module_ctx *ctx, cib_block *b, const char *name,
     b->lk = lk;
     b->add = shortcut && c1 == c2;
     yolo_status st;
-    if ((st = conv_at(ctx, &b->cv[0], name, "cv1.0", c1, c1, 3, c1, YOLO_ACT_DEFAULT)) ||
-        (st = conv_at(ctx, &b->cv[1], name, "cv1.1", c1, 2 * c_, 1, 1, YOLO_ACT_DEFAULT)))
+    if ((st = module_conv_at(ctx, &b->cv[0], name, "cv1.0", c1, c1, 3, 1, YOLO_AUTOPAD, c1, YOLO_ACT_DEFAULT)) ||
+        (st = module_conv_at(ctx, &b->cv[1], name, "cv1.1", c1, 2 * c_, 1, 1, YOLO_AUTOPAD, 1, YOLO_ACT_DEFAULT)))
         return st;
     if (lk) {
-        if ((st = conv_at(ctx, &b->cv[2], name, "cv1.2.conv", 2 * c_, 2 * c_, 7, 2 * c_, YOLO_ACT_IDENTITY)) ||
-            (st = conv_at(ctx, &b->conv1, name, "cv1.2.conv1", 2 * c_, 2 * c_, 3, 2 * c_, YOLO_ACT_IDENTITY)))
+        if ((st = module_conv_at(ctx, &b->cv[2], name, "cv1.2.conv", 2 * c_, 2 * c_, 7, 1, YOLO_AUTOPAD, 2 * c_,
+                                 YOLO_ACT_IDENTITY)) ||
+            (st = module_conv_at(ctx, &b->conv1, name, "cv1.2.conv1", 2 * c_, 2 * c_, 3, 1, YOLO_AUTOPAD, 2 * c_,
+                                 YOLO_ACT_IDENTITY)))
             return st;
         yolo_module_add_leaves(ctx, 1); /* RepVGGDW's own nn.SiLU() */
         if ((st = model_register_fuse(ctx, repvggdw_fuse, b))) return st;
-    } else if ((st = conv_at(ctx, &b->cv[2], name, "cv1.2", 2 * c_, 2 * c_, 3, 2 * c_, YOLO_ACT_DEFAULT))) {
+    } else if ((st = module_conv_at(ctx, &b->cv[2], name, "cv1.2", 2 * c_, 2 * c_, 3, 1, YOLO_AUTOPAD, 2 * c_,
+                                    YOLO_ACT_DEFAULT))) {
         return st;
     }
-    if ((st = conv_at(ctx, &b->cv[3], name, "cv1.3", 2 * c_, c2, 1, 1, YOLO_ACT_DEFAULT)) ||
-        (st = conv_at(ctx, &b->cv[4], name, "cv1.4", c2, c2, 3, c2, YOLO_ACT_DEFAULT)))
+    if ((st = module_conv_at(ctx, &b->cv[3], name, "cv1.3", 2 * c_, c2, 1, 1, YOLO_AUTOPAD, 1, YOLO_ACT_DEFAULT)) ||
+        (st = module_conv_at(ctx, &b->cv[4], name, "cv1.4", c2, c2, 3, 1, YOLO_AUTOPAD, c2, YOLO_ACT_DEFAULT)))
         return st;
     return YOLO_OK;
 }
