@@ -461,7 +461,7 @@ int main(void) {
         yolo_backend_free(be);
         if (test_failures) return test_result("test_interop_pt");
         return test_skip("YOLO_INTEROP_DIR (default ../shared/interop) has no reference files; only the pickle "
-                         "refusals ran");
+                         "refusals and tests/fixtures' .pt files ran");
     }
     check_reference("yolov8n-coco8", "input-2x3x320x320.npy");
     check_reference("yolov8n-seg-coco8", "input-2x3x320x320.npy");
