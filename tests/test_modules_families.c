@@ -8,11 +8,11 @@
  * in training mode, loss =
  * sum(output * fixed random weights):
  *   - every trainable parameter gets a finite, nonzero gradient;
- *   - on both models (DWConv, C3k2 with c3k, C2; C2PSA): gradients of
+ *   - on every model: gradients of
  *     sampled entries against central finite differences of the loss,
  *     evaluated by the same graph (its backward nodes run too and only add
  *     to gradients already read);
- *   - on both models, on Vulkan when a device is found: output and every
+ *   - on every model, on Vulkan when a device is found: output and every
  *     gradient within 1e-3 of the CPU's largest.
  * The C2PSA model (its attention needs 64 hidden channels, 128 in) once
  * disagreed with its differences here (-19.6 against -53.1 for model.1):
