@@ -106,6 +106,11 @@ typedef struct psa_block psa_block;
 size_t psa_block_size(void);
 yolo_status psa_block_init(yolo_module_ctx *ctx, psa_block *b, const char *name, int c, int heads);
 yolo_tensor *psa_block_forward(const yolo_forward_ctx *f, const void *block, yolo_tensor *x);
+/* Multi-head attention over positions (modules_attention.c), shared by
+ * C2PSA's Attention and A2C2f's AAttn: t [B*heads, 2*key_dim + head_dim, N]
+ * holds each head's q, k, v; gives v softmax(q^T k * scale)^T [B*heads,
+ * head_dim, N], and v itself in *v (both attentions add pe(v)). */
+yolo_tensor *attention_heads(yolo_graph *g, yolo_tensor *t, int key_dim, int head_dim, float scale, yolo_tensor **v);
 /* C3(c1, c2, n) of modules_csp.c; as C3k(c1, c2, n, shortcut, g) (e 0.5,
  * 3x3 inner kernels) the inner block of C3k2 with c3k and of A2C2f without
  * area attention (modules_area_attention.c). */

@@ -93,20 +93,12 @@ static yolo_tensor *aattn_forward(const yolo_forward_ctx *f, const aattn_block *
     const int64_t n = N / a->area, flat_shape[3] = {B, 3 * C, N}, heads_shape[3] = {B * a->heads, 3 * a->head_dim, n},
                   band_shape[3] = {B, C, n}, image_shape[4] = {B, C, H, W};
     yolo_tensor *flat = yolo_reshape(g, qkv, 3, flat_shape);
-    yolo_tensor *xs[64], *vs[64];
-    if (a->area > 64) {
-        yolo_error(YOLO_ERR_UNSUPPORTED, "AAttn: area %d > 64", a->area);
-        return NULL;
-    }
+    yolo_tensor *xs[64], *vs[64]; /* a2c2f_build keeps area <= 64 */
     for (int j = 0; j < a->area; j++) {
-        yolo_tensor *band = a->area > 1 ? yolo_slice(g, flat, 2, j * n, n) : flat;
-        yolo_tensor *t = yolo_reshape(g, band, 3, heads_shape);
-        yolo_tensor *q = yolo_slice(g, t, 1, 0, a->head_dim);
-        yolo_tensor *k = yolo_slice(g, t, 1, a->head_dim, a->head_dim);
-        yolo_tensor *v = yolo_slice(g, t, 1, 2 * a->head_dim, a->head_dim);
-        /* [B*heads, n, n]: row i holds query position i's weights over the band's keys */
-        yolo_tensor *attn = yolo_softmax(g, yolo_scale(g, yolo_matmul(g, q, k, true, false), a->scale), -1);
-        xs[j] = yolo_reshape(g, yolo_matmul(g, v, attn, false, true), 3, band_shape);
+        yolo_tensor *band = a->area > 1 ? yolo_slice(g, flat, 2, j * n, n) : flat, *v = NULL;
+        yolo_tensor *y = attention_heads(g, yolo_reshape(g, band, 3, heads_shape), a->head_dim, a->head_dim, a->scale,
+                                         &v);
+        xs[j] = yolo_reshape(g, y, 3, band_shape);
         vs[j] = yolo_reshape(g, v, 3, band_shape);
         if (!xs[j] || !vs[j]) return NULL;
     }

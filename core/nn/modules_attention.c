@@ -59,6 +59,15 @@ static yolo_status attention_init(yolo_module_ctx *ctx, attention_block *a, cons
     return YOLO_OK;
 }
 
+yolo_tensor *attention_heads(yolo_graph *g, yolo_tensor *t, int key_dim, int head_dim, float scale, yolo_tensor **v) {
+    yolo_tensor *q = yolo_slice(g, t, 1, 0, key_dim);
+    yolo_tensor *k = yolo_slice(g, t, 1, key_dim, key_dim);
+    *v = yolo_slice(g, t, 1, 2 * key_dim, head_dim);
+    /* [B*heads, N, N]: row i holds query position i's weights over the keys */
+    yolo_tensor *attn = yolo_softmax(g, yolo_scale(g, yolo_matmul(g, q, k, true, false), scale), -1);
+    return yolo_matmul(g, *v, attn, false, true);
+}
+
 static yolo_tensor *attention_forward(const yolo_forward_ctx *f, const attention_block *a, yolo_tensor *x) {
     yolo_graph *g = f->graph;
     yolo_tensor *qkv = yolo_conv_block_forward(f, &a->qkv, x);
@@ -66,13 +75,9 @@ static yolo_tensor *attention_forward(const yolo_forward_ctx *f, const attention
     const int64_t B = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3], N = H * W;
     const int64_t per_head = 2 * a->key_dim + a->head_dim;
     const int64_t heads_shape[3] = {B * a->heads, per_head, N}, image_shape[4] = {B, C, H, W};
-    yolo_tensor *t = yolo_reshape(g, qkv, 3, heads_shape);
-    yolo_tensor *q = yolo_slice(g, t, 1, 0, a->key_dim);
-    yolo_tensor *k = yolo_slice(g, t, 1, a->key_dim, a->key_dim);
-    yolo_tensor *v = yolo_slice(g, t, 1, 2 * a->key_dim, a->head_dim);
-    /* [B*heads, N, N]: row i holds query position i's weights over the keys */
-    yolo_tensor *attn = yolo_softmax(g, yolo_scale(g, yolo_matmul(g, q, k, true, false), a->scale), -1);
-    yolo_tensor *y = yolo_reshape(g, yolo_matmul(g, v, attn, false, true), 4, image_shape);
+    yolo_tensor *v = NULL;
+    yolo_tensor *y = attention_heads(g, yolo_reshape(g, qkv, 3, heads_shape), a->key_dim, a->head_dim, a->scale, &v);
+    y = yolo_reshape(g, y, 4, image_shape);
     yolo_tensor *pe = yolo_conv_block_forward(f, &a->pe, yolo_reshape(g, v, 4, image_shape));
     return y && pe ? yolo_conv_block_forward(f, &a->proj, yolo_add(g, y, pe)) : NULL;
 }
