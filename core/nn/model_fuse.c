@@ -106,7 +106,7 @@ yolo_status yolo_model_fuse(yolo_model *m) {
     return st ? yolo_error_context(st, "%s: fuse", m->name) : YOLO_OK;
 }
 
-void model_drop_conv(yolo_model *m, const yolo_conv_block *b) {
+static void drop_conv(yolo_model *m, const yolo_conv_block *b) {
     int n = 0;
     for (int i = 0; i < m->n_tensors; i++) {
         yolo_tensor *t = m->tensors[i].tensor;
@@ -122,7 +122,40 @@ void model_drop_conv(yolo_model *m, const yolo_conv_block *b) {
     m->n_convs = n;
 }
 
-void model_set_act_leaf(yolo_model *m, const yolo_conv_block *b, bool own_act_leaf) {
+static void set_act_leaf(yolo_model *m, const yolo_conv_block *b, bool own_act_leaf) {
     for (int i = 0; i < m->n_convs; i++)
         if (m->convs[i].block == b) m->convs[i].own_act_leaf = own_act_leaf;
+}
+
+yolo_status model_merge_centred_conv(yolo_model *m, yolo_conv_block *big, yolo_conv_block *small) {
+    if (!big->bias || !small->bias)
+        return yolo_error(YOLO_ERR_ARG, "merging '%s' into '%s': fuse their batch norms first", small->weight->name,
+                          big->weight->name);
+    const int kb = big->k, ks = small->k, off = (kb - ks) / 2;
+    const int64_t filters = yolo_tensor_numel(small->weight) / ((int64_t)ks * ks), co = big->c2;
+    if (ks > kb || (kb - ks) % 2 || filters * kb * kb != yolo_tensor_numel(big->weight) || small->c2 != co)
+        return yolo_error(YOLO_ERR_ARG, "merging '%s' into '%s': kernels %d and %d of other filters", small->weight->name,
+                          big->weight->name, ks, kb);
+    const int64_t nb = filters * kb * kb, ns = filters * ks * ks;
+    float *wb = malloc(sizeof(float) * (size_t)nb), *ws = malloc(sizeof(float) * (size_t)ns);
+    float *bb = malloc(sizeof(float) * (size_t)co), *bs = malloc(sizeof(float) * (size_t)co);
+    yolo_status st = wb && ws && bb && bs ? YOLO_OK : yolo_error(YOLO_ERR_NOMEM, "merging convolutions: out of memory");
+    if (!st) st = yolo_tensor_download_f32(big->weight, wb, nb);
+    if (!st) st = yolo_tensor_download_f32(small->weight, ws, ns);
+    if (!st) st = yolo_tensor_download_f32(big->bias, bb, co);
+    if (!st) st = yolo_tensor_download_f32(small->bias, bs, co);
+    if (!st) {
+        for (int64_t f = 0; f < filters; f++)
+            for (int i = 0; i < ks; i++)
+                for (int j = 0; j < ks; j++) wb[(f * kb + i + off) * kb + j + off] += ws[(f * ks + i) * ks + j];
+        for (int64_t o = 0; o < co; o++) bb[o] += bs[o];
+        st = yolo_tensor_upload_f32(big->weight, wb, nb);
+    }
+    if (!st) st = yolo_tensor_upload_f32(big->bias, bb, co);
+    free(wb), free(ws), free(bb), free(bs);
+    if (st) return yolo_error_context(st, "merging '%s' into '%s'", small->weight->name, big->weight->name);
+    drop_conv(m, small);
+    small->weight = small->bias = NULL;
+    set_act_leaf(m, big, false); /* Ultralytics keeps the bare fused Conv2d: no Identity leaf */
+    return YOLO_OK;
 }

@@ -133,11 +133,14 @@ size_t cib_block_size(void);
 yolo_status cib_block_init(yolo_module_ctx *ctx, cib_block *b, const char *name, int c1, int c2, bool shortcut,
                            double e, bool lk);
 yolo_tensor *cib_block_forward(const yolo_forward_ctx *f, const void *block, yolo_tensor *x);
-/* core/nn/model_fuse.c: removes a fused conv block (its weight and bias
- * tensors, freed, and its entry) from the model; `own_act_leaf` of another
- * block set as given (a conv whose Conv wrapper fusing removed). */
-void model_drop_conv(yolo_model *m, const yolo_conv_block *b);
-void model_set_act_leaf(yolo_model *m, const yolo_conv_block *b, bool own_act_leaf);
+/* core/nn/model_fuse.c, for the re-parameterised blocks' fuse steps
+ * (YOLOv10's RepVGGDW, YOLOv9's RepConv), after the batch-norm fold:
+ * big(x) + small(x) as one convolution. small's kernel is added at the
+ * centre of big's (odd sizes, same filters; their paddings keep them
+ * aligned) and its bias to big's; small leaves the model (its tensors
+ * freed, its weight and bias NULL) and big is counted as the bare
+ * nn.Conv2d Ultralytics keeps (no Identity leaf). */
+yolo_status model_merge_centred_conv(yolo_model *m, yolo_conv_block *big, yolo_conv_block *small);
 
 /* core/nn/module_args.c: helpers of the core module types. */
 /* ", a, b, c" for the yaml args from `start` on (empty if none). */

@@ -27,7 +27,6 @@
  * counts no FLOPs for it): here a depthwise 2x2 convolution whose weights
  * are a graph constant of 1/4 (exact in every precision). */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "graph/graph_internal.h"
@@ -76,27 +75,8 @@ typedef struct sppelan_block {
 static yolo_status repconv_fuse(yolo_model *m, void *block) {
     repconv *r = block;
     if (r->fused) return YOLO_OK;
-    if (!r->conv1.bias || !r->conv2.bias)
-        return yolo_error(YOLO_ERR_ARG, "RepConv '%s': fuse its batch norms first", r->conv1.weight->name);
-    const int64_t co = r->conv1.c2, ci = r->conv1.c1, n3 = co * ci * 9, n1 = co * ci;
-    float *w3 = malloc(sizeof(float) * (size_t)n3), *w1 = malloc(sizeof(float) * (size_t)n1);
-    float *b3 = malloc(sizeof(float) * (size_t)co), *b1 = malloc(sizeof(float) * (size_t)co);
-    yolo_status st = w3 && w1 && b3 && b1 ? YOLO_OK : yolo_error(YOLO_ERR_NOMEM, "RepConv fuse: out of memory");
-    if (!st) st = yolo_tensor_download_f32(r->conv1.weight, w3, n3);
-    if (!st) st = yolo_tensor_download_f32(r->conv2.weight, w1, n1);
-    if (!st) st = yolo_tensor_download_f32(r->conv1.bias, b3, co);
-    if (!st) st = yolo_tensor_download_f32(r->conv2.bias, b1, co);
-    if (!st) {
-        for (int64_t i = 0; i < n1; i++) w3[i * 9 + 4] += w1[i];
-        for (int64_t o = 0; o < co; o++) b3[o] += b1[o];
-        st = yolo_tensor_upload_f32(r->conv1.weight, w3, n3);
-    }
-    if (!st) st = yolo_tensor_upload_f32(r->conv1.bias, b3, co);
-    free(w3), free(w1), free(b3), free(b1);
-    if (st) return yolo_error_context(st, "RepConv fuse of '%s'", r->conv1.weight->name);
-    model_drop_conv(m, &r->conv2);
-    r->conv2.weight = r->conv2.bias = NULL;
-    model_set_act_leaf(m, &r->conv1, false);
+    yolo_status st = model_merge_centred_conv(m, &r->conv1, &r->conv2);
+    if (st) return yolo_error_context(st, "RepConv fuse");
     r->fused = true;
     return YOLO_OK;
 }

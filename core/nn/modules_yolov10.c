@@ -13,7 +13,6 @@
  * else Conv(2c_, 2c_, 3, g=2c_), Conv(2c_, c2, 1), Conv(c2, c2, 3, g=c2)),
  * plus x when shortcut and c1 == c2. */
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "nn/model_internal.h"
 
@@ -67,30 +66,8 @@ size_t cib_block_size(void) { return sizeof(cib_block); }
 static yolo_status repvggdw_fuse(yolo_model *m, void *block) {
     cib_block *b = block;
     if (b->lk_fused) return YOLO_OK;
-    if (!b->cv[2].bias || !b->conv1.bias)
-        return yolo_error(YOLO_ERR_ARG, "RepVGGDW '%s': fuse its batch norms first", b->cv[2].weight->name);
-    const int64_t c = b->cv[2].c2;
-    float *w7 = malloc(sizeof(float) * (size_t)(c * 49)), *w3 = malloc(sizeof(float) * (size_t)(c * 9));
-    float *b7 = malloc(sizeof(float) * (size_t)c), *b3 = malloc(sizeof(float) * (size_t)c);
-    yolo_status st = w7 && w3 && b7 && b3 ? YOLO_OK : yolo_error(YOLO_ERR_NOMEM, "RepVGGDW fuse: out of memory");
-    if (!st) st = yolo_tensor_download_f32(b->cv[2].weight, w7, c * 49);
-    if (!st) st = yolo_tensor_download_f32(b->conv1.weight, w3, c * 9);
-    if (!st) st = yolo_tensor_download_f32(b->cv[2].bias, b7, c);
-    if (!st) st = yolo_tensor_download_f32(b->conv1.bias, b3, c);
-    if (!st) {
-        for (int64_t o = 0; o < c; o++) {
-            for (int i = 0; i < 3; i++)
-                for (int j = 0; j < 3; j++) w7[o * 49 + (i + 2) * 7 + j + 2] += w3[o * 9 + i * 3 + j];
-            b7[o] += b3[o];
-        }
-        st = yolo_tensor_upload_f32(b->cv[2].weight, w7, c * 49);
-    }
-    if (!st) st = yolo_tensor_upload_f32(b->cv[2].bias, b7, c);
-    free(w7), free(w3), free(b7), free(b3);
-    if (st) return yolo_error_context(st, "RepVGGDW fuse of '%s'", b->cv[2].weight->name);
-    model_drop_conv(m, &b->conv1);
-    b->conv1.weight = b->conv1.bias = NULL;
-    model_set_act_leaf(m, &b->cv[2], false); /* Ultralytics keeps the bare fused Conv2d: no Identity leaf */
+    yolo_status st = model_merge_centred_conv(m, &b->cv[2], &b->conv1);
+    if (st) return yolo_error_context(st, "RepVGGDW fuse");
     b->lk_fused = true;
     return YOLO_OK;
 }
