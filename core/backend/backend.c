@@ -41,6 +41,10 @@ bool yolo_backend_supports(const yolo_backend *backend, yolo_backend_capability 
     return backend && backend->ops->supports && backend->ops->supports(backend, cap);
 }
 
+int yolo_backend_channel_block(const yolo_backend *backend) {
+    return backend && backend->ops->channel_block ? backend->ops->channel_block(backend) : 0;
+}
+
 size_t yolo_backend_max_buffer_bytes(const yolo_backend *backend) {
     return backend->ops->max_buffer_bytes ? backend->ops->max_buffer_bytes(backend) : 0;
 }

@@ -37,10 +37,6 @@ typedef enum yolo_backend_capability {
     /* BN_BWD takes a fifth src (beta) and computes the BN_SILU_BWD before
      * it itself (graph/ops.h), so the planner folds one into the other. */
     YOLO_BACKEND_CAP_FOLD_SILU_BWD,
-    /* Convolutions, batch norm's fused ops and the layout-blind copies take
-     * channel-blocked values (node->blocked, graph/blocked.c), so the
-     * planner stores the activations between them that way. */
-    YOLO_BACKEND_CAP_BLOCKED_ACTIVATIONS,
 } yolo_backend_capability;
 
 /* One region of a batched copy: `bytes` between the host at `host` and
@@ -83,6 +79,12 @@ typedef struct yolo_backend_ops {
      * device's own (a GPU's device-local heap; NULL or 0: host memory, as
      * the CPU backend's). AutoBatch sizes batches to a fraction of it. */
     size_t (*device_memory_bytes)(const yolo_backend *backend);
+    /* Channels per block when convolutions, batch norm's fused ops and the
+     * layout-blind copies take channel-blocked values (node->block,
+     * graph/blocked.c), so the planner stores the activations between them
+     * that way: the block of the convolution kernels that run (16 on
+     * AVX-512, 8 on AVX2). NULL or 0: plain storage only. */
+    int (*channel_block)(const yolo_backend *backend);
 } yolo_backend_ops;
 
 /* What crossed between host and backend, and the host's time in the calls
@@ -129,6 +131,8 @@ yolo_bf16_activations yolo_bf16_activations_policy(void);
 
 /* Whether `backend` has `cap` (false for NULL). */
 bool yolo_backend_supports(const yolo_backend *backend, yolo_backend_capability cap);
+/* yolo_backend_ops.channel_block: 0 when the backend has no blocked storage. */
+int yolo_backend_channel_block(const yolo_backend *backend);
 /* ops->max_buffer_bytes, 0 when the backend has no limit. */
 size_t yolo_backend_max_buffer_bytes(const yolo_backend *backend);
 /* ops->device_memory_bytes, 0 when the tensors live in host memory. */

@@ -1,7 +1,7 @@
 /* Channel-blocked activation storage (yolo_graph_block_activations).
  *
  * oneDNN's direct convolution kernels work on channel-blocked layouts
- * (nChw16c with AVX-512: [N][C/16][H][W][16]). With our plain NCHW tensors
+ * (nChw16c with AVX-512: [N][C/16][H][W][16]; nChw8c with AVX2). With our plain NCHW tensors
  * every convolution reordered x in (twice: forward and weight gradient),
  * y out, dy in and dx out: on YOLOv8n at 320, batch 8 (AVX512-BF16) those
  * reorders were 21% of oneDNN's time under amp and 10% in fp32, and the
@@ -15,7 +15,7 @@
  * - batch norm's fused ops BN_STATS, BN_SILU and BN_BWD (kernels_norm.c,
  *   kernels_elementwise.c), whose x, dy and output share one layout;
  * - copies that cannot tell the layouts apart: ADD of same-shape values,
- *   CONCAT, SLICE and SLICE_BWD along the channels at multiples of 16 (an
+ *   CONCAT, SLICE and SLICE_BWD along the channels at multiples of the block (an
  *   image's channel range is one contiguous run in both layouts), FILL;
  * - nearest upsampling and its backward (kernels_spatial.c);
  * - the views at offset 0 that BN+SiLU fusion (the SiLU's value) and
@@ -23,8 +23,10 @@
  * Values an op outside the list touches stay plain, and so do the values
  * that must share a layout with them (a union-find over "same layout"
  * classes). So do graph inputs, outputs, values of other shapes than
- * [N,C,H,W] with C % 16 == 0, and everything when the backend lacks
- * YOLO_BACKEND_CAP_BLOCKED_ACTIVATIONS.
+ * [N,C,H,W] with C % block == 0, and everything when the backend has no
+ * channel block (yolo_backend_channel_block). The block is the backend's:
+ * oneDNN's AVX-512 kernels block by 16 channels, its AVX2 ones by 8, and a
+ * layout of another block would only move the reorders elsewhere.
  *
  * Numerics: convolutions and the elementwise maps give the same bits in
  * either layout; batch norm's per-channel sums add the same terms in
@@ -34,9 +36,8 @@
 
 #include "graph/graph_internal.h"
 
-enum { BLOCK = YOLO_CHANNEL_BLOCK };
-
 typedef struct layout_sets {
+    int block; /* channels per block */
     int *parent;
     bool *bad; /* per class root after finish: some member must stay plain */
 } layout_sets;
@@ -68,21 +69,22 @@ static void join(layout_sets *s, const yolo_graph *g, const yolo_tensor *a, cons
 }
 
 /* [N,C,H,W] with C a multiple of the block. */
-static bool blockable_shape(const yolo_tensor *t) {
-    return t->ndim == 4 && t->shape[1] > 0 && t->shape[1] % BLOCK == 0;
+static bool blockable_shape(const layout_sets *s, const yolo_tensor *t) {
+    return t->ndim == 4 && t->shape[1] > 0 && t->shape[1] % s->block == 0;
 }
 
 /* The channel window of a CONCAT part, a SLICE or a SLICE_BWD lies on block bounds. */
-static bool channel_window(int axis, int64_t start, const yolo_tensor *small, const yolo_tensor *big) {
-    return axis == 1 && start % BLOCK == 0 && blockable_shape(small) && blockable_shape(big);
+static bool channel_window(const layout_sets *s, int axis, int64_t start, const yolo_tensor *small,
+                           const yolo_tensor *big) {
+    return axis == 1 && start % s->block == 0 && blockable_shape(s, small) && blockable_shape(s, big);
 }
 
 /* The value a view at offset 0 stands for, when it may share its root's
  * layout: same [N,C,H,W] shape (BN+SiLU's SiLU value), or the dx at the
  * start of a BN_BWD (its x's shape). */
-static bool view_shares_layout(const yolo_tensor *v) {
+static bool view_shares_layout(const layout_sets *s, const yolo_tensor *v) {
     const yolo_tensor *root = v->node->view_of;
-    if (v->node->view_offset != 0 || !blockable_shape(v)) return false;
+    if (v->node->view_offset != 0 || !blockable_shape(s, v)) return false;
     if (root->node->op == YOLO_OP_BN_BWD) return yolo_tensor_same_shape(v, root->node->src[0]);
     return yolo_tensor_same_shape(v, root);
 }
@@ -103,7 +105,7 @@ static void constrain(layout_sets *s, const yolo_graph *g, const yolo_tensor *t)
     switch (n->op) {
     case YOLO_OP_VIEW:
         if (bn_bwd_rows_view(t)) return;
-        if (view_shares_layout(t)) return join(s, g, t, n->view_of);
+        if (view_shares_layout(s, t)) return join(s, g, t, n->view_of);
         mark_bad(s, g, n->view_of);
         return mark_bad(s, g, t);
     case YOLO_OP_CONV2D:
@@ -121,7 +123,7 @@ static void constrain(layout_sets *s, const yolo_graph *g, const yolo_tensor *t)
         return;
     case YOLO_OP_UPSAMPLE_NEAREST: /* its kernels read and write blocked values (kernels_spatial.c) */
     case YOLO_OP_UPSAMPLE_NEAREST_BWD:
-        if (n->n_src == 1 && blockable_shape(t) && blockable_shape(src[0])) return join(s, g, t, src[0]);
+        if (n->n_src == 1 && blockable_shape(s, t) && blockable_shape(s, src[0])) return join(s, g, t, src[0]);
         break;
     case YOLO_OP_ADD:
         if (n->n_src == 2 && yolo_tensor_same_shape(src[0], t) && yolo_tensor_same_shape(src[1], t)) {
@@ -133,7 +135,7 @@ static void constrain(layout_sets *s, const yolo_graph *g, const yolo_tensor *t)
         bool ok = true;
         int64_t at = 0;
         for (int k = 0; k < n->n_src && ok; k++) {
-            ok = channel_window(n->iparams[0], at, src[k], t);
+            ok = channel_window(s, n->iparams[0], at, src[k], t);
             at += src[k]->ndim > 1 ? src[k]->shape[1] : 0;
         }
         if (!ok) break;
@@ -141,10 +143,10 @@ static void constrain(layout_sets *s, const yolo_graph *g, const yolo_tensor *t)
         return;
     }
     case YOLO_OP_SLICE:
-        if (n->n_src == 1 && channel_window(n->iparams[0], n->iparams[1], t, src[0])) return join(s, g, t, src[0]);
+        if (n->n_src == 1 && channel_window(s, n->iparams[0], n->iparams[1], t, src[0])) return join(s, g, t, src[0]);
         break;
     case YOLO_OP_SLICE_BWD:
-        if (n->n_src == 1 && channel_window(n->iparams[0], n->iparams[1], src[0], t)) return join(s, g, t, src[0]);
+        if (n->n_src == 1 && channel_window(s, n->iparams[0], n->iparams[1], src[0], t)) return join(s, g, t, src[0]);
         break;
     default:
         break;
@@ -153,9 +155,9 @@ static void constrain(layout_sets *s, const yolo_graph *g, const yolo_tensor *t)
     for (int k = 0; k < n->n_src; k++) mark_bad(s, g, src[k]);
 }
 
-int yolo_graph_block_activations(yolo_graph *g) {
+int yolo_graph_block_activations(yolo_graph *g, int block) {
     const int n = g->n_nodes;
-    layout_sets s = {malloc(((size_t)n + 1) * sizeof(int)), calloc((size_t)n + 1, sizeof(bool))};
+    layout_sets s = {block, malloc(((size_t)n + 1) * sizeof(int)), calloc((size_t)n + 1, sizeof(bool))};
     int count = 0;
     if (!s.parent || !s.bad) goto done; /* out of memory: stay plain */
     for (int i = 0; i < n; i++) {
@@ -165,13 +167,13 @@ int yolo_graph_block_activations(yolo_graph *g) {
         const bool flat_bn_bwd = t->node->op == YOLO_OP_BN_BWD && t->node->n_src >= 4;
         s.bad[i] = t->kind != YOLO_TENSOR_NODE || t->node->is_output ||
                    (t->dtype != YOLO_F32 && t->dtype != YOLO_BF16) ||
-                   !(blockable_shape(t) || (flat_bn_bwd && blockable_shape(t->node->src[0])));
+                   !(blockable_shape(&s, t) || (flat_bn_bwd && blockable_shape(&s, t->node->src[0])));
     }
     for (int i = 0; i < n; i++) constrain(&s, g, g->nodes[i]);
     for (int i = 0; i < n; i++) {
         yolo_tensor *t = g->nodes[i];
-        t->node->blocked = !s.bad[find(&s, i)];
-        count += t->node->blocked && t->node->op != YOLO_OP_VIEW;
+        t->node->block = s.bad[find(&s, i)] ? 0 : (uint8_t)block;
+        count += t->node->block && t->node->op != YOLO_OP_VIEW;
     }
 done:
     free(s.parent);

@@ -393,8 +393,8 @@ yolo_status yolo_graph_plan(yolo_graph *g, yolo_graph_plan_info *info) {
                                                     yolo_bf16_activations_policy() == YOLO_BF16_ACTIVATIONS_ALL);
     else if (yolo_backend_supports(g->backend, YOLO_BACKEND_CAP_F16_ACTIVATIONS))
         g->narrowed = yolo_graph_narrow_activations(g, YOLO_F16, false); /* Vulkan: no f16 conv outputs yet */
-    if (yolo_backend_supports(g->backend, YOLO_BACKEND_CAP_BLOCKED_ACTIVATIONS))
-        g->blocked = yolo_graph_block_activations(g);
+    const int block = yolo_backend_channel_block(g->backend);
+    if (block > 0) g->blocked = yolo_graph_block_activations(g, block);
     int n = g->n_nodes;
     /* Liveness: the last node reading each storage root. Inputs live from the
      * start (uploaded before the run); outputs to the end. */

@@ -47,11 +47,11 @@ bool yolo_graph_owns_or_persistent(const yolo_graph *g, const yolo_tensor *t);
 int yolo_graph_narrow_activations(yolo_graph *g, yolo_dtype dtype, bool conv_outputs);
 
 /* Stores the activations that only convolutions, batch norm and
- * layout-blind copies touch channel-blocked, [N][C/16][H][W][16] (rule in
- * blocked.c), setting their node->blocked. Runs in yolo_graph_plan after
- * narrowing, where the backend has YOLO_BACKEND_CAP_BLOCKED_ACTIVATIONS;
+ * layout-blind copies touch channel-blocked, [N][C/block][H][W][block]
+ * (rule in blocked.c), setting their node->block. Runs in yolo_graph_plan
+ * after narrowing, with the backend's yolo_backend_channel_block (8 or 16);
  * returns how many values it blocked. */
-int yolo_graph_block_activations(yolo_graph *g);
+int yolo_graph_block_activations(yolo_graph *g, int block);
 
 /* Debug switch for the planner test: poison freed buffers with NaN. */
 void yolo_graph_set_poison(yolo_graph *g, bool poison);

@@ -13,10 +13,6 @@
 
 #include "yolo/tensor.h"
 
-/* Channels per block of a blocked value (node->blocked): oneDNN's nChw16c
- * on AVX-512, the layout YOLO_BACKEND_CAP_BLOCKED_ACTIVATIONS promises. */
-enum { YOLO_CHANNEL_BLOCK = 16 };
-
 struct yolo_node {
     int op;                      /* yolo_op (graph/ops.h) */
     int n_src;
@@ -28,7 +24,8 @@ struct yolo_node {
     int index;                   /* position in the graph's node order; -1 for persistent tensors */
     int last_use;                /* planner: last node index that reads this tensor */
     bool is_output;              /* kept alive and readable after the run */
-    bool blocked;                /* stored channel-blocked, [N][C/16][H][W][16] (graph/blocked.c) */
+    uint8_t block;               /* 0: plain; else stored channel-blocked, [N][C/block][H][W][block]: oneDNN's
+                                  * nChw16c (AVX-512) or nChw8c (AVX2), graph/blocked.c */
     yolo_tensor *node_grad;      /* autograd: gradient of this node within its graph */
 };
 

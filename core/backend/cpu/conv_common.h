@@ -20,8 +20,9 @@ typedef struct yolo_conv_geom {
     bool x_bf16; /* x (a of FWD and BWD_WEIGHT) is stored as bf16 (amp's activations; oneDNN only) */
     bool y_bf16; /* y (out of FWD) is stored as bf16 (amp's conv outputs; oneDNN only) */
     bool x_image; /* x is the model's input image (a graph input, or a CAST of one): fp32 under amp */
-    bool x_blocked; /* x (or dx, BWD_DATA's out) is stored channel-blocked, nChw16c (graph/blocked.c; oneDNN only) */
-    bool y_blocked; /* y (or dy, the backward passes' input) is stored channel-blocked */
+    int x_block; /* 0, or x (dx: BWD_DATA's out) is stored channel-blocked by this many, nChw16c / nChw8c
+                  * (graph/blocked.c; oneDNN only) */
+    int y_block; /* the same for y (dy: the backward passes' input) */
 } yolo_conv_geom;
 
 typedef enum yolo_conv_pass {
@@ -49,14 +50,16 @@ yolo_status yolo_conv_im2col(yolo_cpu_context *ctx, yolo_conv_pass pass, const y
  * `why` (may be NULL) gets the ISA it found. ctx->bf16 asks for them. */
 bool yolo_conv_onednn_bf16_available(char *why, size_t size);
 
-/* Whether oneDNN's convolutions here work on 16-channel blocks (an AVX-512
- * ISA), the layout of the graph's blocked values (graph/blocked.c), and
- * YOLO_BLOCKED_ACTIVATIONS (read once) is not "off". Elsewhere (AVX2 blocks
- * by 8) blocked values would only move the reorders. */
-bool yolo_conv_onednn_blocks_by_16(void);
-/* Overrides YOLO_BLOCKED_ACTIVATIONS for graphs planned from now on (tests'
- * A/B runs). */
-void yolo_conv_onednn_allow_blocked(bool allow);
+/* The channel block of oneDNN's direct convolutions on the ISA that runs
+ * (16 on AVX-512, 8 on AVX2), the layout of the graph's blocked values
+ * (graph/blocked.c); 0 where they have none (another ISA).
+ * YOLO_BLOCKED_ACTIVATIONS (read once) overrides it for A/B runs: "off"
+ * (plain storage), "8" or "16" (that block: correct on any ISA, oneDNN
+ * then converting where its kernels want another). */
+int yolo_conv_onednn_channel_block(void);
+/* The same override for graphs planned from now on (tests): 0, 8, 16, or
+ * -1 for the ISA's block. */
+void yolo_conv_onednn_set_channel_block(int block);
 
 /* Tests: whether batch slices share one conversion of the weights
  * (conv_onednn.c, plan_weight_parts; YOLO_WEIGHT_PARTS=off disables it),

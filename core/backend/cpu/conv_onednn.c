@@ -17,7 +17,8 @@
  * Layouts. oneDNN's fast direct kernels want blocked layouts (nChw16c,
  * OIhw16i16o, ...), so primitives are made with format "any". Activations
  * that only convolutions, batch norm and layout-blind copies touch are
- * stored nChw16c already (graph/blocked.c; g->x_blocked, g->y_blocked) and
+ * stored nChw16c (AVX-512) or nChw8c (AVX2) already (graph/blocked.c;
+ * g->x_block, g->y_block) and
  * go in and out as they are; plain NCHW ones and the OIHW weights are
  * reordered through per-thread workspaces (a pointwise conv whose x and y
  * are both plain runs as a plain GEMM instead, see entry_build).
@@ -53,7 +54,7 @@ typedef struct conv_key {
     int32_t pass, slots, nthr, has_bias; /* nthr: OpenMP threads inside the primitive */
     int32_t bf16, x_bf16;                /* bf16: the conv reads bf16 copies of its inputs; x_bf16: x is stored bf16 */
     int32_t y_bf16;                      /* y (forward's output) is stored bf16 */
-    int32_t blocked;                     /* bit 0: x (dx) is stored nChw16c; bit 1: y (dy) is */
+    int32_t x_block, y_block;            /* 0, or x (dx) / y (dy) is stored channel-blocked by this many */
     int64_t n, c, h, w, o, ho, wo, kh, kw, sh, sw, ph, pw, dh, dw, groups;
 } conv_key;
 
@@ -159,23 +160,36 @@ static const char *isa_name(dnnl_cpu_isa_t isa) {
     }
 }
 
-static bool blocked_on = true;
+/* -1: the ISA's block; 0: plain storage; 8 or 16: that block. */
+static int blocked_choice = -1;
 static pthread_once_t blocked_once = PTHREAD_ONCE_INIT;
 static void read_blocked_env(void) {
     const char *v = getenv("YOLO_BLOCKED_ACTIVATIONS");
-    blocked_on = !(v && strcmp(v, "off") == 0);
+    if (!v) return;
+    if (strcmp(v, "off") == 0) blocked_choice = 0;
+    else if (strcmp(v, "8") == 0) blocked_choice = 8;
+    else if (strcmp(v, "16") == 0) blocked_choice = 16;
+    else
+        fprintf(stderr, "warning: YOLO_BLOCKED_ACTIVATIONS=%s is not off, 8 or 16: the ISA's block is used\n", v);
 }
 
-void yolo_conv_onednn_allow_blocked(bool allow) {
+void yolo_conv_onednn_set_channel_block(int block) {
     pthread_once(&blocked_once, read_blocked_env);
-    blocked_on = allow;
+    blocked_choice = block == 0 || block == 8 || block == 16 ? block : -1;
 }
 
-bool yolo_conv_onednn_blocks_by_16(void) {
+int yolo_conv_onednn_channel_block(void) {
     pthread_once(&blocked_once, read_blocked_env);
-    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
-    return blocked_on && (isa == dnnl_cpu_isa_avx512_core || isa == dnnl_cpu_isa_avx512_core_vnni ||
-                          isa == dnnl_cpu_isa_avx512_core_bf16 || isa == dnnl_cpu_isa_avx512_core_amx);
+    if (blocked_choice >= 0) return blocked_choice;
+    switch (dnnl_get_effective_cpu_isa()) {
+    case dnnl_cpu_isa_avx512_core:
+    case dnnl_cpu_isa_avx512_core_vnni:
+    case dnnl_cpu_isa_avx512_core_bf16:
+    case dnnl_cpu_isa_avx512_core_amx: return 16;
+    case dnnl_cpu_isa_avx2:
+    case dnnl_cpu_isa_avx2_vnni: return 8;
+    default: return 0;
+    }
 }
 
 bool yolo_conv_onednn_bf16_available(char *why, size_t size) {
@@ -443,6 +457,11 @@ static void plan_weight_parts(conv_entry *e, const dnnl_memory_desc_t *user) {
 
 /* Creates the primitive of `pass` for geometry g (g->n = the slice's
  * images), the forward one being the hint of the backward ones. */
+/* An activation's layout: plain NCHW or channel-blocked (graph/blocked.c). */
+static dnnl_format_tag_t layout_tag(int block) {
+    return block == 16 ? dnnl_nChw16c : block == 8 ? dnnl_nChw8c : dnnl_nchw;
+}
+
 static yolo_status entry_build(conv_entry *e, yolo_conv_pass pass, const yolo_conv_geom *g, bool has_bias, bool bf16) {
     dnnl_memory_desc_t src_any, wei_any, dst_any, user[3], bias_md;
     dnnl_memory_desc_t src_md, wei_md, dst_md;
@@ -465,7 +484,7 @@ static yolo_status entry_build(conv_entry *e, yolo_conv_pass pass, const yolo_co
      * bf16, where the plain GEMMs took 63 and 36. */
     bool pointwise = g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0 &&
                      g->groups == 1 && (g->ho * g->wo >= 256 || g->c >= 192) && (!bf16 || bf16_plain_pointwise()) &&
-                     !g->x_blocked && !g->y_blocked;
+                     !g->x_block && !g->y_block;
     dnnl_format_tag_t act_tag = pointwise ? dnnl_nchw : dnnl_format_tag_any;
     /* bf16: the pass's two inputs are read as bf16 (the reorders into the
      * primitive's layout convert them) and its output is written f32, so
@@ -489,8 +508,7 @@ static yolo_status entry_build(conv_entry *e, yolo_conv_pass pass, const yolo_co
     const bool x_bf16 = g->x_bf16 && pass != YOLO_CONV_BWD_DATA;
     /* x's and y's own layouts: plain, or channel-blocked (graph/blocked.c),
      * which the primitive's own choice of nChw16c then needs no reorder for. */
-    _Static_assert(YOLO_CHANNEL_BLOCK == 16, "blocked values are oneDNN's nChw16c");
-    const dnnl_format_tag_t x_tag = g->x_blocked ? dnnl_nChw16c : dnnl_nchw, y_tag = g->y_blocked ? dnnl_nChw16c : dnnl_nchw;
+    const dnnl_format_tag_t x_tag = layout_tag(g->x_block), y_tag = layout_tag(g->y_block);
     DNNL_TRY(dnnl_memory_desc_init_by_tag(&src_md, 4, sd, x_bf16 ? dnnl_bf16 : dnnl_f32, x_tag), "memory desc");
     /* y stored as bf16 (amp's conv outputs, read by batch norm): the conv
      * writes bf16 itself; the backward passes' dy stays f32. */
@@ -583,7 +601,7 @@ static yolo_status lookup_locked(yolo_conv_pass pass, const yolo_conv_geom *g, i
     conv_key key;
     memset(&key, 0, sizeof key); /* the hash reads the padding too */
     key.pass = pass, key.slots = slots, key.nthr = nthr, key.has_bias = has_bias, key.bf16 = bf16;
-    key.x_bf16 = g->x_bf16, key.y_bf16 = g->y_bf16, key.blocked = g->x_blocked | g->y_blocked << 1;
+    key.x_bf16 = g->x_bf16, key.y_bf16 = g->y_bf16, key.x_block = g->x_block, key.y_block = g->y_block;
     key.n = g->n, key.c = g->c, key.h = g->h, key.w = g->w, key.o = g->o, key.ho = g->ho, key.wo = g->wo;
     key.kh = g->kh, key.kw = g->kw, key.sh = g->sh, key.sw = g->sw, key.ph = g->ph, key.pw = g->pw;
     key.dh = g->dh, key.dw = g->dw, key.groups = g->groups;

@@ -142,9 +142,13 @@ static bool bf16_activations(const yolo_cpu_context *ctx) {
 static bool cpu_supports(const yolo_backend *backend, yolo_backend_capability cap) {
     if (cap == YOLO_BACKEND_CAP_BF16_ACTIVATIONS) return bf16_activations(backend->impl);
     if (cap == YOLO_BACKEND_CAP_FOLD_SILU_BWD) return true;
-    if (cap == YOLO_BACKEND_CAP_BLOCKED_ACTIVATIONS)
-        return yolo_conv_current_impl() == YOLO_CONV_IMPL_ONEDNN && yolo_conv_onednn_blocks_by_16();
     return cap == YOLO_BACKEND_CAP_COLLECTIVE_IN_GRAPH || cap == YOLO_BACKEND_CAP_OP_PROFILE;
+}
+
+/* Blocked storage follows oneDNN's convolutions, so only where they run. */
+static int cpu_channel_block(const yolo_backend *backend) {
+    (void)backend;
+    return yolo_conv_current_impl() == YOLO_CONV_IMPL_ONEDNN ? yolo_conv_onednn_channel_block() : 0;
 }
 
 /* amp on the CPU: bf16 oneDNN convolutions where the CPU has bf16
@@ -186,6 +190,7 @@ static const yolo_backend_ops cpu_ops = {
     .graph_run = cpu_graph_run,
     .graph_release = cpu_graph_release,
     .supports = cpu_supports,
+    .channel_block = cpu_channel_block,
     .set_amp = cpu_set_amp,
 };
 

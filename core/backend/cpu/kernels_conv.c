@@ -72,7 +72,7 @@ yolo_status yolo_conv_run(yolo_cpu_context *ctx, yolo_conv_pass pass, const yolo
     }
     /* Blocked values (graph/blocked.c) exist only where the graph was planned
      * for oneDNN; they stay oneDNN's even if the choice changed since. */
-    if (yolo_conv_current_impl() == YOLO_CONV_IMPL_IM2COL && !g->x_blocked && !g->y_blocked) {
+    if (yolo_conv_current_impl() == YOLO_CONV_IMPL_IM2COL && !g->x_block && !g->y_block) {
         if (bf16_io)
             return yolo_error(YOLO_ERR_BACKEND, "conv2d: x or y is stored as bf16 (amp), which only the oneDNN "
                                                 "convolutions read; YOLO_CONV_IMPL=im2col cannot run it");
@@ -145,7 +145,7 @@ static yolo_status geom_from(const yolo_tensor *out, const yolo_tensor *x, const
             return shape_error(out, "tensors must be f32 (x may be bf16)");
     g->y_bf16 = op == YOLO_OP_CONV2D && out->dtype == YOLO_BF16; /* amp's narrowed conv output */
     g->x_image = (op == YOLO_OP_CONV2D || op == YOLO_OP_CONV2D_BWD_WEIGHT) && reads_image(x);
-    g->x_blocked = x->node->blocked, g->y_blocked = y->node->blocked;
+    g->x_block = x->node->block, g->y_block = y->node->block;
     if (out->dtype != YOLO_F32 && !g->y_bf16) return shape_error(out, "tensors must be f32 (y may be bf16)");
     if (g->sh < 1 || g->sw < 1 || g->ph < 0 || g->pw < 0 || g->dh < 1 || g->dw < 1 || g->groups < 1)
         return shape_error(out, "bad stride/pad/dilation/groups");

@@ -197,7 +197,7 @@ static yolo_status bn_silu_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     if (backward && out16)
         return yolo_error(YOLO_ERR_SHAPE, "BN_SILU_BWD '%s': a gradient is f32, not bf16", out->name);
     j.x_bf16 = x16, j.out_bf16 = out16;
-    if (out->node->src[0]->node->blocked) {
+    if (out->node->src[0]->node->block) {
         if (backward) /* graph/blocked.c never blocks BN_SILU_BWD's values */
             return yolo_error(YOLO_ERR_SHAPE, "BN_SILU_BWD '%s': x is channel-blocked, which it does not read", out->name);
         yolo_cpu_bn_silu_blocked(ctx, out->node->src[0], j.mean, j.var, j.gamma, j.beta, j.eps, out);

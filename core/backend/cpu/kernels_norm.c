@@ -218,7 +218,7 @@ static yolo_status bn_stats_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     if (j.l.n * j.l.s == 0)
         return yolo_error(YOLO_ERR_SHAPE, "BN_STATS: no elements per channel in x of shape [%lld,%lld,...]",
                           (long long)x->shape[0], (long long)j.l.c);
-    if (x->node->blocked) {
+    if (x->node->block) {
         yolo_status st = yolo_cpu_bn_stats_blocked(ctx, x, j.mean, j.var);
         if (st != YOLO_OK) return st;
     } else {
@@ -424,7 +424,7 @@ static yolo_status bn_bwd_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     j.dy = yolo_cpu_f32(out->node->src[3]);
     j.out = yolo_cpu_f32(out);
     j.eps = out->node->fparams[0];
-    if (x->node->blocked)
+    if (x->node->block)
         return yolo_cpu_bn_bwd_blocked(ctx, x, j.mean, j.var, j.gamma,
                                        out->node->n_src == 5 ? yolo_cpu_f32(out->node->src[4]) : NULL, j.dy,
                                        out->node->n_src == 5, j.eps, j.out);

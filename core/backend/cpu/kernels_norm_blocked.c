@@ -1,8 +1,11 @@
 /* Batch norm's fused ops on channel-blocked values (graph/blocked.c):
  * BN_STATS, BN_SILU and BN_BWD (with SiLU folded in or not) where x, dy and
- * dx are stored [N][C/16][H][W][16]. One 16-float vector then holds one
- * position's 16 channels, so the per-channel constants are vectors and no
- * transposition is needed.
+ * dx are stored [N][C/B][H][W][B], B = 16 (AVX-512) or 8 (AVX2). A plane of
+ * one channel block is s * B contiguous floats, read 16 at a time: one
+ * 16-float vector holds 16 / B positions' channels, lane l channel l % B,
+ * so the per-channel constants are vectors (repeated per position) and no
+ * transposition is needed. With B = 8 and an odd plane the last vector is
+ * half full: its missing lanes are read as zeros and never written.
  *
  * Every element gets the same float operations as in the plain kernels
  * (kernels_norm.c, kernels_elementwise.c): BN_SILU's values and BN_BWD's dx
@@ -18,37 +21,62 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/kernels_norm_blocked.h"
+#include "graph/node.h"
 #include "util/bf16_row.h"
 #include "util/vec16.h"
 
-/* a 16-float vector holds one position's channel block */
-_Static_assert(YOLO_CHANNEL_BLOCK == 16, "the blocked kernels' vectors are one channel block");
-enum { LANES = YOLO_CHANNEL_BLOCK, SUM_POSITIONS = 16, CHUNK_POSITIONS = 32 };
+enum { LANES = 16, SUM_VECTORS = 16, CHUNK_VECTORS = 32 };
 
 typedef struct blocked_shape {
     int64_t n, blocks, s; /* images, channel blocks, positions per plane */
+    int block;            /* channels per block, B: 8 or 16 */
+    int64_t len, vectors; /* floats per plane (s * B) and the 16-float vectors over them */
 } blocked_shape;
 
 static blocked_shape shape_of(const yolo_tensor *x) {
-    return (blocked_shape){x->shape[0], x->shape[1] / LANES, x->shape[2] * x->shape[3]};
+    const int b = x->node->block;
+    const int64_t s = x->shape[2] * x->shape[3];
+    return (blocked_shape){x->shape[0], x->shape[1] / b, s, b, s * b, (s * b + LANES - 1) / LANES};
 }
 
-/* Position p of x (f32, or bf16 widened) from the vector at element `at`. */
-static inline __attribute__((always_inline)) void load16(const void *x, bool bf16, int64_t at, v16f *v) {
-    if (bf16)
-        v16_from_bf16((const uint16_t *)x + at, v);
-    else
-        memcpy(v, (const float *)x + at, sizeof *v);
+/* Lanes of the vector at element `at` that lie in the plane (16, or 8 for
+ * the half vector that ends an odd plane of 8-channel blocks). */
+static inline __attribute__((always_inline)) int valid_lanes(const blocked_shape *sh, int64_t v) {
+    const int64_t left = sh->len - v * LANES;
+    return left < LANES ? (int)left : LANES;
 }
 
-static inline __attribute__((always_inline)) void lanes_of(const float *p, int64_t c0, v16f *v) {
-    memcpy(v, p + c0, sizeof *v);
+/* 16 values of x (f32, or bf16 widened) from element `at`; past `valid`, zeros. */
+static inline __attribute__((always_inline)) void load16(const void *x, bool bf16, int64_t at, int valid, v16f *v) {
+    if (valid == LANES) {
+        if (bf16)
+            v16_from_bf16((const uint16_t *)x + at, v);
+        else
+            memcpy(v, (const float *)x + at, sizeof *v);
+        return;
+    }
+    float f[LANES] = {0};
+    for (int l = 0; l < valid; l++)
+        f[l] = bf16 ? yolo_bf16_to_f32(((const uint16_t *)x)[at + l]) : ((const float *)x)[at + l];
+    memcpy(v, f, sizeof f);
+}
+
+static inline __attribute__((always_inline)) void store16(float *out, int64_t at, int valid, const v16f *v) {
+    memcpy(out + at, v, (size_t)valid * sizeof(float));
+}
+
+/* A per-channel row's values for the block starting at channel c0, lane l
+ * holding channel c0 + l % B. */
+static inline __attribute__((always_inline)) void lanes_of(const float *p, int64_t c0, int block, v16f *v) {
+    float f[LANES];
+    for (int l = 0; l < LANES; l += block) memcpy(f + l, p + c0, (size_t)block * sizeof(float));
+    memcpy(v, f, sizeof f);
 }
 
 /* Per-channel constants of one block: BN_SILU's scale k = gamma / sqrtf(var + eps). */
-static void scale_of(const float *gamma, const float *var, float eps, int64_t c0, v16f *k) {
+static void scale_of(const float *gamma, const float *var, float eps, int64_t c0, int block, v16f *k) {
     float kf[LANES];
-    for (int l = 0; l < LANES; l++) kf[l] = gamma[c0 + l] / sqrtf(var[c0 + l] + eps);
+    for (int l = 0; l < LANES; l++) kf[l] = gamma[c0 + l % block] / sqrtf(var[c0 + l % block] + eps);
     memcpy(k, kf, sizeof kf);
 }
 
@@ -69,16 +97,18 @@ typedef struct stats_job {
 
 VECTOR_CLONES static void stats_item(const stats_job *j, int64_t item) {
     const int64_t b = item / j->sh.n, n = item % j->sh.n;
-    const int64_t base = (n * j->sh.blocks + b) * j->sh.s * LANES;
+    const int64_t base = (n * j->sh.blocks + b) * j->sh.len;
     v16f shift;
-    lanes_of(j->shift, b * LANES, &shift);
+    lanes_of(j->shift, b * j->sh.block, j->sh.block, &shift);
     lane_sums r = {0};
-    for (int64_t p = 0; p < j->sh.s; p += SUM_POSITIONS) {
-        const int64_t end = p + SUM_POSITIONS < j->sh.s ? p + SUM_POSITIONS : j->sh.s;
+    for (int64_t p = 0; p < j->sh.vectors; p += SUM_VECTORS) {
+        const int64_t end = p + SUM_VECTORS < j->sh.vectors ? p + SUM_VECTORS : j->sh.vectors;
         v16f a = V16(0.0f), q = V16(0.0f), d;
         for (int64_t i = p; i < end; i++) {
-            load16(j->x, j->bf16, base + i * LANES, &d);
+            const int valid = valid_lanes(&j->sh, i);
+            load16(j->x, j->bf16, base + i * LANES, valid, &d);
             d -= shift;
+            if (valid < LANES) memset((float *)&d + valid, 0, (size_t)(LANES - valid) * sizeof(float));
             a += d;
             q += d * d;
         }
@@ -92,13 +122,21 @@ static void stats_range(void *arg, int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; i++) stats_item(arg, i);
 }
 
-/* Lane l of the double sums of block b over all images, in image order. */
-static void total(const lane_sums *part, int64_t b, int64_t images, int l, double *a, double *q) {
+/* Channel ch's double sums over all images, in image order: its lane of
+ * its block's partial sums, or (8-channel blocks) its two lanes, l and l + 8. */
+static void total(const lane_sums *part, const blocked_shape *sh, int64_t ch, double *a, double *q) {
+    const int64_t b = ch / sh->block;
+    const int l = (int)(ch % sh->block);
     *a = *q = 0;
-    for (int64_t n = 0; n < images; n++) {
-        const lane_sums *r = &part[b * images + n];
-        *a += l < 8 ? r->a_lo[l] : r->a_hi[l - 8];
-        *q += l < 8 ? r->b_lo[l] : r->b_hi[l - 8];
+    for (int64_t n = 0; n < sh->n; n++) {
+        const lane_sums *r = &part[b * sh->n + n];
+        if (sh->block == 16) {
+            *a += l < 8 ? r->a_lo[l] : r->a_hi[l - 8];
+            *q += l < 8 ? r->b_lo[l] : r->b_hi[l - 8];
+        } else {
+            *a += r->a_lo[l] + r->a_hi[l];
+            *q += r->b_lo[l] + r->b_hi[l];
+        }
     }
 }
 
@@ -115,15 +153,15 @@ yolo_status yolo_cpu_bn_stats_blocked(yolo_cpu_context *ctx, const yolo_tensor *
     /* The shift keeps the one-pass variance accurate when |mean| >> std:
      * the channel's first sample, as in the plain kernel. */
     for (int64_t ch = 0; ch < c; ch++) {
-        const int64_t at = (ch / LANES) * j.sh.s * LANES + ch % LANES;
+        const int64_t at = (ch / j.sh.block) * j.sh.len + ch % j.sh.block;
         shift[ch] = j.bf16 ? yolo_bf16_to_f32(((const uint16_t *)j.x)[at]) : ((const float *)j.x)[at];
     }
     j.shift = shift;
-    yolo_cpu_run_ranges(ctx, items, items * j.sh.s * LANES, stats_range, &j);
+    yolo_cpu_run_ranges(ctx, items, items * j.sh.len, stats_range, &j);
     const double count = (double)(j.sh.n * j.sh.s);
     for (int64_t ch = 0; ch < c; ch++) {
         double sum, sumsq;
-        total(j.part, ch / LANES, j.sh.n, (int)(ch % LANES), &sum, &sumsq);
+        total(j.part, &j.sh, ch, &sum, &sumsq);
         const double m = sum / count;
         double v = sumsq / count - m * m;
         if (v < 0) v = 0;
@@ -147,25 +185,29 @@ typedef struct silu_job {
 } silu_job;
 
 VECTOR_CLONES static void silu_item(const silu_job *j, int64_t item) {
-    const int64_t b = (item % j->sh.blocks) * LANES;
-    const int64_t base = item * j->sh.s * LANES; /* item = n * blocks + block */
+    const int block = j->sh.block;
+    const int64_t b = (item % j->sh.blocks) * block;
+    const int64_t base = item * j->sh.len; /* item = n * blocks + block */
     v16f mean, k, beta, x, z, y;
-    lanes_of(j->mean, b, &mean);
-    lanes_of(j->beta, b, &beta);
-    scale_of(j->gamma, j->var, j->eps, b, &k);
-    float chunk[CHUNK_POSITIONS * LANES];
-    for (int64_t p = 0; p < j->sh.s; p += CHUNK_POSITIONS) {
-        const int64_t len = j->sh.s - p < CHUNK_POSITIONS ? j->sh.s - p : CHUNK_POSITIONS;
+    lanes_of(j->mean, b, block, &mean);
+    lanes_of(j->beta, b, block, &beta);
+    scale_of(j->gamma, j->var, j->eps, b, block, &k);
+    float chunk[CHUNK_VECTORS * LANES];
+    for (int64_t p = 0; p < j->sh.vectors; p += CHUNK_VECTORS) {
+        const int64_t len = j->sh.vectors - p < CHUNK_VECTORS ? j->sh.vectors - p : CHUNK_VECTORS;
         const int64_t at = base + p * LANES;
         float *o = j->out_bf16 ? chunk : (float *)j->out + at;
+        int64_t floats = 0;
         for (int64_t i = 0; i < len; i++) {
-            load16(j->x, j->x_bf16, at + i * LANES, &x);
+            const int valid = valid_lanes(&j->sh, p + i);
+            load16(j->x, j->x_bf16, at + i * LANES, valid, &x);
             z = (x - mean) * k + beta;
             v16_silu(&z, NULL, &y);
-            memcpy(o + i * LANES, &y, sizeof y);
+            store16(o, i * LANES, valid, &y);
+            floats += valid;
         }
         /* a bf16 value is rounded a chunk at a time (kernels_elementwise.c says why) */
-        if (j->out_bf16) yolo_bf16_round_row(chunk, (uint16_t *)j->out + at, len * LANES);
+        if (j->out_bf16) yolo_bf16_round_row(chunk, (uint16_t *)j->out + at, floats);
     }
 }
 
@@ -178,7 +220,7 @@ void yolo_cpu_bn_silu_blocked(yolo_cpu_context *ctx, const yolo_tensor *x, const
     silu_job j = {shape_of(x), yolo_cpu_data(x), x->dtype == YOLO_BF16, out->dtype == YOLO_BF16,
                   mean, var, gamma, beta, eps, yolo_cpu_data(out)};
     const int64_t items = j.sh.n * j.sh.blocks;
-    yolo_cpu_run_ranges(ctx, items, items * j.sh.s * LANES, silu_range, &j);
+    yolo_cpu_run_ranges(ctx, items, items * j.sh.len, silu_range, &j);
 }
 
 /* ---- BN_BWD ---- */
@@ -198,27 +240,30 @@ typedef struct bwd_job {
 
 VECTOR_CLONES static void bwd_sums_item(const bwd_job *j, int64_t item) {
     const int64_t b = item / j->sh.n, n = item % j->sh.n;
-    const int64_t base = (n * j->sh.blocks + b) * j->sh.s * LANES;
+    const int block = j->sh.block;
+    const int64_t base = (n * j->sh.blocks + b) * j->sh.len;
     v16f mean, k = V16(0.0f), beta = V16(0.0f), x, d, z;
-    lanes_of(j->mean, b * LANES, &mean);
+    lanes_of(j->mean, b * block, block, &mean);
     if (j->dy_silu) {
-        lanes_of(j->beta, b * LANES, &beta);
-        scale_of(j->gamma, j->var, j->eps, b * LANES, &k);
+        lanes_of(j->beta, b * block, block, &beta);
+        scale_of(j->gamma, j->var, j->eps, b * block, block, &k);
     }
     lane_sums r = {0};
-    for (int64_t p = 0; p < j->sh.s; p += SUM_POSITIONS) {
-        const int64_t end = p + SUM_POSITIONS < j->sh.s ? p + SUM_POSITIONS : j->sh.s;
+    /* a half vector's missing lanes read x = dy = 0, so they add zeros */
+    for (int64_t p = 0; p < j->sh.vectors; p += SUM_VECTORS) {
+        const int64_t end = p + SUM_VECTORS < j->sh.vectors ? p + SUM_VECTORS : j->sh.vectors;
         v16f a = V16(0.0f), q = V16(0.0f);
         for (int64_t i = p; i < end; i++) {
             const int64_t at = base + i * LANES;
-            load16(j->x, j->x_bf16, at, &x);
+            const int valid = valid_lanes(&j->sh, i);
+            load16(j->x, j->x_bf16, at, valid, &x);
             if (j->dy_silu) { /* SiLU's backward, z recomputed as BN_SILU does */
-                memcpy(&d, j->dy_silu + at, sizeof d);
+                load16(j->dy_silu, false, at, valid, &d);
                 z = (x - mean) * k + beta;
                 v16_silu_bwd(&z, &d, &d);
-                memcpy(j->dx + at, &d, sizeof d);
+                store16(j->dx, at, valid, &d);
             } else {
-                memcpy(&d, j->dy + at, sizeof d);
+                load16(j->dy, false, at, valid, &d);
             }
             a += d;
             q += d * (x - mean);
@@ -234,19 +279,21 @@ static void bwd_sums_range(void *arg, int64_t begin, int64_t end) {
 }
 
 VECTOR_CLONES static void bwd_dx_item(const bwd_job *j, int64_t item) {
-    const int64_t c0 = (item % j->sh.blocks) * LANES, c = j->sh.blocks * LANES;
-    const int64_t base = item * j->sh.s * LANES; /* item = n * blocks + block */
+    const int block = j->sh.block;
+    const int64_t c0 = (item % j->sh.blocks) * block, c = j->sh.blocks * block;
+    const int64_t base = item * j->sh.len; /* item = n * blocks + block */
     v16f mean, kd, a, k, x, d;
-    lanes_of(j->mean, c0, &mean);
-    lanes_of(j->coef, c0, &kd);
-    lanes_of(j->coef + c, c0, &a);
-    lanes_of(j->coef + 2 * c, c0, &k);
-    for (int64_t i = 0; i < j->sh.s; i++) {
+    lanes_of(j->mean, c0, block, &mean);
+    lanes_of(j->coef, c0, block, &kd);
+    lanes_of(j->coef + c, c0, block, &a);
+    lanes_of(j->coef + 2 * c, c0, block, &k);
+    for (int64_t i = 0; i < j->sh.vectors; i++) {
         const int64_t at = base + i * LANES;
-        load16(j->x, j->x_bf16, at, &x);
-        memcpy(&d, j->dy + at, sizeof d);
+        const int valid = valid_lanes(&j->sh, i);
+        load16(j->x, j->x_bf16, at, valid, &x);
+        load16(j->dy, false, at, valid, &d);
         d = d * kd + (a + k * (x - mean));
-        memcpy(j->dx + at, &d, sizeof d);
+        store16(j->dx, at, valid, &d);
     }
 }
 
@@ -267,14 +314,14 @@ yolo_status yolo_cpu_bn_bwd_blocked(yolo_cpu_context *ctx, const yolo_tensor *x,
         free(j.part);
         return yolo_error(YOLO_ERR_NOMEM, "BN_BWD: no memory for the partial sums of %lld channels", (long long)c);
     }
-    yolo_cpu_run_ranges(ctx, items, items * j.sh.s * LANES, bwd_sums_range, &j);
+    yolo_cpu_run_ranges(ctx, items, items * j.sh.len, bwd_sums_range, &j);
     /* The rows dgamma, dbeta, dmean, dvar, then dx's coefficients, with the
      * plain kernel's float and double operations. */
     float *dgamma = out + numel, *dbeta = dgamma + c, *dmean = dgamma + 2 * c, *dvar = dgamma + 3 * c;
     const float inv_m = (float)(1.0 / (double)(j.sh.n * j.sh.s));
     for (int64_t ch = 0; ch < c; ch++) {
         double sdy, sdyx;
-        total(j.part, ch / LANES, j.sh.n, (int)(ch % LANES), &sdy, &sdyx);
+        total(j.part, &j.sh, ch, &sdy, &sdyx);
         const double r = 1.0 / sqrt((double)var[ch] + eps);
         const double g = gamma[ch];
         dgamma[ch] = (float)(r * sdyx);
@@ -286,7 +333,7 @@ yolo_status yolo_cpu_bn_bwd_blocked(yolo_cpu_context *ctx, const yolo_tensor *x,
         coef[2 * c + ch] = 2.0f * dvar[ch] * inv_m;
     }
     j.coef = coef;
-    yolo_cpu_run_ranges(ctx, items, items * j.sh.s * LANES, bwd_dx_range, &j);
+    yolo_cpu_run_ranges(ctx, items, items * j.sh.len, bwd_dx_range, &j);
     free(coef);
     free(j.part);
     return YOLO_OK;

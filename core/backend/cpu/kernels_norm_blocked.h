@@ -1,6 +1,6 @@
-/* Batch norm's fused ops on channel-blocked values, [N][C/16][H][W][16]
+/* Batch norm's fused ops on channel-blocked values, [N][C/B][H][W][B]
  * (graph/blocked.c): the kernels of BN_STATS, BN_SILU and BN_BWD call these
- * when their x is blocked (node->blocked); x may be f32 or bf16. */
+ * when their x is blocked (node->block: B, 8 or 16); x may be f32 or bf16. */
 #ifndef YOLO_CPU_KERNELS_NORM_BLOCKED_H
 #define YOLO_CPU_KERNELS_NORM_BLOCKED_H
 

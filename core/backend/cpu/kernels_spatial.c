@@ -27,7 +27,8 @@ typedef struct upsample_job {
     void *dst;
     int64_t h, w; /* the small (input of forward) size */
     int64_t f;
-    size_t elem;  /* blocked forward: bytes of an element (a position's 16 channels) */
+    size_t elem;  /* blocked forward: bytes of an element (a position's channel block) */
+    int block;    /* blocked: channels per block, 8 or 16 */
 } upsample_job;
 
 /* Forward, per input row r = (plane, h): one widened row written f times.
@@ -63,12 +64,11 @@ static void upsample_bwd_range(void *arg, int64_t begin, int64_t end) {
     }
 }
 
-/* Channel-blocked values (graph/blocked.c): an element is a position's 16
- * channels, [N][C/16][H][W][16], so rows are (n, channel block, h) and
- * the copies move 16 values at a time; the backward adds each lane's f*f
- * terms in the plain kernel's order (same bits). */
-_Static_assert(YOLO_CHANNEL_BLOCK == 16, "the blocked backward's vectors are one channel block");
-enum { LANES = YOLO_CHANNEL_BLOCK };
+/* Channel-blocked values (graph/blocked.c): an element is a position's B
+ * channels, [N][C/B][H][W][B] with B = 8 or 16, so rows are (n, channel
+ * block, h) and the copies move B values at a time; the backward adds each
+ * lane's f*f terms in the plain kernel's order (same bits), 8 lanes to a
+ * vector. */
 
 static void upsample_blocked_range(void *arg, int64_t begin, int64_t end) {
     const upsample_job *j = arg;
@@ -86,18 +86,20 @@ static void upsample_blocked_range(void *arg, int64_t begin, int64_t end) {
 VECTOR_CLONES static void upsample_bwd_blocked_range(void *arg, int64_t begin, int64_t end) {
     const upsample_job *j = arg;
     const int64_t w = j->w, f = j->f, wo = w * f;
+    const int lanes = j->block;
     for (int64_t r = begin; r < end; r++) {
-        const float *dy = (const float *)j->src + r * f * wo * LANES;
-        float *dx = (float *)j->dst + r * w * LANES;
-        for (int64_t i = 0; i < w; i++) {
-            v16f acc = V16(0.0f), d;
-            for (int64_t a = 0; a < f; a++)
-                for (int64_t b = 0; b < f; b++) {
-                    memcpy(&d, dy + (a * wo + i * f + b) * LANES, sizeof d);
-                    acc += d;
-                }
-            memcpy(dx + i * LANES, &acc, sizeof acc);
-        }
+        const float *dy = (const float *)j->src + r * f * wo * lanes;
+        float *dx = (float *)j->dst + r * w * lanes;
+        for (int64_t i = 0; i < w; i++)
+            for (int h = 0; h < lanes; h += 8) {
+                v8f acc = {0}, d;
+                for (int64_t a = 0; a < f; a++)
+                    for (int64_t b = 0; b < f; b++) {
+                        memcpy(&d, dy + (a * wo + i * f + b) * lanes + h, sizeof d);
+                        acc += d;
+                    }
+                memcpy(dx + i * lanes + h, &acc, sizeof acc);
+            }
     }
 }
 
@@ -112,11 +114,12 @@ static yolo_status upsample_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
         return yolo_error(YOLO_ERR_SHAPE, "%s '%s': %s -> %s is not supported (f32, or bf16 forward)",
                           yolo_op_name(out->node->op), out->name, yolo_dtype_name(out->node->src[0]->dtype),
                           yolo_dtype_name(out->dtype));
+    const int block = out->node->block;
     upsample_job j = {yolo_cpu_data(out->node->src[0]), yolo_cpu_data(out), small->shape[2], small->shape[3], f,
-                      LANES * yolo_dtype_size(out->dtype)};
-    if (out->node->blocked) {
-        const int64_t rows = small->shape[0] * small->shape[1] / LANES * j.h;
-        run_ranges(ctx, rows, rows * j.w * f * f * LANES, backward ? upsample_bwd_blocked_range : upsample_blocked_range,
+                      (size_t)block * yolo_dtype_size(out->dtype), block};
+    if (block) {
+        const int64_t rows = small->shape[0] * small->shape[1] / block * j.h;
+        run_ranges(ctx, rows, rows * j.w * f * f * block, backward ? upsample_bwd_blocked_range : upsample_blocked_range,
                    &j);
         return YOLO_OK;
     }
