@@ -62,7 +62,10 @@ static inline __attribute__((always_inline)) void load16(const void *x, bool bf1
 }
 
 static inline __attribute__((always_inline)) void store16(float *out, int64_t at, int valid, const v16f *v) {
-    memcpy(out + at, v, (size_t)valid * sizeof(float));
+    if (valid == LANES)
+        memcpy(out + at, v, sizeof *v); /* a constant size: one vector store, no memcpy call */
+    else
+        memcpy(out + at, v, (size_t)valid * sizeof(float));
 }
 
 /* A per-channel row's values for the block starting at channel c0, lane l
