@@ -455,12 +455,13 @@ static void plan_weight_parts(conv_entry *e, const dnnl_memory_desc_t *user) {
     }
 }
 
-/* Creates the primitive of `pass` for geometry g (g->n = the slice's
- * images), the forward one being the hint of the backward ones. */
 /* An activation's layout: plain NCHW or channel-blocked (graph/blocked.c). */
 static dnnl_format_tag_t layout_tag(int block) {
     return block == 16 ? dnnl_nChw16c : block == 8 ? dnnl_nChw8c : dnnl_nchw;
 }
+
+/* Creates the primitive of `pass` for geometry g (g->n = the slice's
+ * images), the forward one being the hint of the backward ones. */
 
 static yolo_status entry_build(conv_entry *e, yolo_conv_pass pass, const yolo_conv_geom *g, bool has_bias, bool bf16) {
     dnnl_memory_desc_t src_any, wei_any, dst_any, user[3], bias_md;
