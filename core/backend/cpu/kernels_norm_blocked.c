@@ -30,21 +30,20 @@ enum { LANES = 16, SUM_VECTORS = 16, CHUNK_VECTORS = 32 };
 typedef struct blocked_shape {
     int64_t n, blocks, s; /* images, channel blocks, positions per plane */
     int block;            /* channels per block, B: 8 or 16 */
-    int64_t len, vectors; /* floats per plane (s * B) and the 16-float vectors over them */
+    int64_t len;          /* floats per plane, s * B */
+    int64_t full;         /* whole 16-float vectors in a plane */
+    int tail;             /* floats after them: 0, or 8 (8-channel blocks, odd plane) */
 } blocked_shape;
 
 static blocked_shape shape_of(const yolo_tensor *x) {
     const int b = x->node->block;
     const int64_t s = x->shape[2] * x->shape[3];
-    return (blocked_shape){x->shape[0], x->shape[1] / b, s, b, s * b, (s * b + LANES - 1) / LANES};
+    return (blocked_shape){x->shape[0], x->shape[1] / b, s, b, s * b, s * b / LANES, (int)(s * b % LANES)};
 }
 
-/* Lanes of the vector at element `at` that lie in the plane (16, or 8 for
- * the half vector that ends an odd plane of 8-channel blocks). */
-static inline __attribute__((always_inline)) int valid_lanes(const blocked_shape *sh, int64_t v) {
-    const int64_t left = sh->len - v * LANES;
-    return left < LANES ? (int)left : LANES;
-}
+/* The per-vector steps below take `valid`, the lanes that lie in the plane:
+ * LANES (a constant, so the checks fold away) in the loops over whole
+ * vectors, `tail` once after them. */
 
 /* 16 values of x (f32, or bf16 widened) from element `at`; past `valid`, zeros. */
 static inline __attribute__((always_inline)) void load16(const void *x, bool bf16, int64_t at, int valid, v16f *v) {
@@ -98,23 +97,42 @@ typedef struct stats_job {
     lane_sums *part;    /* [blocks][n] */
 } stats_job;
 
+/* Lanes below `valid` all ones, the rest zero. */
+static inline __attribute__((always_inline)) void lanes_below(int valid, v16i *mask) {
+    const v16i lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    *mask = (v16i)(lane < valid);
+}
+
+static inline __attribute__((always_inline)) void stats_step(const stats_job *j, int64_t at, int valid,
+                                                             const v16f *shift, v16f *a, v16f *q) {
+    v16f d;
+    load16(j->x, j->bf16, at, valid, &d);
+    d -= *shift;
+    if (valid < LANES) { /* the shift is not a sample */
+        v16i in_plane;
+        lanes_below(valid, &in_plane);
+        d = V16_SELECT(in_plane, d, V16(0.0f));
+    }
+    *a += d;
+    *q += d * d;
+}
+
 VECTOR_CLONES static void stats_item(const stats_job *j, int64_t item) {
     const int64_t b = item / j->sh.n, n = item % j->sh.n;
     const int64_t base = (n * j->sh.blocks + b) * j->sh.len;
-    v16f shift;
+    v16f shift, a, q;
     lanes_of(j->shift, b * j->sh.block, j->sh.block, &shift);
     lane_sums r = {0};
-    for (int64_t p = 0; p < j->sh.vectors; p += SUM_VECTORS) {
-        const int64_t end = p + SUM_VECTORS < j->sh.vectors ? p + SUM_VECTORS : j->sh.vectors;
-        v16f a = V16(0.0f), q = V16(0.0f), d;
-        for (int64_t i = p; i < end; i++) {
-            const int valid = valid_lanes(&j->sh, i);
-            load16(j->x, j->bf16, base + i * LANES, valid, &d);
-            d -= shift;
-            if (valid < LANES) memset((float *)&d + valid, 0, (size_t)(LANES - valid) * sizeof(float));
-            a += d;
-            q += d * d;
-        }
+    for (int64_t p = 0; p < j->sh.full; p += SUM_VECTORS) {
+        const int64_t end = p + SUM_VECTORS < j->sh.full ? p + SUM_VECTORS : j->sh.full;
+        a = q = V16(0.0f);
+        for (int64_t i = p; i < end; i++) stats_step(j, base + i * LANES, LANES, &shift, &a, &q);
+        v16_add_to_v8d(&a, &r.a_lo, &r.a_hi);
+        v16_add_to_v8d(&q, &r.b_lo, &r.b_hi);
+    }
+    if (j->sh.tail) {
+        a = q = V16(0.0f);
+        stats_step(j, base + j->sh.full * LANES, j->sh.tail, &shift, &a, &q);
         v16_add_to_v8d(&a, &r.a_lo, &r.a_hi);
         v16_add_to_v8d(&q, &r.b_lo, &r.b_hi);
     }
@@ -196,21 +214,25 @@ VECTOR_CLONES static void silu_item(const silu_job *j, int64_t item) {
     lanes_of(j->beta, b, block, &beta);
     scale_of(j->gamma, j->var, j->eps, b, block, &k);
     float chunk[CHUNK_VECTORS * LANES];
-    for (int64_t p = 0; p < j->sh.vectors; p += CHUNK_VECTORS) {
-        const int64_t len = j->sh.vectors - p < CHUNK_VECTORS ? j->sh.vectors - p : CHUNK_VECTORS;
-        const int64_t at = base + p * LANES;
-        float *o = j->out_bf16 ? chunk : (float *)j->out + at;
-        int64_t floats = 0;
-        for (int64_t i = 0; i < len; i++) {
-            const int valid = valid_lanes(&j->sh, p + i);
-            load16(j->x, j->x_bf16, at + i * LANES, valid, &x);
+    for (int64_t at = 0; at < j->sh.len; at += CHUNK_VECTORS * LANES) {
+        const int64_t floats = j->sh.len - at < CHUNK_VECTORS * LANES ? j->sh.len - at : CHUNK_VECTORS * LANES;
+        const int64_t whole = floats / LANES;
+        const int tail = (int)(floats % LANES);
+        float *o = j->out_bf16 ? chunk : (float *)j->out + base + at;
+        for (int64_t i = 0; i < whole; i++) {
+            load16(j->x, j->x_bf16, base + at + i * LANES, LANES, &x);
             z = (x - mean) * k + beta;
             v16_silu(&z, NULL, &y);
-            store16(o, i * LANES, valid, &y);
-            floats += valid;
+            store16(o, i * LANES, LANES, &y);
+        }
+        if (tail) {
+            load16(j->x, j->x_bf16, base + at + whole * LANES, tail, &x);
+            z = (x - mean) * k + beta;
+            v16_silu(&z, NULL, &y);
+            store16(o, whole * LANES, tail, &y);
         }
         /* a bf16 value is rounded a chunk at a time (kernels_elementwise.c says why) */
-        if (j->out_bf16) yolo_bf16_round_row(chunk, (uint16_t *)j->out + at, floats);
+        if (j->out_bf16) yolo_bf16_round_row(chunk, (uint16_t *)j->out + base + at, floats);
     }
 }
 
@@ -241,36 +263,45 @@ typedef struct bwd_job {
     const float *coef;    /* [3][C]: kd, a, k of dx = dy * kd + (a + k * (x - mean)) */
 } bwd_job;
 
+/* A half vector's missing lanes read x = dy = 0, so they add zeros. */
+static inline __attribute__((always_inline)) void bwd_sums_step(const bwd_job *j, int64_t at, int valid,
+                                                                const v16f *mean, const v16f *k, const v16f *beta,
+                                                                v16f *a, v16f *q) {
+    v16f x, d, z;
+    load16(j->x, j->x_bf16, at, valid, &x);
+    if (j->dy_silu) { /* SiLU's backward, z recomputed as BN_SILU does */
+        load16(j->dy_silu, false, at, valid, &d);
+        z = (x - *mean) * *k + *beta;
+        v16_silu_bwd(&z, &d, &d);
+        store16(j->dx, at, valid, &d);
+    } else {
+        load16(j->dy, false, at, valid, &d);
+    }
+    *a += d;
+    *q += d * (x - *mean);
+}
+
 VECTOR_CLONES static void bwd_sums_item(const bwd_job *j, int64_t item) {
     const int64_t b = item / j->sh.n, n = item % j->sh.n;
     const int block = j->sh.block;
     const int64_t base = (n * j->sh.blocks + b) * j->sh.len;
-    v16f mean, k = V16(0.0f), beta = V16(0.0f), x, d, z;
+    v16f mean, k = V16(0.0f), beta = V16(0.0f), a, q;
     lanes_of(j->mean, b * block, block, &mean);
     if (j->dy_silu) {
         lanes_of(j->beta, b * block, block, &beta);
         scale_of(j->gamma, j->var, j->eps, b * block, block, &k);
     }
     lane_sums r = {0};
-    /* a half vector's missing lanes read x = dy = 0, so they add zeros */
-    for (int64_t p = 0; p < j->sh.vectors; p += SUM_VECTORS) {
-        const int64_t end = p + SUM_VECTORS < j->sh.vectors ? p + SUM_VECTORS : j->sh.vectors;
-        v16f a = V16(0.0f), q = V16(0.0f);
-        for (int64_t i = p; i < end; i++) {
-            const int64_t at = base + i * LANES;
-            const int valid = valid_lanes(&j->sh, i);
-            load16(j->x, j->x_bf16, at, valid, &x);
-            if (j->dy_silu) { /* SiLU's backward, z recomputed as BN_SILU does */
-                load16(j->dy_silu, false, at, valid, &d);
-                z = (x - mean) * k + beta;
-                v16_silu_bwd(&z, &d, &d);
-                store16(j->dx, at, valid, &d);
-            } else {
-                load16(j->dy, false, at, valid, &d);
-            }
-            a += d;
-            q += d * (x - mean);
-        }
+    for (int64_t p = 0; p < j->sh.full; p += SUM_VECTORS) {
+        const int64_t end = p + SUM_VECTORS < j->sh.full ? p + SUM_VECTORS : j->sh.full;
+        a = q = V16(0.0f);
+        for (int64_t i = p; i < end; i++) bwd_sums_step(j, base + i * LANES, LANES, &mean, &k, &beta, &a, &q);
+        v16_add_to_v8d(&a, &r.a_lo, &r.a_hi);
+        v16_add_to_v8d(&q, &r.b_lo, &r.b_hi);
+    }
+    if (j->sh.tail) {
+        a = q = V16(0.0f);
+        bwd_sums_step(j, base + j->sh.full * LANES, j->sh.tail, &mean, &k, &beta, &a, &q);
         v16_add_to_v8d(&a, &r.a_lo, &r.a_hi);
         v16_add_to_v8d(&q, &r.b_lo, &r.b_hi);
     }
@@ -281,23 +312,27 @@ static void bwd_sums_range(void *arg, int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; i++) bwd_sums_item(arg, i);
 }
 
+static inline __attribute__((always_inline)) void bwd_dx_step(const bwd_job *j, int64_t at, int valid,
+                                                              const v16f *mean, const v16f *kd, const v16f *a,
+                                                              const v16f *k) {
+    v16f x, d;
+    load16(j->x, j->x_bf16, at, valid, &x);
+    load16(j->dy, false, at, valid, &d);
+    d = d * *kd + (*a + *k * (x - *mean));
+    store16(j->dx, at, valid, &d);
+}
+
 VECTOR_CLONES static void bwd_dx_item(const bwd_job *j, int64_t item) {
     const int block = j->sh.block;
     const int64_t c0 = (item % j->sh.blocks) * block, c = j->sh.blocks * block;
     const int64_t base = item * j->sh.len; /* item = n * blocks + block */
-    v16f mean, kd, a, k, x, d;
+    v16f mean, kd, a, k;
     lanes_of(j->mean, c0, block, &mean);
     lanes_of(j->coef, c0, block, &kd);
     lanes_of(j->coef + c, c0, block, &a);
     lanes_of(j->coef + 2 * c, c0, block, &k);
-    for (int64_t i = 0; i < j->sh.vectors; i++) {
-        const int64_t at = base + i * LANES;
-        const int valid = valid_lanes(&j->sh, i);
-        load16(j->x, j->x_bf16, at, valid, &x);
-        load16(j->dy, false, at, valid, &d);
-        d = d * kd + (a + k * (x - mean));
-        store16(j->dx, at, valid, &d);
-    }
+    for (int64_t i = 0; i < j->sh.full; i++) bwd_dx_step(j, base + i * LANES, LANES, &mean, &kd, &a, &k);
+    if (j->sh.tail) bwd_dx_step(j, base + j->sh.full * LANES, j->sh.tail, &mean, &kd, &a, &k);
 }
 
 static void bwd_dx_range(void *arg, int64_t begin, int64_t end) {
