@@ -4,12 +4,13 @@
  * (GCC narrows 32-bit lanes to 16 through two halves). A CPU with
  * AVX512-BF16, the CPUs where amp stores bf16 at all, does it in one
  * VCVTNEPS2BF16, which rounds by the same rule: the test compares the two
- * on every float. Picked once, at the first call. */
+ * on every float. Picked at each call from the cached ISA level, which
+ * YOLO_CPU_ISA caps. */
 #include "util/bf16_row.h"
 
 #include "util/vec16.h"
 
-VECTOR_CLONES static void round_row_portable(const float *src, uint16_t *dst, int64_t n) {
+VECTOR_BODY void round_row_portable_body(const float *src, uint16_t *dst, int64_t n) {
     v16f v;
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) {
@@ -24,12 +25,12 @@ VECTOR_CLONES static void round_row_portable(const float *src, uint16_t *dst, in
         memcpy(dst + i, h, (size_t)(n - i) * sizeof *h);
     }
 }
+VECTOR_DISPATCH(void, round_row_portable, (const float *src, uint16_t *dst, int64_t n), (src, dst, n))
 
 void yolo_bf16_round_row_portable(const float *src, uint16_t *dst, int64_t n) { round_row_portable(src, dst, n); }
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
 #include <immintrin.h>
-#include <stdatomic.h>
 
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) static void round_row_hardware(const float *src,
                                                                                              uint16_t *dst, int64_t n) {
@@ -43,17 +44,9 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) static void roun
     }
 }
 
-bool yolo_bf16_round_row_hardware(void) {
-    static atomic_int have = -1; /* threads that race here all store the same answer */
-    int h = atomic_load_explicit(&have, memory_order_relaxed);
-    if (h < 0) {
-        __builtin_cpu_init();
-        h = __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw") &&
-            __builtin_cpu_supports("avx512vl");
-        atomic_store_explicit(&have, h, memory_order_relaxed);
-    }
-    return h;
-}
+/* The level that runs (util/cpu_isa.h: AVX512-BF16 implies BW and VL),
+ * so YOLO_CPU_ISA below avx512_bf16 takes the portable path. */
+bool yolo_bf16_round_row_hardware(void) { return yolo_vector_level() >= YOLO_CPU_ISA_AVX512_BF16; }
 
 void yolo_bf16_round_row(const float *src, uint16_t *dst, int64_t n) {
     if (yolo_bf16_round_row_hardware())

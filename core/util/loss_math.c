@@ -16,9 +16,8 @@ static inline __attribute__((always_inline)) void bce16(const v16f *x, const v16
     *dx = V16_SELECT(neg, e, V16(1.0f)) / (V16(1.0f) + e) - *t;
 }
 
-/* The exported function calls this one: target_clones on an exported
- * function would export its resolver too. */
-VECTOR_CLONES static double bce_with_logits(const float *x, const float *t, size_t n, float gain, float *grad) {
+/* The exported function calls the dispatched one (vec16.h). */
+VECTOR_BODY double bce_with_logits_body(const float *x, const float *t, size_t n, float gain, float *grad) {
     v8d lo = {0}, hi = {0};
     v16f vx, vt = V16(0.0f), loss, dx;
     size_t i = 0;
@@ -54,6 +53,8 @@ VECTOR_CLONES static double bce_with_logits(const float *x, const float *t, size
     for (int k = 0; k < 8; k++) sum += lo[k];
     return sum;
 }
+VECTOR_DISPATCH(double, bce_with_logits, (const float *x, const float *t, size_t n, float gain, float *grad),
+                (x, t, n, gain, grad))
 
 double yolo_bce_with_logits(const float *x, const float *t, size_t n, float gain, float *grad) {
     return bce_with_logits(x, t, n, gain, grad);

@@ -2,10 +2,13 @@
  * kernels (activations, bf16 storage) and the loss primitives (loss_math.c).
  *
  * libm's expf and log1pf do not vectorize, and these run over every
- * activation and every class logit. Callers mark their loops VECTOR_CLONES:
- * on x86-64 they are also built for AVX-512F and AVX2 and picked at load
- * time; all versions do the same IEEE operations (no FMA contraction in ISO
- * C mode), so results are identical on any CPU.
+ * activation and every class logit. Callers write their loop as an
+ * always-inline NAME_body and VECTOR_DISPATCH it: on x86-64 it is also built
+ * for AVX-512F and AVX2, and NAME picks a build at run time from
+ * yolo_cpu_isa_level() (util/cpu_isa.h: the machine's level, capped by
+ * YOLO_CPU_ISA); all builds do the same IEEE operations (no FMA
+ * contraction in ISO C mode), so results are identical on any CPU and
+ * under any cap.
  *
  * Helpers are macros or take pointers: 32-byte vectors passed by value draw
  * ABI notes from GCC when AVX is not the baseline. */
@@ -15,9 +18,58 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "util/cpu_isa.h"
+
+/* The body of a dispatched function: always inlined into each build. */
+#define VECTOR_BODY static inline __attribute__((always_inline))
+
+/* VECTOR_DISPATCH(ret, name, (params), (args)), after
+ *     VECTOR_BODY ret name##_body(params) {...}
+ * defines name##_avx512 (target "avx512f"), name##_avx2 (target "avx2") and
+ * name##_default, each the body, and `static ret name(params)` calling the
+ * one for the level that runs (read once: a cached int). `args` names the
+ * parameters in order. VECTOR_DISPATCH_AVX2 builds only the AVX2 and
+ * default versions (8-float loops, which gain nothing from AVX-512).
+ * The target strings are the ones target_clones used before, so each build
+ * compiles to the same code. Elsewhere than GCC on x86-64 Linux, name is
+ * the body. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+#define VECTOR_DISPATCH(ret, name, params, args)                                                  \
+    __attribute__((target("avx512f"))) static ret name##_avx512 params { return name##_body args; } \
+    __attribute__((target("avx2"))) static ret name##_avx2 params { return name##_body args; }      \
+    static ret name##_default params { return name##_body args; }                                   \
+    static ret name params {                                                                        \
+        const int level_ = yolo_vector_level();                                                     \
+        if (level_ >= YOLO_CPU_ISA_AVX512) {                                                        \
+            YOLO_VECTOR_NOTE(YOLO_CPU_ISA_AVX512);                                                  \
+            return name##_avx512 args;                                                              \
+        }                                                                                           \
+        if (level_ >= YOLO_CPU_ISA_AVX2) {                                                          \
+            YOLO_VECTOR_NOTE(YOLO_CPU_ISA_AVX2);                                                    \
+            return name##_avx2 args;                                                                \
+        }                                                                                           \
+        YOLO_VECTOR_NOTE(YOLO_CPU_ISA_DEFAULT);                                                     \
+        return name##_default args;                                                                 \
+    }
+#define VECTOR_DISPATCH_AVX2(ret, name, params, args)                                             \
+    __attribute__((target("avx2"))) static ret name##_avx2 params { return name##_body args; }      \
+    static ret name##_default params { return name##_body args; }                                   \
+    static ret name params {                                                                        \
+        if (yolo_vector_level() >= YOLO_CPU_ISA_AVX2) {                                             \
+            YOLO_VECTOR_NOTE(YOLO_CPU_ISA_AVX2);                                                    \
+            return name##_avx2 args;                                                                \
+        }                                                                                           \
+        YOLO_VECTOR_NOTE(YOLO_CPU_ISA_DEFAULT);                                                     \
+        return name##_default args;                                                                 \
+    }
+/* Deprecated, for the files not converted yet (kernels_norm_blocked.c,
+ * kernels_spatial.c): GCC's load-time clones, which follow cpuid and not
+ * YOLO_CPU_ISA. */
 #define VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
+#define VECTOR_DISPATCH(ret, name, params, args) \
+    static ret name params { return name##_body args; }
+#define VECTOR_DISPATCH_AVX2(ret, name, params, args) VECTOR_DISPATCH(ret, name, params, args)
 #define VECTOR_CLONES
 #endif
 

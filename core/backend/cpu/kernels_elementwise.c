@@ -32,7 +32,7 @@ static inline __attribute__((always_inline)) void v16_sigmoid1(const v16f *x, co
 }
 
 #define DEFINE_VMAP(name, vfn)                                                           \
-    VECTOR_CLONES static void name##_range(void *arg, int64_t begin, int64_t end) {      \
+    VECTOR_BODY void name##_range_body(void *arg, int64_t begin, int64_t end) { \
         const map_job *j = arg;                                                          \
         int64_t i = begin;                                                               \
         v16f x, y = V16(0.0f), o;                                                          \
@@ -51,6 +51,7 @@ static inline __attribute__((always_inline)) void v16_sigmoid1(const v16f *x, co
             memcpy(j->out + i, &o, bytes);                                               \
         }                                                                                \
     }                                                                                    \
+    VECTOR_DISPATCH(void, name##_range, (void *arg, int64_t begin, int64_t end), (arg, begin, end)) \
     static yolo_status name##_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {          \
         map_job j = {yolo_cpu_f32(out->node->src[0]), out->node->n_src > 1 ? yolo_cpu_f32(out->node->src[1]) : NULL, \
                      yolo_cpu_f32(out), 0.0f};                                           \
@@ -122,7 +123,7 @@ static inline __attribute__((always_inline)) void bn_silu_span(const void *x, bo
  * CPU's own bf16 conversion. */
 enum { BN_SILU_CHUNK = 512 };
 
-VECTOR_CLONES static void bn_silu_range(void *arg, int64_t begin, int64_t end) {
+VECTOR_BODY void bn_silu_range_body(void *arg, int64_t begin, int64_t end) {
     const bn_silu_job *j = arg;
     const int64_t s = j->s;
     float chunk[BN_SILU_CHUNK];
@@ -141,11 +142,12 @@ VECTOR_CLONES static void bn_silu_range(void *arg, int64_t begin, int64_t end) {
         }
     }
 }
+VECTOR_DISPATCH(void, bn_silu_range, (void *arg, int64_t begin, int64_t end), (arg, begin, end))
 
-/* One plane of BN_SILU_BWD (the same loop with dy, x's dtype a flag); the
- * wrapper keeps the clones' resolver out of the library's exports. */
-VECTOR_CLONES static void bn_silu_bwd_plane(const void *x, bool x_bf16, int64_t at, const float *dy, float *dz,
-                                            int64_t s, float mean, float k, float b) {
+/* One plane of BN_SILU_BWD (the same loop with dy, x's dtype a flag),
+ * dispatched (vec16.h) behind the exported wrapper. */
+VECTOR_BODY void bn_silu_bwd_plane_body(const void *x, bool x_bf16, int64_t at, const float *dy, float *dz, int64_t s,
+                                        float mean, float k, float b) {
     const v16f vm = V16(mean), vk = V16(k), vb = V16(b);
     v16f vx, z, d, o;
     int64_t i = 0;
@@ -165,6 +167,10 @@ VECTOR_CLONES static void bn_silu_bwd_plane(const void *x, bool x_bf16, int64_t 
         memcpy(dz + i, &o, (size_t)(s - i) * sizeof(float));
     }
 }
+VECTOR_DISPATCH(void, bn_silu_bwd_plane,
+                (const void *x, bool x_bf16, int64_t at, const float *dy, float *dz, int64_t s, float mean, float k,
+                 float b),
+                (x, x_bf16, at, dy, dz, s, mean, k, b))
 
 void yolo_cpu_bn_silu_bwd_plane(const void *x, bool x_bf16, int64_t at, const float *dy, float *dz, int64_t s,
                                 float mean, float k, float b) {
@@ -349,7 +355,7 @@ typedef struct add_bf16_job {
     uint16_t *out;
 } add_bf16_job;
 
-VECTOR_CLONES static void add_bf16_range(void *arg, int64_t begin, int64_t end) {
+VECTOR_BODY void add_bf16_range_body(void *arg, int64_t begin, int64_t end) {
     const add_bf16_job *j = arg;
     v16f x, y, o;
     int64_t i = begin;
@@ -370,6 +376,7 @@ VECTOR_CLONES static void add_bf16_range(void *arg, int64_t begin, int64_t end) 
         memcpy(j->out + i, po, (size_t)(end - i) * 2);
     }
 }
+VECTOR_DISPATCH(void, add_bf16_range, (void *arg, int64_t begin, int64_t end), (arg, begin, end))
 
 static yolo_status binary_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     const yolo_tensor *a = out->node->src[0], *b = out->node->src[1];

@@ -159,7 +159,7 @@ static inline __attribute__((always_inline)) double v16_sum(const v16f *v) {
     return s;
 }
 
-VECTOR_CLONES static void softmax_rows_range(void *arg, int64_t begin, int64_t end) {
+VECTOR_BODY void softmax_rows_range_body(void *arg, int64_t begin, int64_t end) {
     const softmax_job *j = arg;
     const int64_t len = j->len, full = len & ~(int64_t)15;
     const size_t tail = (size_t)(len - full) * sizeof(float);
@@ -211,6 +211,7 @@ VECTOR_CLONES static void softmax_rows_range(void *arg, int64_t begin, int64_t e
         }
     }
 }
+VECTOR_DISPATCH(void, softmax_rows_range, (void *arg, int64_t begin, int64_t end), (arg, begin, end))
 
 static yolo_status softmax_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     int axis = out->node->iparams[0];

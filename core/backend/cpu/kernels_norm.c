@@ -15,21 +15,16 @@
 #include "util/vec16.h"
 
 /* Elementwise plane loops run on 8-float vectors (GCC/Clang vector
- * extensions), built for AVX2 too and picked at load time (PLANE_CLONES;
- * 8-float loops gain nothing from AVX-512). Vector lanes and the scalar
- * tail do the same IEEE operations in the same order (no FMA contraction in
- * ISO C mode), so an element's value does not depend on the path or on the
- * thread split. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
-#define PLANE_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define PLANE_CLONES
-#endif
+ * extensions), built for AVX2 too and picked at run time
+ * (VECTOR_DISPATCH_AVX2, util/vec16.h; 8-float loops gain nothing from
+ * AVX-512). Vector lanes and the scalar tail do the same IEEE operations in
+ * the same order (no FMA contraction in ISO C mode), so an element's value
+ * does not depend on the path or on the thread split. */
 #define V8(v) ((v8f){(v), (v), (v), (v), (v), (v), (v), (v)})
 
 /* y = (x - mean) * k + b */
-PLANE_CLONES static void plane_affine(const float *restrict x, float *restrict y, int64_t s, float mean, float k,
-                                       float b) {
+VECTOR_BODY void plane_affine_body(const float *restrict x, float *restrict y, int64_t s, float mean, float k,
+                                   float b) {
     int64_t i = 0;
     for (; i + 8 <= s; i += 8) {
         v8f v;
@@ -39,10 +34,12 @@ PLANE_CLONES static void plane_affine(const float *restrict x, float *restrict y
     }
     for (; i < s; i++) y[i] = (x[i] - mean) * k + b;
 }
+VECTOR_DISPATCH_AVX2(void, plane_affine, (const float *restrict x, float *restrict y, int64_t s, float mean, float k,
+                                          float b), (x, y, s, mean, k, b))
 
 /* dx = dy * kd + (a + k * (x - mean)); dx may be dy (in place) */
-PLANE_CLONES static void plane_bwd(const float *restrict x, const float *dy, float *dx, int64_t s,
-                                    float mean, float kd, float a, float k) {
+VECTOR_BODY void plane_bwd_body(const float *restrict x, const float *dy, float *dx, int64_t s, float mean, float kd,
+                                float a, float k) {
     int64_t i = 0;
     for (; i + 8 <= s; i += 8) {
         v8f vx, vd;
@@ -53,6 +50,8 @@ PLANE_CLONES static void plane_bwd(const float *restrict x, const float *dy, flo
     }
     for (; i < s; i++) dx[i] = dy[i] * kd + (a + k * (x[i] - mean));
 }
+VECTOR_DISPATCH_AVX2(void, plane_bwd, (const float *restrict x, const float *dy, float *dx, int64_t s, float mean,
+                                       float kd, float a, float k), (x, dy, dx, s, mean, kd, a, k))
 
 typedef struct bn_layout {
     int64_t n, c, s; /* batch, channels, elements per (n, c) plane */
@@ -84,7 +83,7 @@ static inline __attribute__((always_inline)) double v16_total(const v16f *v) {
 static int64_t block_end(int64_t b, int64_t s) { return s - b > MOMENT_BLOCK ? b + MOMENT_BLOCK : s; }
 
 /* sum(p[i] - shift) and sum((p[i] - shift)^2) over one plane. */
-VECTOR_CLONES static void plane_moments(const float *p, int64_t s, float shift, double *sum, double *sumsq) {
+VECTOR_BODY void plane_moments_body(const float *p, int64_t s, float shift, double *sum, double *sumsq) {
     const v16f sh = V16(shift);
     for (int64_t b = 0; b < s; b += MOMENT_BLOCK) {
         const int64_t end = block_end(b, s);
@@ -107,10 +106,12 @@ VECTOR_CLONES static void plane_moments(const float *p, int64_t s, float shift, 
         *sumsq += v16_total(&q);
     }
 }
+VECTOR_DISPATCH(void, plane_moments, (const float *p, int64_t s, float shift, double *sum, double *sumsq),
+                (p, s, shift, sum, sumsq))
 
 /* sum(dy) and sum(dy * (x - mean)) over one plane. */
-VECTOR_CLONES static void plane_dy_moments(const float *x, const float *dy, int64_t s, float mean, double *sdy,
-                                           double *sdyx) {
+VECTOR_BODY void plane_dy_moments_body(const float *x, const float *dy, int64_t s, float mean, double *sdy,
+                                       double *sdyx) {
     const v16f m = V16(mean);
     for (int64_t b = 0; b < s; b += MOMENT_BLOCK) {
         const int64_t end = block_end(b, s);
@@ -133,6 +134,8 @@ VECTOR_CLONES static void plane_dy_moments(const float *x, const float *dy, int6
         *sdyx += v16_total(&q);
     }
 }
+VECTOR_DISPATCH(void, plane_dy_moments, (const float *x, const float *dy, int64_t s, float mean, double *sdy,
+                                         double *sdyx), (x, dy, s, mean, sdy, sdyx))
 
 /* ---- Planes in pieces; bf16 x: amp's narrowed conv outputs (graph/narrow.c) ----
  * The per-channel loops walk a plane a piece of WIDE_CHUNK elements at a
@@ -157,7 +160,7 @@ static float input_at(bn_input x, int64_t i) {
 static int64_t piece_len(int64_t rest) { return rest > WIDE_CHUNK ? WIDE_CHUNK : rest; }
 
 /* Widens n bf16 into floats, 16 at a time (n is at most a chunk). */
-VECTOR_CLONES static void widen_bf16(const uint16_t *h, int64_t n, float *out) {
+VECTOR_BODY void widen_bf16_body(const uint16_t *h, int64_t n, float *out) {
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) {
         v16f v;
@@ -169,6 +172,7 @@ VECTOR_CLONES static void widen_bf16(const uint16_t *h, int64_t n, float *out) {
         memcpy(&out[i], &u, sizeof u);
     }
 }
+VECTOR_DISPATCH(void, widen_bf16, (const uint16_t *h, int64_t n, float *out), (h, n, out))
 
 /* Elements [at, at+n) of x as floats: in place for f32, else widened into buf. */
 static const float *input_floats(bn_input x, int64_t at, int64_t n, float *buf) {
