@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "backend/cpu/conv_common.h"
+#include "util/cpu_isa.h"
 
 #include "yolov8n_convs.h"
 #define N_LAYERS ((int)(sizeof model / sizeof model[0]))
@@ -118,27 +119,27 @@ static void usage(void) {
                     "[--rounds N] [--min-time S] [--only LAYER-SUBSTRING] [--kernel K]\n");
 }
 
-/* Two OpenBLAS settings it reads only when it loads, so the bench sets them
- * and re-executes itself (an explicit setting in the environment wins):
- * - OpenBLAS 0.3.21 picks its kernels from the CPU model number and falls
- *   back to SSE3 "Prescott" kernels on CPUs newer than it knows (this
- *   machine's Xeon, model 207), 4-6x below its AVX-512 SkylakeX kernels:
- *   sgemm must be the practical limit.
+/* OpenBLAS settings it reads only when it loads, so the bench sets them and
+ * re-executes itself (yolo_cpu_isa_setup_process; an explicit setting in
+ * the environment wins):
+ * - YOLO_CPU_ISA's cap (util/cpu_isa.h): OPENBLAS_CORETYPE for that level.
+ * - Without a cap: OpenBLAS 0.3.21 picks its kernels from the CPU model
+ *   number and falls back to SSE3 "Prescott" kernels on CPUs newer than it
+ *   knows (this machine's Xeon, model 207), 4-6x below its AVX-512 SkylakeX
+ *   kernels: sgemm must be the practical limit.
  * - Its idle workers spin ~0.1 s after each call, which would slow the
  *   next engine's threads many-fold; OPENBLAS_THREAD_TIMEOUT=4 lets them
  *   sleep at once, so the engines can alternate shape by shape. */
-static void fix_openblas_env(char **argv) {
-    bool change = false;
-    if (!getenv("OPENBLAS_CORETYPE") && strcmp(openblas_get_corename(), "Prescott") == 0) {
-        __builtin_cpu_init();
-        if (__builtin_cpu_supports("avx512f")) setenv("OPENBLAS_CORETYPE", "SkylakeX", 1), change = true;
-    }
-    if (!getenv("OPENBLAS_THREAD_TIMEOUT")) setenv("OPENBLAS_THREAD_TIMEOUT", "4", 1), change = true;
-    if (change) execv("/proc/self/exe", argv); /* on failure, go on with what we have */
-}
+static const char *const openblas_env[] = {"OPENBLAS_THREAD_TIMEOUT=4", NULL};
 
 int main(int argc, char **argv) {
-    fix_openblas_env(argv);
+    if (yolo_cpu_isa_setup_process(argv, openblas_env, true) != YOLO_OK) {
+        fprintf(stderr, "bench_conv: %s\n", yolo_last_error());
+        return 2;
+    }
+    char isa[512];
+    yolo_cpu_isa_describe(isa, sizeof isa);
+    printf("%s\n", isa);
     int threads = 2, batch = 8, imgsz = 320, rounds = 3;
     double min_time = 0.05;
     const char *only = NULL; /* substring of the layer names to run */

@@ -27,7 +27,12 @@
  * the repository root, e.g.
  *   build/bin/bench_train --model yolo11n.yaml --imgsz 320 --batch 8
  *
- * YOLO_PROFILE=1 adds a per-op time table (CPU). */
+ * YOLO_PROFILE=1 adds a per-op time table (CPU).
+ *
+ * YOLO_CPU_ISA=avx2 (util/cpu_isa.h) caps ours and the baseline alike: the
+ * bench puts ONEDNN_MAX_CPU_ISA, ATEN_CPU_CAPABILITY and OPENBLAS_CORETYPE
+ * in its environment (re-executing itself for OpenBLAS) before the PyTorch
+ * child starts, and its first line is the ISA that runs. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +48,7 @@
 #include "train/model_graph.h"
 #include "train/optimizer.h"
 #include "train/train_log.h"
+#include "util/cpu_isa.h"
 #include "yolo/config.h"
 #include "yolo/task.h"
 #include "test_util.h"
@@ -313,10 +319,17 @@ static void print_ours(const options *o, int round, const char *mode, const step
 }
 
 int main(int argc, char **argv) {
+    if (yolo_cpu_isa_setup_process(argv, NULL, false) != YOLO_OK) {
+        fprintf(stderr, "bench_train: %s\n", yolo_last_error());
+        return 2;
+    }
     options o;
     int parsed = parse(argc, argv, &o);
     if (parsed) return parsed == 1 ? 0 : 2;
     bench b = {.o = &o};
+    char isa[512];
+    yolo_cpu_isa_describe(isa, sizeof isa); /* the baseline child inherits the cap's environment */
+    printf("%s\n", isa);
     yolo_model *model = NULL, *ema_model = NULL;
     if (yolo_plugin_load_task(o.task, &b.task) || yolo_backend_create(o.device, o.threads, &b.be)) {
         fprintf(stderr, "bench_train: %s\n", yolo_last_error());

@@ -1,9 +1,10 @@
-/* `yolo checks`: version, CPU backend, Vulkan, MPI, and the plugins found. */
+/* `yolo checks`: version, the CPU's ISA level, CPU backend, Vulkan, MPI, and the plugins found. */
 #include "backend/backend.h"
 #include "cli/cli.h"
 #include "data/image.h"
 #include "dist/dist.h"
 #include "plugin/plugin_loader.h"
+#include "util/cpu_isa.h"
 
 #include <cblas.h>
 #include <dnnl.h>
@@ -25,6 +26,9 @@ static void print_indented(FILE *out, const char *text) {
 int yolo_cli_checks(FILE *out) {
     fprintf(out, "yolo %s (plugin ABI %d.%d)\n", YOLO_VERSION, YOLO_PLUGIN_ABI_MAJOR, YOLO_PLUGIN_ABI_MINOR);
 
+    char isa[512];
+    yolo_cpu_isa_describe(isa, sizeof isa); /* the ISA that runs, YOLO_CPU_ISA's cap */
+    fprintf(out, "%s\n", isa);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     const dnnl_version_t *dnnl = dnnl_version();
     fprintf(out, "CPU backend: %ld cores online (threads=0 uses one thread per core)\n", cores);

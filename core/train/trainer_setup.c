@@ -13,6 +13,7 @@
 #include "plugin/plugin_loader.h"
 #include "train/class_weights.h"
 #include "train/trainer.h"
+#include "util/cpu_isa.h"
 
 /* Ultralytics' optimizer=auto, and the explicit choices that are built. */
 static yolo_status choose_optimizer(yolo_optim_settings *o, int64_t n_train, int batch, int nc, yolo_optimizer_kind *kind) {
@@ -228,7 +229,9 @@ static yolo_status setup(yolo_trainer *t, const yolo_mode_context *ctx) {
     if (st) return st;
     const yolo_settings *set = &t->s.set;
     yolo_backend_set_amp_format(t->s.backend, set->run.amp); /* training and its validation */
-    printf("AMP: %s\n", yolo_backend_precision(t->s.backend));
+    char isa[512];
+    yolo_cpu_isa_describe(isa, sizeof isa); /* the ISA that runs (YOLO_CPU_ISA caps it) */
+    printf("%s\nAMP: %s\n", isa, yolo_backend_precision(t->s.backend));
     if (set->run.batch % t->world)
         return yolo_error(YOLO_ERR_CONFIG, "batch=%d (%s) is the global batch: it must be a multiple of the %d ranks",
                           set->run.batch, yolo_config_source(t->s.cfg, "batch"), t->world);
