@@ -62,15 +62,10 @@
         YOLO_VECTOR_NOTE(YOLO_CPU_ISA_DEFAULT);                                                     \
         return name##_default args;                                                                 \
     }
-/* Deprecated, for the files not converted yet (kernels_norm_blocked.c,
- * kernels_spatial.c): GCC's load-time clones, which follow cpuid and not
- * YOLO_CPU_ISA. */
-#define VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define VECTOR_DISPATCH(ret, name, params, args) \
     static ret name params { return name##_body args; }
 #define VECTOR_DISPATCH_AVX2(ret, name, params, args) VECTOR_DISPATCH(ret, name, params, args)
-#define VECTOR_CLONES
 #endif
 
 typedef float v16f __attribute__((vector_size(64)));

@@ -117,7 +117,7 @@ static inline __attribute__((always_inline)) void stats_step(const stats_job *j,
     *q += d * d;
 }
 
-VECTOR_CLONES static void stats_item(const stats_job *j, int64_t item) {
+VECTOR_BODY void stats_item_body(const stats_job *j, int64_t item) {
     const int64_t b = item / j->sh.n, n = item % j->sh.n;
     const int64_t base = (n * j->sh.blocks + b) * j->sh.len;
     v16f shift, a, q;
@@ -138,6 +138,7 @@ VECTOR_CLONES static void stats_item(const stats_job *j, int64_t item) {
     }
     j->part[item] = r;
 }
+VECTOR_DISPATCH(void, stats_item, (const stats_job *j, int64_t item), (j, item))
 
 static void stats_range(void *arg, int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; i++) stats_item(arg, i);
@@ -205,7 +206,7 @@ typedef struct silu_job {
     void *out;
 } silu_job;
 
-VECTOR_CLONES static void silu_item(const silu_job *j, int64_t item) {
+VECTOR_BODY void silu_item_body(const silu_job *j, int64_t item) {
     const int block = j->sh.block;
     const int64_t b = (item % j->sh.blocks) * block;
     const int64_t base = item * j->sh.len; /* item = n * blocks + block */
@@ -235,6 +236,7 @@ VECTOR_CLONES static void silu_item(const silu_job *j, int64_t item) {
         if (j->out_bf16) yolo_bf16_round_row(chunk, (uint16_t *)j->out + base + at, floats);
     }
 }
+VECTOR_DISPATCH(void, silu_item, (const silu_job *j, int64_t item), (j, item))
 
 static void silu_range(void *arg, int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; i++) silu_item(arg, i);
@@ -281,7 +283,7 @@ static inline __attribute__((always_inline)) void bwd_sums_step(const bwd_job *j
     *q += d * (x - *mean);
 }
 
-VECTOR_CLONES static void bwd_sums_item(const bwd_job *j, int64_t item) {
+VECTOR_BODY void bwd_sums_item_body(const bwd_job *j, int64_t item) {
     const int64_t b = item / j->sh.n, n = item % j->sh.n;
     const int block = j->sh.block;
     const int64_t base = (n * j->sh.blocks + b) * j->sh.len;
@@ -307,6 +309,7 @@ VECTOR_CLONES static void bwd_sums_item(const bwd_job *j, int64_t item) {
     }
     j->part[item] = r;
 }
+VECTOR_DISPATCH(void, bwd_sums_item, (const bwd_job *j, int64_t item), (j, item))
 
 static void bwd_sums_range(void *arg, int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; i++) bwd_sums_item(arg, i);
@@ -322,7 +325,7 @@ static inline __attribute__((always_inline)) void bwd_dx_step(const bwd_job *j, 
     store16(j->dx, at, valid, &d);
 }
 
-VECTOR_CLONES static void bwd_dx_item(const bwd_job *j, int64_t item) {
+VECTOR_BODY void bwd_dx_item_body(const bwd_job *j, int64_t item) {
     const int block = j->sh.block;
     const int64_t c0 = (item % j->sh.blocks) * block, c = j->sh.blocks * block;
     const int64_t base = item * j->sh.len; /* item = n * blocks + block */
@@ -334,6 +337,7 @@ VECTOR_CLONES static void bwd_dx_item(const bwd_job *j, int64_t item) {
     for (int64_t i = 0; i < j->sh.full; i++) bwd_dx_step(j, base + i * LANES, LANES, &mean, &kd, &a, &k);
     if (j->sh.tail) bwd_dx_step(j, base + j->sh.full * LANES, j->sh.tail, &mean, &kd, &a, &k);
 }
+VECTOR_DISPATCH(void, bwd_dx_item, (const bwd_job *j, int64_t item), (j, item))
 
 static void bwd_dx_range(void *arg, int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; i++) bwd_dx_item(arg, i);

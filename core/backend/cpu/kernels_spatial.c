@@ -83,7 +83,7 @@ static void upsample_blocked_range(void *arg, int64_t begin, int64_t end) {
     }
 }
 
-VECTOR_CLONES static void upsample_bwd_blocked_range(void *arg, int64_t begin, int64_t end) {
+VECTOR_BODY void upsample_bwd_blocked_range_body(void *arg, int64_t begin, int64_t end) {
     const upsample_job *j = arg;
     const int64_t w = j->w, f = j->f, wo = w * f;
     const int lanes = j->block;
@@ -102,6 +102,7 @@ VECTOR_CLONES static void upsample_bwd_blocked_range(void *arg, int64_t begin, i
             }
     }
 }
+VECTOR_DISPATCH(void, upsample_bwd_blocked_range, (void *arg, int64_t begin, int64_t end), (arg, begin, end))
 
 static yolo_status upsample_kernel(yolo_cpu_context *ctx, yolo_tensor *out) {
     const int backward = out->node->op == YOLO_OP_UPSAMPLE_NEAREST_BWD;
