@@ -5,7 +5,7 @@
 
 /* 16 lanes of BCE-with-logits: the loss terms and sigmoid(x) - t. */
 static inline __attribute__((always_inline)) void bce16(const v16f *x, const v16f *t, v16f *loss, v16f *dx) {
-    const v16i neg = (v16i)(*x < V16(0.0f));
+    const v16i neg = V16_MASK(*x, <, V16(0.0f));
     const v16f abs_neg = V16_SELECT(neg, *x, -*x); /* -|x| */
     v16f e, l;
     v16_exp(&abs_neg, &e); /* exp(-|x|) in (0, 1]: one exp serves both terms */

@@ -188,7 +188,7 @@ VECTOR_BODY void softmax_rows_range_body(void *arg, int64_t begin, int64_t end) 
         for (int64_t l = 0; l < len; l += 16) {
             a = V16(-INFINITY);
             memcpy(&a, x + l, l < full ? sizeof a : tail);
-            vm = V16_SELECT((v16i)(a > vm), a, vm);
+            vm = V16_SELECT(V16_MASK(a, >, vm), a, vm);
         }
         float m = vm[0];
         for (int k = 1; k < 16; k++) m = vm[k] > m ? vm[k] : m;

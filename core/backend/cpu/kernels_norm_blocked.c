@@ -100,7 +100,9 @@ typedef struct stats_job {
 /* Lanes below `valid` all ones, the rest zero. */
 static inline __attribute__((always_inline)) void lanes_below(int valid, v16i *mask) {
     const v16i lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
-    *mask = (v16i)(lane < valid);
+    const v16i bound = {valid, valid, valid, valid, valid, valid, valid, valid,
+                        valid, valid, valid, valid, valid, valid, valid, valid};
+    *mask = (v16i)V16U_MASK((v16u)lane, <, (v16u)bound);
 }
 
 static inline __attribute__((always_inline)) void stats_step(const stats_job *j, int64_t at, int valid,
