@@ -1,27 +1,26 @@
 /* Rows of floats rounded to bf16 (bf16_row.h).
  *
- * The portable path is v16_to_bf16, ~15 vector operations per 16 floats
- * (GCC narrows 32-bit lanes to 16 through two halves). A CPU with
+ * The portable path is v8_to_bf16, ~15 vector operations per 8 floats. A CPU with
  * AVX512-BF16, the CPUs where amp stores bf16 at all, does it in one
  * VCVTNEPS2BF16, which rounds by the same rule: the test compares the two
  * on every float. Picked at each call from the cached ISA level, which
  * YOLO_CPU_ISA caps. */
 #include "util/bf16_row.h"
 
-#include "util/vec16.h"
+#include "util/vec8.h"
 
 VECTOR_BODY void round_row_portable_body(const float *src, uint16_t *dst, int64_t n) {
-    v16f v;
+    v8f v;
     int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
+    for (; i + 8 <= n; i += 8) {
         memcpy(&v, src + i, sizeof v);
-        v16_to_bf16(&v, dst + i);
+        v8_to_bf16(&v, dst + i);
     }
     if (i < n) { /* the tail, zero-padded */
-        uint16_t h[16];
-        v = V16(0.0f);
+        uint16_t h[8];
+        v = V8(0.0f);
         memcpy(&v, src + i, (size_t)(n - i) * sizeof(float));
-        v16_to_bf16(&v, h);
+        v8_to_bf16(&v, h);
         memcpy(dst + i, h, (size_t)(n - i) * sizeof *h);
     }
 }

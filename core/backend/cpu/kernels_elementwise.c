@@ -12,7 +12,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/kernels_norm_blocked.h"
 #include "util/bf16_row.h"
-#include "util/vec16.h"
+#include "util/vec8.h"
 
 /* ---- unary and binary-same-shape f32 maps ---- */
 
@@ -23,20 +23,20 @@ typedef struct map_job {
     float f;
 } map_job;
 
-/* Activations run on 16-float vectors with their own exp (util/vec16.h).
+/* Activations run on 8-float vectors with their own exp (util/vec8.h).
  * Tails go through the same vector code on a padded copy, so an element's
  * value never depends on where a range starts. */
-static inline __attribute__((always_inline)) void v16_sigmoid1(const v16f *x, const v16f *dy, v16f *o) {
+static inline __attribute__((always_inline)) void v8_sigmoid1(const v8f *x, const v8f *dy, v8f *o) {
     (void)dy;
-    v16_sigmoid(x, o);
+    v8_sigmoid(x, o);
 }
 
 #define DEFINE_VMAP(name, vfn)                                                           \
     VECTOR_BODY void name##_range_body(void *arg, int64_t begin, int64_t end) { \
         const map_job *j = arg;                                                          \
         int64_t i = begin;                                                               \
-        v16f x, y = V16(0.0f), o;                                                          \
-        for (; i + 16 <= end; i += 16) {                                                   \
+        v8f x, y = V8(0.0f), o;                                                          \
+        for (; i + 8 <= end; i += 8) {                                                   \
             memcpy(&x, j->x + i, sizeof x);                                              \
             if (j->y) memcpy(&y, j->y + i, sizeof y);                                    \
             vfn(&x, &y, &o);                                                             \
@@ -44,7 +44,7 @@ static inline __attribute__((always_inline)) void v16_sigmoid1(const v16f *x, co
         }                                                                                \
         if (i < end) { /* the tail, zero-padded */                                      \
             const size_t bytes = (size_t)(end - i) * sizeof(float);                      \
-            x = y = V16(0.0f);                                                            \
+            x = y = V8(0.0f);                                                            \
             memcpy(&x, j->x + i, bytes);                                                 \
             if (j->y) memcpy(&y, j->y + i, bytes);                                       \
             vfn(&x, &y, &o);                                                             \
@@ -59,9 +59,9 @@ static inline __attribute__((always_inline)) void v16_sigmoid1(const v16f *x, co
         return YOLO_OK;                                                                  \
     }
 
-DEFINE_VMAP(silu, v16_silu)
-DEFINE_VMAP(silu_bwd, v16_silu_bwd)
-DEFINE_VMAP(sigmoid, v16_sigmoid1)
+DEFINE_VMAP(silu, v8_silu)
+DEFINE_VMAP(silu_bwd, v8_silu_bwd)
+DEFINE_VMAP(sigmoid, v8_sigmoid1)
 
 /* ---- BN_SILU / BN_SILU_BWD: batch norm's affine map fused with SiLU ----
  * Per (n, c) plane of x viewed as [N, C, S]. z = (x - mean) * k + beta with
@@ -86,11 +86,11 @@ static int64_t planes_of(const yolo_tensor *x, int64_t *c, int64_t *s) {
 
 /* Reads n lanes of x (f32, or bf16 widened) from element `at` into v;
  * lanes past n: zero for bf16, unchanged for f32 (tails zero v first). */
-static inline __attribute__((always_inline)) void load_x(const void *x, bool x_bf16, int64_t at, v16f *v, int64_t n) {
+static inline __attribute__((always_inline)) void load_x(const void *x, bool x_bf16, int64_t at, v8f *v, int64_t n) {
     if (x_bf16) {
-        uint16_t h[16] = {0};
+        uint16_t h[8] = {0};
         memcpy(h, (const uint16_t *)x + at, (size_t)n * 2);
-        v16_from_bf16(h, v);
+        v8_from_bf16(h, v);
     } else {
         memcpy(v, (const float *)x + at, (size_t)n * sizeof(float));
     }
@@ -98,21 +98,21 @@ static inline __attribute__((always_inline)) void load_x(const void *x, bool x_b
 
 /* SiLU((x - mean) * k + b) of len elements of x from element `at`, into o. */
 static inline __attribute__((always_inline)) void bn_silu_span(const void *x, bool x_bf16, int64_t at, float *o,
-                                                               int64_t len, const v16f *mean, const v16f *k,
-                                                               const v16f *b) {
-    v16f vx, z, y;
+                                                               int64_t len, const v8f *mean, const v8f *k,
+                                                               const v8f *b) {
+    v8f vx, z, y;
     int64_t i = 0;
-    for (; i + 16 <= len; i += 16) {
-        load_x(x, x_bf16, at + i, &vx, 16);
+    for (; i + 8 <= len; i += 8) {
+        load_x(x, x_bf16, at + i, &vx, 8);
         z = (vx - *mean) * *k + *b;
-        v16_silu(&z, NULL, &y);
+        v8_silu(&z, NULL, &y);
         memcpy(o + i, &y, sizeof y);
     }
     if (i < len) { /* the tail, zero-padded */
-        vx = V16(0.0f);
+        vx = V8(0.0f);
         load_x(x, x_bf16, at + i, &vx, len - i);
         z = (vx - *mean) * *k + *b;
-        v16_silu(&z, NULL, &y);
+        v8_silu(&z, NULL, &y);
         memcpy(o + i, &y, (size_t)(len - i) * sizeof(float));
     }
 }
@@ -130,7 +130,7 @@ VECTOR_BODY void bn_silu_range_body(void *arg, int64_t begin, int64_t end) {
     for (int64_t p = begin; p < end; p++) {
         const int64_t c = p % j->c;
         const float kf = j->gamma[c] / sqrtf(j->var[c] + j->eps);
-        const v16f mean = V16(j->mean[c]), k = V16(kf), b = V16(j->beta[c]);
+        const v8f mean = V8(j->mean[c]), k = V8(kf), b = V8(j->beta[c]);
         if (!j->out_bf16) {
             bn_silu_span(j->x, j->x_bf16, p * s, (float *)j->out + p * s, s, &mean, &k, &b);
             continue;
@@ -145,25 +145,25 @@ VECTOR_BODY void bn_silu_range_body(void *arg, int64_t begin, int64_t end) {
 VECTOR_DISPATCH(void, bn_silu_range, (void *arg, int64_t begin, int64_t end), (arg, begin, end))
 
 /* One plane of BN_SILU_BWD (the same loop with dy, x's dtype a flag),
- * dispatched (vec16.h) behind the exported wrapper. */
+ * dispatched (vec8.h) behind the exported wrapper. */
 VECTOR_BODY void bn_silu_bwd_plane_body(const void *x, bool x_bf16, int64_t at, const float *dy, float *dz, int64_t s,
                                         float mean, float k, float b) {
-    const v16f vm = V16(mean), vk = V16(k), vb = V16(b);
-    v16f vx, z, d, o;
+    const v8f vm = V8(mean), vk = V8(k), vb = V8(b);
+    v8f vx, z, d, o;
     int64_t i = 0;
-    for (; i + 16 <= s; i += 16) {
-        load_x(x, x_bf16, at + i, &vx, 16);
+    for (; i + 8 <= s; i += 8) {
+        load_x(x, x_bf16, at + i, &vx, 8);
         memcpy(&d, dy + i, sizeof d);
         z = (vx - vm) * vk + vb;
-        v16_silu_bwd(&z, &d, &o);
+        v8_silu_bwd(&z, &d, &o);
         memcpy(dz + i, &o, sizeof o);
     }
     if (i < s) { /* the tail, zero-padded */
-        vx = d = V16(0.0f);
+        vx = d = V8(0.0f);
         load_x(x, x_bf16, at + i, &vx, s - i);
         memcpy(&d, dy + i, (size_t)(s - i) * sizeof(float));
         z = (vx - vm) * vk + vb;
-        v16_silu_bwd(&z, &d, &o);
+        v8_silu_bwd(&z, &d, &o);
         memcpy(dz + i, &o, (size_t)(s - i) * sizeof(float));
     }
 }
@@ -357,22 +357,22 @@ typedef struct add_bf16_job {
 
 VECTOR_BODY void add_bf16_range_body(void *arg, int64_t begin, int64_t end) {
     const add_bf16_job *j = arg;
-    v16f x, y, o;
+    v8f x, y, o;
     int64_t i = begin;
-    for (; i + 16 <= end; i += 16) {
-        v16_from_bf16(j->a + i, &x);
-        v16_from_bf16(j->b + i, &y);
+    for (; i + 8 <= end; i += 8) {
+        v8_from_bf16(j->a + i, &x);
+        v8_from_bf16(j->b + i, &y);
         o = x + y;
-        v16_to_bf16(&o, j->out + i);
+        v8_to_bf16(&o, j->out + i);
     }
     if (i < end) { /* the tail, zero-padded */
-        uint16_t pa[16] = {0}, pb[16] = {0}, po[16];
+        uint16_t pa[8] = {0}, pb[8] = {0}, po[8];
         memcpy(pa, j->a + i, (size_t)(end - i) * 2);
         memcpy(pb, j->b + i, (size_t)(end - i) * 2);
-        v16_from_bf16(pa, &x);
-        v16_from_bf16(pb, &y);
+        v8_from_bf16(pa, &x);
+        v8_from_bf16(pb, &y);
         o = x + y;
-        v16_to_bf16(&o, po);
+        v8_to_bf16(&o, po);
         memcpy(j->out + i, po, (size_t)(end - i) * 2);
     }
 }

@@ -16,7 +16,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/matmul_onednn.h"
-#include "util/vec16.h"
+#include "util/vec8.h"
 
 /* ---- MATMUL: op(a) [M,K] x op(b) [K,N] -> [M,N], or one per batch index of 3-D operands ---- */
 
@@ -149,62 +149,62 @@ static void softmax_range(void *arg, int64_t begin, int64_t end) {
 }
 
 /* SOFTMAX and SOFTMAX_BWD along the last axis (inner 1: attention's rows
- * over the keys), 16 positions at a time with util/vec16.h's exp: the
+ * over the keys), 8 positions at a time with util/vec8.h's exp: the
  * blocked loop above runs such rows one scalar expf at a time. Each row is
  * one thread's, and a row's sums run in a fixed lane order, so results do
  * not depend on the thread count. */
-static inline __attribute__((always_inline)) double v16_sum(const v16f *v) {
+static inline __attribute__((always_inline)) double v8_sum(const v8f *v) {
     double s = 0.0;
-    for (int k = 0; k < 16; k++) s += (*v)[k];
+    for (int k = 0; k < 8; k++) s += (*v)[k];
     return s;
 }
 
 VECTOR_BODY void softmax_rows_range_body(void *arg, int64_t begin, int64_t end) {
     const softmax_job *j = arg;
-    const int64_t len = j->len, full = len & ~(int64_t)15;
+    const int64_t len = j->len, full = len & ~(int64_t)7;
     const size_t tail = (size_t)(len - full) * sizeof(float);
     for (int64_t t = begin; t < end; t++) {
         const float *x = j->x + t * len;
         float *y = j->out + t * len;
-        v16f a, b, acc = V16(0.0f);
+        v8f a, b, acc = V8(0.0f);
         if (j->op == YOLO_OP_SOFTMAX_BWD) { /* y*(dy - sum(dy*y)), x holding y */
             const float *dy = j->dy + t * len;
-            for (int64_t l = 0; l < len; l += 16) {
-                a = b = V16(0.0f);
+            for (int64_t l = 0; l < len; l += 8) {
+                a = b = V8(0.0f);
                 memcpy(&a, x + l, l < full ? sizeof a : tail);
                 memcpy(&b, dy + l, l < full ? sizeof b : tail);
                 acc += a * b;
             }
-            const v16f dot = V16((float)v16_sum(&acc));
-            for (int64_t l = 0; l < len; l += 16) {
+            const v8f dot = V8((float)v8_sum(&acc));
+            for (int64_t l = 0; l < len; l += 8) {
                 memcpy(&a, x + l, l < full ? sizeof a : tail);
                 memcpy(&b, dy + l, l < full ? sizeof b : tail);
-                const v16f o = a * (b - dot);
+                const v8f o = a * (b - dot);
                 memcpy(y + l, &o, l < full ? sizeof o : tail);
             }
             continue;
         }
-        v16f vm = V16(-INFINITY);
-        for (int64_t l = 0; l < len; l += 16) {
-            a = V16(-INFINITY);
+        v8f vm = V8(-INFINITY);
+        for (int64_t l = 0; l < len; l += 8) {
+            a = V8(-INFINITY);
             memcpy(&a, x + l, l < full ? sizeof a : tail);
-            vm = V16_SELECT(V16_MASK(a, >, vm), a, vm);
+            vm = V8_SELECT((v8i)(a > vm), a, vm);
         }
         float m = vm[0];
-        for (int k = 1; k < 16; k++) m = vm[k] > m ? vm[k] : m;
-        const v16f vmax = V16(m);
-        for (int64_t l = 0; l < len; l += 16) {
-            a = V16(m);
+        for (int k = 1; k < 8; k++) m = vm[k] > m ? vm[k] : m;
+        const v8f vmax = V8(m);
+        for (int64_t l = 0; l < len; l += 8) {
+            a = V8(m);
             memcpy(&a, x + l, l < full ? sizeof a : tail);
-            const v16f d = a - vmax;
-            v16_exp(&d, &b);
+            const v8f d = a - vmax;
+            v8_exp(&d, &b);
             if (l >= full) /* lanes past the row hold e^0: leave them out of the sum */
-                for (int k = (int)(len - full); k < 16; k++) b[k] = 0.0f;
+                for (int k = (int)(len - full); k < 8; k++) b[k] = 0.0f;
             acc += b;
             memcpy(y + l, &b, l < full ? sizeof b : tail);
         }
-        const v16f inv = V16((float)(1.0 / v16_sum(&acc)));
-        for (int64_t l = 0; l < len; l += 16) {
+        const v8f inv = V8((float)(1.0 / v8_sum(&acc)));
+        for (int64_t l = 0; l < len; l += 8) {
             memcpy(&a, y + l, l < full ? sizeof a : tail);
             a *= inv;
             memcpy(y + l, &a, l < full ? sizeof a : tail);

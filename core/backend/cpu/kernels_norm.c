@@ -12,15 +12,14 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/kernels_norm_blocked.h"
-#include "util/vec16.h"
+#include "util/vec8.h"
 
 /* Elementwise plane loops run on 8-float vectors (GCC/Clang vector
  * extensions), built for AVX2 too and picked at run time
- * (VECTOR_DISPATCH_AVX2, util/vec16.h; 8-float loops gain nothing from
+ * (VECTOR_DISPATCH_AVX2, util/vec8.h; 8-float loops gain nothing from
  * AVX-512). Vector lanes and the scalar tail do the same IEEE operations in
  * the same order (no FMA contraction in ISO C mode), so an element's value
  * does not depend on the path or on the thread split. */
-#define V8(v) ((v8f){(v), (v), (v), (v), (v), (v), (v), (v)})
 
 /* y = (x - mean) * k + b */
 VECTOR_BODY void plane_affine_body(const float *restrict x, float *restrict y, int64_t s, float mean, float k,
@@ -63,33 +62,33 @@ static bn_layout layout_of(const yolo_tensor *x) {
     return l;
 }
 
-/* Per-channel sums run in float over blocks of MOMENT_BLOCK elements (16
- * lanes of 16 terms each), and the blocks' sums are added in double: the
+/* Per-channel sums run in float over blocks of MOMENT_BLOCK elements (8
+ * lanes of 32 terms each), and the blocks' sums are added in double: the
  * float adds run at four times the rate of the double ones (BN_STATS and
- * BN_BWD were bound by them), and a lane's 16 terms cost at most a few ulp
+ * BN_BWD were bound by them), and a lane's 32 terms cost at most a few ulp
  * of their magnitude, as with float accumulation on a GPU. Blocks start at
  * multiples of MOMENT_BLOCK from the plane's start, so a plane's sums have
  * one order whichever pieces it is read in (WIDE_CHUNK is a multiple). */
 enum { MOMENT_BLOCK = 256 };
 
-/* v's 16 lanes added in double, in a fixed order. */
-static inline __attribute__((always_inline)) double v16_total(const v16f *v) {
-    v8d lo = {0}, hi = {0};
-    v16_add_to_v8d(v, &lo, &hi);
+/* v's 8 lanes added in double, in a fixed order. */
+static inline __attribute__((always_inline)) double v8_total(const v8f *v) {
+    v4d lo = {0}, hi = {0};
+    v8_add_to_v4d(v, &lo, &hi);
     lo += hi;
-    return ((lo[0] + lo[1]) + (lo[2] + lo[3])) + ((lo[4] + lo[5]) + (lo[6] + lo[7]));
+    return (lo[0] + lo[1]) + (lo[2] + lo[3]);
 }
 
 static int64_t block_end(int64_t b, int64_t s) { return s - b > MOMENT_BLOCK ? b + MOMENT_BLOCK : s; }
 
 /* sum(p[i] - shift) and sum((p[i] - shift)^2) over one plane. */
 VECTOR_BODY void plane_moments_body(const float *p, int64_t s, float shift, double *sum, double *sumsq) {
-    const v16f sh = V16(shift);
+    const v8f sh = V8(shift);
     for (int64_t b = 0; b < s; b += MOMENT_BLOCK) {
         const int64_t end = block_end(b, s);
-        v16f a = V16(0.0f), q = V16(0.0f), d;
+        v8f a = V8(0.0f), q = V8(0.0f), d;
         int64_t i = b;
-        for (; i + 16 <= end; i += 16) {
+        for (; i + 8 <= end; i += 8) {
             memcpy(&d, p + i, sizeof d);
             d -= sh;
             a += d;
@@ -102,8 +101,8 @@ VECTOR_BODY void plane_moments_body(const float *p, int64_t s, float shift, doub
             a += d;
             q += d * d;
         }
-        *sum += v16_total(&a);
-        *sumsq += v16_total(&q);
+        *sum += v8_total(&a);
+        *sumsq += v8_total(&q);
     }
 }
 VECTOR_DISPATCH(void, plane_moments, (const float *p, int64_t s, float shift, double *sum, double *sumsq),
@@ -112,26 +111,26 @@ VECTOR_DISPATCH(void, plane_moments, (const float *p, int64_t s, float shift, do
 /* sum(dy) and sum(dy * (x - mean)) over one plane. */
 VECTOR_BODY void plane_dy_moments_body(const float *x, const float *dy, int64_t s, float mean, double *sdy,
                                        double *sdyx) {
-    const v16f m = V16(mean);
+    const v8f m = V8(mean);
     for (int64_t b = 0; b < s; b += MOMENT_BLOCK) {
         const int64_t end = block_end(b, s);
-        v16f a = V16(0.0f), q = V16(0.0f), vx, vd;
+        v8f a = V8(0.0f), q = V8(0.0f), vx, vd;
         int64_t i = b;
-        for (; i + 16 <= end; i += 16) {
+        for (; i + 8 <= end; i += 8) {
             memcpy(&vx, x + i, sizeof vx);
             memcpy(&vd, dy + i, sizeof vd);
             a += vd;
             q += vd * (vx - m);
         }
         if (i < end) { /* the tail, zero-padded */
-            vx = vd = V16(0.0f);
+            vx = vd = V8(0.0f);
             memcpy(&vx, x + i, (size_t)(end - i) * sizeof(float));
             memcpy(&vd, dy + i, (size_t)(end - i) * sizeof(float));
             a += vd;
             q += vd * (vx - m);
         }
-        *sdy += v16_total(&a);
-        *sdyx += v16_total(&q);
+        *sdy += v8_total(&a);
+        *sdyx += v8_total(&q);
     }
 }
 VECTOR_DISPATCH(void, plane_dy_moments, (const float *x, const float *dy, int64_t s, float mean, double *sdy,
@@ -159,12 +158,12 @@ static float input_at(bn_input x, int64_t i) {
 /* Elements in the next piece of a plane with `rest` elements left. */
 static int64_t piece_len(int64_t rest) { return rest > WIDE_CHUNK ? WIDE_CHUNK : rest; }
 
-/* Widens n bf16 into floats, 16 at a time (n is at most a chunk). */
+/* Widens n bf16 into floats, 8 at a time (n is at most a chunk). */
 VECTOR_BODY void widen_bf16_body(const uint16_t *h, int64_t n, float *out) {
     int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        v16f v;
-        v16_from_bf16(h + i, &v);
+    for (; i + 8 <= n; i += 8) {
+        v8f v;
+        v8_from_bf16(h + i, &v);
         memcpy(out + i, &v, sizeof v);
     }
     for (; i < n; i++) {

@@ -1,11 +1,10 @@
 /* Batch norm's fused ops on channel-blocked values (graph/blocked.c):
  * BN_STATS, BN_SILU and BN_BWD (with SiLU folded in or not) where x, dy and
- * dx are stored [N][C/B][H][W][B], B = 16 (AVX-512) or 8 (AVX2). A plane of
- * one channel block is s * B contiguous floats, read 16 at a time: one
- * 16-float vector holds 16 / B positions' channels, lane l channel l % B,
- * so the per-channel constants are vectors (repeated per position) and no
- * transposition is needed. With B = 8 and an odd plane the last vector is
- * half full: its missing lanes are read as zeros and never written.
+ * dx are stored [N][C/B][H][W][B], B = 16 (AVX-512) or 8 (AVX2). One
+ * 8-float vector (util/vec8.h) holds 8 channels of one position: the
+ * block's G = B / 8 vectors of a position follow each other, so vector v
+ * of a plane holds the channels of group v % G, and the per-channel
+ * constants are G vectors, with no transposition.
  *
  * Every element gets the same float operations as in the plain kernels
  * (kernels_norm.c, kernels_elementwise.c): BN_SILU's values and BN_BWD's dx
@@ -23,68 +22,48 @@
 #include "backend/cpu/kernels_norm_blocked.h"
 #include "graph/node.h"
 #include "util/bf16_row.h"
-#include "util/vec16.h"
+#include "util/vec8.h"
 
-enum { LANES = 16, SUM_VECTORS = 16, CHUNK_VECTORS = 32 };
+enum { LANES = 8, MAX_GROUPS = 2, SUM_POSITIONS = 16, CHUNK_FLOATS = 512 };
 
 typedef struct blocked_shape {
     int64_t n, blocks, s; /* images, channel blocks, positions per plane */
-    int block;            /* channels per block, B: 8 or 16 */
+    int block, groups;    /* channels per block, B (8 or 16), and its 8-channel groups, G */
     int64_t len;          /* floats per plane, s * B */
-    int64_t full;         /* whole 16-float vectors in a plane */
-    int tail;             /* floats after them: 0, or 8 (8-channel blocks, odd plane) */
 } blocked_shape;
 
 static blocked_shape shape_of(const yolo_tensor *x) {
     const int b = x->node->block;
     const int64_t s = x->shape[2] * x->shape[3];
-    return (blocked_shape){x->shape[0], x->shape[1] / b, s, b, s * b, s * b / LANES, (int)(s * b % LANES)};
+    return (blocked_shape){x->shape[0], x->shape[1] / b, s, b, b / LANES, s * b};
 }
 
-/* The per-vector steps below take `valid`, the lanes that lie in the plane:
- * LANES (a constant, so the checks fold away) in the loops over whole
- * vectors, `tail` once after them. */
-
-/* 16 values of x (f32, or bf16 widened) from element `at`; past `valid`, zeros. */
-static inline __attribute__((always_inline)) void load16(const void *x, bool bf16, int64_t at, int valid, v16f *v) {
-    if (valid == LANES) {
-        if (bf16)
-            v16_from_bf16((const uint16_t *)x + at, v);
-        else
-            memcpy(v, (const float *)x + at, sizeof *v);
-        return;
-    }
-    float f[LANES] = {0};
-    for (int l = 0; l < valid; l++)
-        f[l] = bf16 ? yolo_bf16_to_f32(((const uint16_t *)x)[at + l]) : ((const float *)x)[at + l];
-    memcpy(v, f, sizeof f);
-}
-
-static inline __attribute__((always_inline)) void store16(float *out, int64_t at, int valid, const v16f *v) {
-    if (valid == LANES)
-        memcpy(out + at, v, sizeof *v); /* a constant size: one vector store, no memcpy call */
+/* 8 values of x (f32, or bf16 widened) from element `at`. */
+static inline __attribute__((always_inline)) void load8(const void *x, bool bf16, int64_t at, v8f *v) {
+    if (bf16)
+        v8_from_bf16((const uint16_t *)x + at, v);
     else
-        memcpy(out + at, v, (size_t)valid * sizeof(float));
+        memcpy(v, (const float *)x + at, sizeof *v);
 }
 
-/* A per-channel row's values for the block starting at channel c0, lane l
- * holding channel c0 + l % B. */
-static inline __attribute__((always_inline)) void lanes_of(const float *p, int64_t c0, int block, v16f *v) {
-    float f[LANES];
-    for (int l = 0; l < LANES; l += block) memcpy(f + l, p + c0, (size_t)block * sizeof(float));
-    memcpy(v, f, sizeof f);
+/* A per-channel row's values for the block starting at channel c0, one
+ * vector per group. */
+static inline __attribute__((always_inline)) void groups_of(const float *p, int64_t c0, int groups,
+                                                            v8f v[MAX_GROUPS]) {
+    for (int g = 0; g < groups; g++) memcpy(&v[g], p + c0 + g * LANES, sizeof v[g]);
 }
 
 /* Per-channel constants of one block: BN_SILU's scale k = gamma / sqrtf(var + eps). */
-static void scale_of(const float *gamma, const float *var, float eps, int64_t c0, int block, v16f *k) {
-    float kf[LANES];
-    for (int l = 0; l < LANES; l++) kf[l] = gamma[c0 + l % block] / sqrtf(var[c0 + l % block] + eps);
-    memcpy(k, kf, sizeof kf);
+static void scale_of(const float *gamma, const float *var, float eps, int64_t c0, int block, v8f k[MAX_GROUPS]) {
+    float kf[MAX_GROUPS * LANES];
+    for (int l = 0; l < block; l++) kf[l] = gamma[c0 + l] / sqrtf(var[c0 + l] + eps);
+    memcpy(k, kf, (size_t)block * sizeof(float));
 }
 
-/* Partial sums: two vectors of doubles per lane pair (lo: lanes 0-7, hi: 8-15). */
+/* Partial sums of one (block, image): per group, two vectors of doubles
+ * per sum (lanes 0-3 and 4-7). */
 typedef struct lane_sums {
-    v8d a_lo, a_hi, b_lo, b_hi;
+    v4d a[MAX_GROUPS][2], b[MAX_GROUPS][2];
 } lane_sums;
 
 /* ---- BN_STATS ---- */
@@ -97,48 +76,34 @@ typedef struct stats_job {
     lane_sums *part;    /* [blocks][n] */
 } stats_job;
 
-/* Lanes below `valid` all ones, the rest zero. */
-static inline __attribute__((always_inline)) void lanes_below(int valid, v16i *mask) {
-    const v16i lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
-    const v16i bound = {valid, valid, valid, valid, valid, valid, valid, valid,
-                        valid, valid, valid, valid, valid, valid, valid, valid};
-    *mask = (v16i)V16U_MASK((v16u)lane, <, (v16u)bound);
-}
-
-static inline __attribute__((always_inline)) void stats_step(const stats_job *j, int64_t at, int valid,
-                                                             const v16f *shift, v16f *a, v16f *q) {
-    v16f d;
-    load16(j->x, j->bf16, at, valid, &d);
-    d -= *shift;
-    if (valid < LANES) { /* the shift is not a sample */
-        v16i in_plane;
-        lanes_below(valid, &in_plane);
-        d = V16_SELECT(in_plane, d, V16(0.0f));
-    }
-    *a += d;
-    *q += d * d;
-}
-
-VECTOR_BODY void stats_item_body(const stats_job *j, int64_t item) {
+static inline __attribute__((always_inline)) void stats_item_of(const stats_job *j, int64_t item, const int G) {
     const int64_t b = item / j->sh.n, n = item % j->sh.n;
     const int64_t base = (n * j->sh.blocks + b) * j->sh.len;
-    v16f shift, a, q;
-    lanes_of(j->shift, b * j->sh.block, j->sh.block, &shift);
+    v8f shift[MAX_GROUPS];
+    groups_of(j->shift, b * j->sh.block, G, shift);
     lane_sums r = {0};
-    for (int64_t p = 0; p < j->sh.full; p += SUM_VECTORS) {
-        const int64_t end = p + SUM_VECTORS < j->sh.full ? p + SUM_VECTORS : j->sh.full;
-        a = q = V16(0.0f);
-        for (int64_t i = p; i < end; i++) stats_step(j, base + i * LANES, LANES, &shift, &a, &q);
-        v16_add_to_v8d(&a, &r.a_lo, &r.a_hi);
-        v16_add_to_v8d(&q, &r.b_lo, &r.b_hi);
-    }
-    if (j->sh.tail) {
-        a = q = V16(0.0f);
-        stats_step(j, base + j->sh.full * LANES, j->sh.tail, &shift, &a, &q);
-        v16_add_to_v8d(&a, &r.a_lo, &r.a_hi);
-        v16_add_to_v8d(&q, &r.b_lo, &r.b_hi);
+    for (int64_t p = 0; p < j->sh.s; p += SUM_POSITIONS) {
+        const int64_t end = p + SUM_POSITIONS < j->sh.s ? p + SUM_POSITIONS : j->sh.s;
+        v8f a[MAX_GROUPS] = {0}, q[MAX_GROUPS] = {0}, d;
+        for (int64_t i = p; i < end; i++)
+            for (int g = 0; g < G; g++) {
+                load8(j->x, j->bf16, base + (i * G + g) * LANES, &d);
+                d -= shift[g];
+                a[g] += d;
+                q[g] += d * d;
+            }
+        for (int g = 0; g < G; g++) {
+            v8_add_to_v4d(&a[g], &r.a[g][0], &r.a[g][1]);
+            v8_add_to_v4d(&q[g], &r.b[g][0], &r.b[g][1]);
+        }
     }
     j->part[item] = r;
+}
+VECTOR_BODY void stats_item_body(const stats_job *j, int64_t item) {
+    if (j->sh.groups == 1) /* constant group counts: the groups' vectors stay in registers */
+        stats_item_of(j, item, 1);
+    else
+        stats_item_of(j, item, 2);
 }
 VECTOR_DISPATCH(void, stats_item, (const stats_job *j, int64_t item), (j, item))
 
@@ -147,20 +112,15 @@ static void stats_range(void *arg, int64_t begin, int64_t end) {
 }
 
 /* Channel ch's double sums over all images, in image order: its lane of
- * its block's partial sums, or (8-channel blocks) its two lanes, l and l + 8. */
+ * its group's partial sums. */
 static void total(const lane_sums *part, const blocked_shape *sh, int64_t ch, double *a, double *q) {
     const int64_t b = ch / sh->block;
-    const int l = (int)(ch % sh->block);
+    const int l = (int)(ch % sh->block), g = l / LANES, h = l % LANES / 4, k = l % 4;
     *a = *q = 0;
     for (int64_t n = 0; n < sh->n; n++) {
         const lane_sums *r = &part[b * sh->n + n];
-        if (sh->block == 16) {
-            *a += l < 8 ? r->a_lo[l] : r->a_hi[l - 8];
-            *q += l < 8 ? r->b_lo[l] : r->b_hi[l - 8];
-        } else {
-            *a += r->a_lo[l] + r->a_hi[l];
-            *q += r->b_lo[l] + r->b_hi[l];
-        }
+        *a += r->a[g][h][k];
+        *q += r->b[g][h][k];
     }
 }
 
@@ -208,35 +168,34 @@ typedef struct silu_job {
     void *out;
 } silu_job;
 
-VECTOR_BODY void silu_item_body(const silu_job *j, int64_t item) {
+static inline __attribute__((always_inline)) void silu_item_of(const silu_job *j, int64_t item, const int G) {
     const int block = j->sh.block;
-    const int64_t b = (item % j->sh.blocks) * block;
+    const int64_t c0 = (item % j->sh.blocks) * block;
     const int64_t base = item * j->sh.len; /* item = n * blocks + block */
-    v16f mean, k, beta, x, z, y;
-    lanes_of(j->mean, b, block, &mean);
-    lanes_of(j->beta, b, block, &beta);
-    scale_of(j->gamma, j->var, j->eps, b, block, &k);
-    float chunk[CHUNK_VECTORS * LANES];
-    for (int64_t at = 0; at < j->sh.len; at += CHUNK_VECTORS * LANES) {
-        const int64_t floats = j->sh.len - at < CHUNK_VECTORS * LANES ? j->sh.len - at : CHUNK_VECTORS * LANES;
-        const int64_t whole = floats / LANES;
-        const int tail = (int)(floats % LANES);
+    v8f mean[MAX_GROUPS], k[MAX_GROUPS], beta[MAX_GROUPS], x, z, y;
+    groups_of(j->mean, c0, G, mean);
+    groups_of(j->beta, c0, G, beta);
+    scale_of(j->gamma, j->var, j->eps, c0, block, k);
+    float chunk[CHUNK_FLOATS]; /* a multiple of every block */
+    for (int64_t at = 0; at < j->sh.len; at += CHUNK_FLOATS) {
+        const int64_t len = j->sh.len - at < CHUNK_FLOATS ? j->sh.len - at : CHUNK_FLOATS;
         float *o = j->out_bf16 ? chunk : (float *)j->out + base + at;
-        for (int64_t i = 0; i < whole; i++) {
-            load16(j->x, j->x_bf16, base + at + i * LANES, LANES, &x);
-            z = (x - mean) * k + beta;
-            v16_silu(&z, NULL, &y);
-            store16(o, i * LANES, LANES, &y);
-        }
-        if (tail) {
-            load16(j->x, j->x_bf16, base + at + whole * LANES, tail, &x);
-            z = (x - mean) * k + beta;
-            v16_silu(&z, NULL, &y);
-            store16(o, whole * LANES, tail, &y);
-        }
+        for (int64_t i = 0; i < len; i += block)
+            for (int g = 0; g < G; g++) {
+                load8(j->x, j->x_bf16, base + at + i + g * LANES, &x);
+                z = (x - mean[g]) * k[g] + beta[g];
+                v8_silu(&z, NULL, &y);
+                memcpy(o + i + g * LANES, &y, sizeof y);
+            }
         /* a bf16 value is rounded a chunk at a time (kernels_elementwise.c says why) */
-        if (j->out_bf16) yolo_bf16_round_row(chunk, (uint16_t *)j->out + base + at, floats);
+        if (j->out_bf16) yolo_bf16_round_row(chunk, (uint16_t *)j->out + base + at, len);
     }
+}
+VECTOR_BODY void silu_item_body(const silu_job *j, int64_t item) {
+    if (j->sh.groups == 1) /* constant group counts: the groups' vectors stay in registers */
+        silu_item_of(j, item, 1);
+    else
+        silu_item_of(j, item, 2);
 }
 VECTOR_DISPATCH(void, silu_item, (const silu_job *j, int64_t item), (j, item))
 
@@ -267,49 +226,47 @@ typedef struct bwd_job {
     const float *coef;    /* [3][C]: kd, a, k of dx = dy * kd + (a + k * (x - mean)) */
 } bwd_job;
 
-/* A half vector's missing lanes read x = dy = 0, so they add zeros. */
-static inline __attribute__((always_inline)) void bwd_sums_step(const bwd_job *j, int64_t at, int valid,
-                                                                const v16f *mean, const v16f *k, const v16f *beta,
-                                                                v16f *a, v16f *q) {
-    v16f x, d, z;
-    load16(j->x, j->x_bf16, at, valid, &x);
-    if (j->dy_silu) { /* SiLU's backward, z recomputed as BN_SILU does */
-        load16(j->dy_silu, false, at, valid, &d);
-        z = (x - *mean) * *k + *beta;
-        v16_silu_bwd(&z, &d, &d);
-        store16(j->dx, at, valid, &d);
-    } else {
-        load16(j->dy, false, at, valid, &d);
-    }
-    *a += d;
-    *q += d * (x - *mean);
-}
-
-VECTOR_BODY void bwd_sums_item_body(const bwd_job *j, int64_t item) {
+static inline __attribute__((always_inline)) void bwd_sums_item_of(const bwd_job *j, int64_t item, const int G) {
     const int64_t b = item / j->sh.n, n = item % j->sh.n;
     const int block = j->sh.block;
     const int64_t base = (n * j->sh.blocks + b) * j->sh.len;
-    v16f mean, k = V16(0.0f), beta = V16(0.0f), a, q;
-    lanes_of(j->mean, b * block, block, &mean);
+    v8f mean[MAX_GROUPS], k[MAX_GROUPS] = {0}, beta[MAX_GROUPS] = {0}, x, d, z;
+    groups_of(j->mean, b * block, G, mean);
     if (j->dy_silu) {
-        lanes_of(j->beta, b * block, block, &beta);
-        scale_of(j->gamma, j->var, j->eps, b * block, block, &k);
+        groups_of(j->beta, b * block, G, beta);
+        scale_of(j->gamma, j->var, j->eps, b * block, block, k);
     }
     lane_sums r = {0};
-    for (int64_t p = 0; p < j->sh.full; p += SUM_VECTORS) {
-        const int64_t end = p + SUM_VECTORS < j->sh.full ? p + SUM_VECTORS : j->sh.full;
-        a = q = V16(0.0f);
-        for (int64_t i = p; i < end; i++) bwd_sums_step(j, base + i * LANES, LANES, &mean, &k, &beta, &a, &q);
-        v16_add_to_v8d(&a, &r.a_lo, &r.a_hi);
-        v16_add_to_v8d(&q, &r.b_lo, &r.b_hi);
-    }
-    if (j->sh.tail) {
-        a = q = V16(0.0f);
-        bwd_sums_step(j, base + j->sh.full * LANES, j->sh.tail, &mean, &k, &beta, &a, &q);
-        v16_add_to_v8d(&a, &r.a_lo, &r.a_hi);
-        v16_add_to_v8d(&q, &r.b_lo, &r.b_hi);
+    for (int64_t p = 0; p < j->sh.s; p += SUM_POSITIONS) {
+        const int64_t end = p + SUM_POSITIONS < j->sh.s ? p + SUM_POSITIONS : j->sh.s;
+        v8f a[MAX_GROUPS] = {0}, q[MAX_GROUPS] = {0};
+        for (int64_t i = p; i < end; i++)
+            for (int g = 0; g < G; g++) {
+                const int64_t at = base + (i * G + g) * LANES;
+                load8(j->x, j->x_bf16, at, &x);
+                if (j->dy_silu) { /* SiLU's backward, z recomputed as BN_SILU does */
+                    memcpy(&d, j->dy_silu + at, sizeof d);
+                    z = (x - mean[g]) * k[g] + beta[g];
+                    v8_silu_bwd(&z, &d, &d);
+                    memcpy(j->dx + at, &d, sizeof d);
+                } else {
+                    memcpy(&d, j->dy + at, sizeof d);
+                }
+                a[g] += d;
+                q[g] += d * (x - mean[g]);
+            }
+        for (int g = 0; g < G; g++) {
+            v8_add_to_v4d(&a[g], &r.a[g][0], &r.a[g][1]);
+            v8_add_to_v4d(&q[g], &r.b[g][0], &r.b[g][1]);
+        }
     }
     j->part[item] = r;
+}
+VECTOR_BODY void bwd_sums_item_body(const bwd_job *j, int64_t item) {
+    if (j->sh.groups == 1) /* constant group counts: the groups' vectors stay in registers */
+        bwd_sums_item_of(j, item, 1);
+    else
+        bwd_sums_item_of(j, item, 2);
 }
 VECTOR_DISPATCH(void, bwd_sums_item, (const bwd_job *j, int64_t item), (j, item))
 
@@ -317,27 +274,29 @@ static void bwd_sums_range(void *arg, int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; i++) bwd_sums_item(arg, i);
 }
 
-static inline __attribute__((always_inline)) void bwd_dx_step(const bwd_job *j, int64_t at, int valid,
-                                                              const v16f *mean, const v16f *kd, const v16f *a,
-                                                              const v16f *k) {
-    v16f x, d;
-    load16(j->x, j->x_bf16, at, valid, &x);
-    load16(j->dy, false, at, valid, &d);
-    d = d * *kd + (*a + *k * (x - *mean));
-    store16(j->dx, at, valid, &d);
-}
-
-VECTOR_BODY void bwd_dx_item_body(const bwd_job *j, int64_t item) {
+static inline __attribute__((always_inline)) void bwd_dx_item_of(const bwd_job *j, int64_t item, const int G) {
     const int block = j->sh.block;
     const int64_t c0 = (item % j->sh.blocks) * block, c = j->sh.blocks * block;
     const int64_t base = item * j->sh.len; /* item = n * blocks + block */
-    v16f mean, kd, a, k;
-    lanes_of(j->mean, c0, block, &mean);
-    lanes_of(j->coef, c0, block, &kd);
-    lanes_of(j->coef + c, c0, block, &a);
-    lanes_of(j->coef + 2 * c, c0, block, &k);
-    for (int64_t i = 0; i < j->sh.full; i++) bwd_dx_step(j, base + i * LANES, LANES, &mean, &kd, &a, &k);
-    if (j->sh.tail) bwd_dx_step(j, base + j->sh.full * LANES, j->sh.tail, &mean, &kd, &a, &k);
+    v8f mean[MAX_GROUPS], kd[MAX_GROUPS], a[MAX_GROUPS], k[MAX_GROUPS], x, d;
+    groups_of(j->mean, c0, G, mean);
+    groups_of(j->coef, c0, G, kd);
+    groups_of(j->coef + c, c0, G, a);
+    groups_of(j->coef + 2 * c, c0, G, k);
+    for (int64_t i = 0; i < j->sh.len; i += block)
+        for (int g = 0; g < G; g++) {
+            const int64_t at = base + i + g * LANES;
+            load8(j->x, j->x_bf16, at, &x);
+            memcpy(&d, j->dy + at, sizeof d);
+            d = d * kd[g] + (a[g] + k[g] * (x - mean[g]));
+            memcpy(j->dx + at, &d, sizeof d);
+        }
+}
+VECTOR_BODY void bwd_dx_item_body(const bwd_job *j, int64_t item) {
+    if (j->sh.groups == 1) /* constant group counts: the groups' vectors stay in registers */
+        bwd_dx_item_of(j, item, 1);
+    else
+        bwd_dx_item_of(j, item, 2);
 }
 VECTOR_DISPATCH(void, bwd_dx_item, (const bwd_job *j, int64_t item), (j, item))
 

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "backend/cpu/cpu_backend.h"
-#include "util/vec16.h"
+#include "util/vec8.h"
 
 #define PARALLEL_MIN_ELEMENTS 32768
 
