@@ -1,6 +1,7 @@
 /* CRC-32: carry-less multiplication folding (x86-64 with PCLMULQDQ and
- * SSE4.1, chosen at run time) for the bulk, slicing-by-8 tables for the
- * rest and for other CPUs. The folding constants are those of Intel's
+ * SSE4.1, chosen at run time) or the ARMv8 CRC32 instructions (aarch64
+ * where the kernel reports them, HWCAP_CRC32) for the bulk, slicing-by-8
+ * tables for the rest and for other CPUs. The folding constants are those of Intel's
  * "Fast CRC Computation for Generic Polynomials Using PCLMULQDQ" for the
  * reflected polynomial 0xEDB88320 (as in zlib/Chromium's crc32_simd). */
 #include "ckpt/crc32.h"
@@ -12,10 +13,15 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define CRC_HAVE_CLMUL 1
+#elif defined(__aarch64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__))
+#include <arm_acle.h>
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#define CRC_HAVE_ARM 1
 #endif
 
 static uint32_t crc_table[8][256];
-static bool crc_clmul;
+static bool crc_clmul; /* x86-64 PCLMULQDQ, or aarch64 CRC32 instructions */
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
 
 static void crc_init(void) {
@@ -29,6 +35,8 @@ static void crc_init(void) {
 #ifdef CRC_HAVE_CLMUL
     __builtin_cpu_init();
     crc_clmul = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+#elif defined(CRC_HAVE_ARM)
+    crc_clmul = (getauxval(AT_HWCAP) & HWCAP_CRC32) != 0;
 #endif
 }
 
@@ -112,6 +120,22 @@ __attribute__((target("pclmul,sse4.1"))) static uint32_t crc_clmul_fold(uint32_t
 }
 #endif
 
+#ifdef CRC_HAVE_ARM
+/* CRC32X/CRC32B compute CRC-32 with the reflected polynomial 0xEDB88320
+ * (not CRC32C's), on the inverted state like crc_tables; little-endian. */
+__attribute__((target("+crc"))) static uint32_t crc_arm(uint32_t c, const uint8_t *p, size_t size) {
+    while (size >= 8) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        c = __crc32d(c, v);
+        p += 8;
+        size -= 8;
+    }
+    while (size--) c = __crc32b(c, *p++);
+    return c;
+}
+#endif
+
 uint32_t yolo_crc32_update(uint32_t crc, const void *data, size_t size) {
     pthread_once(&crc_once, crc_init);
     const uint8_t *p = data;
@@ -123,6 +147,8 @@ uint32_t yolo_crc32_update(uint32_t crc, const void *data, size_t size) {
         p += bulk;
         size -= bulk;
     }
+#elif defined(CRC_HAVE_ARM) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (crc_clmul) return ~crc_arm(c, p, size);
 #endif
     return ~crc_tables(c, p, size);
 }

@@ -25,12 +25,28 @@ static yolo_conv_impl forced_impl = YOLO_CONV_IMPL_DEFAULT;
 static yolo_conv_impl env_impl = YOLO_CONV_IMPL_DEFAULT;
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 
+/* The default where YOLO_CONV_IMPL does not choose. On aarch64: im2col +
+ * OpenBLAS. oneDNN 2.6 (Debian 12's) has JIT convolution kernels on aarch64
+ * only for SVE, and needs the Arm Compute Library for anything else; Debian
+ * builds it without ACL, so on NEON-only CPUs (most of them: Cortex-A72/A76,
+ * Apple, Ampere Altra, Graviton 2) its convolutions are reference C loops,
+ * while OpenBLAS has NEON sgemm kernels for every ARMv8 core it knows. The
+ * measurements above were on x86-64 and say nothing about ARM; this choice
+ * is by design, not measured (qemu-user timings mean nothing). */
+#if defined(__aarch64__)
+#define CONV_IMPL_PLATFORM_DEFAULT YOLO_CONV_IMPL_IM2COL
+#else
+#define CONV_IMPL_PLATFORM_DEFAULT YOLO_CONV_IMPL_ONEDNN
+#endif
+
 static void read_env(void) {
     const char *v = getenv("YOLO_CONV_IMPL");
     if (v && strcmp(v, "im2col") == 0)
         env_impl = YOLO_CONV_IMPL_IM2COL;
+    else if (v && strcmp(v, "onednn") == 0)
+        env_impl = YOLO_CONV_IMPL_ONEDNN;
     else
-        env_impl = YOLO_CONV_IMPL_ONEDNN; /* the default; unknown values fall back to it */
+        env_impl = CONV_IMPL_PLATFORM_DEFAULT; /* unknown values fall back to it */
 }
 
 yolo_conv_impl yolo_conv_current_impl(void) {
