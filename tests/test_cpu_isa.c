@@ -1,4 +1,4 @@
-/* YOLO_CPU_ISA and the vector clones' dispatch (util/cpu_isa.h, vec8.h):
+/* YOLO_CPU_ISA and the vector clones' dispatch (util/cpu_isa.h, vec.h):
  * - every accepted value parses, a bad one is an error naming the
  *   variable, the value and the accepted values (also from `yolo`, which
  *   exits 2 on it);

@@ -7,7 +7,7 @@
  * YOLO_CPU_ISA caps. */
 #include "util/bf16_row.h"
 
-#include "util/vec8.h"
+#include "util/vec.h"
 
 VECTOR_BODY void round_row_portable_body(const float *src, uint16_t *dst, int64_t n) {
     v8f v;

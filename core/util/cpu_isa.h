@@ -1,6 +1,6 @@
 /* The CPU ISA level that runs, and YOLO_CPU_ISA, the one switch that caps
  * it below the machine's for oneDNN, OpenBLAS and our own vector clones
- * (util/vec8.h's VECTOR_DISPATCH) together: a developer on an AVX-512
+ * (util/vec.h's VECTOR_DISPATCH) together: a developer on an AVX-512
  * machine measures and tests the AVX2 path.
  *
  *   YOLO_CPU_ISA=avx2|avx512|avx512_bf16|default
@@ -90,7 +90,7 @@ void yolo_cpu_isa_describe(char *buf, size_t size);
  * goes on as is). */
 yolo_status yolo_cpu_isa_setup_process(char **argv, const char *const *env_defaults, bool fix_unknown_blas);
 
-/* ---- the vector clones' dispatch (util/vec8.h) ---- */
+/* ---- the vector clones' dispatch (util/vec.h) ---- */
 extern _Atomic int yolo_vector_level_cached; /* -1 until read */
 int yolo_vector_level_init(void);
 static inline int yolo_vector_level(void) {

@@ -1,7 +1,7 @@
 /* The loss primitives of yolo/loss.h. */
 #include "yolo/loss.h"
 
-#include "util/vec8.h"
+#include "util/vec.h"
 
 /* 8 lanes of BCE-with-logits: the loss terms and sigmoid(x) - t. */
 static inline __attribute__((always_inline)) void bce8(const v8f *x, const v8f *t, v8f *loss, v8f *dx) {
@@ -16,16 +16,16 @@ static inline __attribute__((always_inline)) void bce8(const v8f *x, const v8f *
     *dx = V8_SELECT(neg, e, V8(1.0f)) / (V8(1.0f) + e) - *t;
 }
 
-/* The exported function calls the dispatched one (vec8.h). */
+/* The exported function calls the dispatched one (vec.h). */
 VECTOR_BODY double bce_with_logits_body(const float *x, const float *t, size_t n, float gain, float *grad) {
-    v4d lo = {0}, hi = {0};
+    double acc[8] = {0};
     v8f vx, vt = V8(0.0f), loss, dx;
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         memcpy(&vx, x + i, sizeof vx);
         if (t) memcpy(&vt, t + i, sizeof vt);
         bce8(&vx, &vt, &loss, &dx);
-        v8_add_to_v4d(&loss, &lo, &hi);
+        v8_add_to_doubles(&loss, acc);
         if (grad) {
             dx *= V8(gain);
             memcpy(grad + i, &dx, sizeof dx);
@@ -42,15 +42,14 @@ VECTOR_BODY double bce_with_logits_body(const float *x, const float *t, size_t n
         memcpy(pl, &loss, sizeof pl);
         for (size_t k = rest; k < 8; k++) pl[k] = 0.0f;
         memcpy(&loss, pl, sizeof loss);
-        v8_add_to_v4d(&loss, &lo, &hi);
+        v8_add_to_doubles(&loss, acc);
         if (grad) {
             dx *= V8(gain);
             memcpy(grad + i, &dx, rest * sizeof(float));
         }
     }
-    lo += hi;
     double sum = 0;
-    for (int k = 0; k < 4; k++) sum += lo[k];
+    for (int k = 0; k < 4; k++) sum += acc[k] + acc[k + 4];
     return sum;
 }
 VECTOR_DISPATCH(double, bce_with_logits, (const float *x, const float *t, size_t n, float gain, float *grad),

@@ -12,7 +12,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/kernels_norm_blocked.h"
 #include "util/bf16_row.h"
-#include "util/vec8.h"
+#include "util/vec.h"
 
 /* ---- unary and binary-same-shape f32 maps ---- */
 
@@ -23,7 +23,7 @@ typedef struct map_job {
     float f;
 } map_job;
 
-/* Activations run on 8-float vectors with their own exp (util/vec8.h).
+/* Activations run on 8-float vectors with their own exp (util/vec.h).
  * Tails go through the same vector code on a padded copy, so an element's
  * value never depends on where a range starts. */
 static inline __attribute__((always_inline)) void v8_sigmoid1(const v8f *x, const v8f *dy, v8f *o) {
@@ -145,7 +145,7 @@ VECTOR_BODY void bn_silu_range_body(void *arg, int64_t begin, int64_t end) {
 VECTOR_DISPATCH(void, bn_silu_range, (void *arg, int64_t begin, int64_t end), (arg, begin, end))
 
 /* One plane of BN_SILU_BWD (the same loop with dy, x's dtype a flag),
- * dispatched (vec8.h) behind the exported wrapper. */
+ * dispatched (vec.h) behind the exported wrapper. */
 VECTOR_BODY void bn_silu_bwd_plane_body(const void *x, bool x_bf16, int64_t at, const float *dy, float *dz, int64_t s,
                                         float mean, float k, float b) {
     const v8f vm = V8(mean), vk = V8(k), vb = V8(b);

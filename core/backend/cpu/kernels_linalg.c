@@ -16,7 +16,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/matmul_onednn.h"
-#include "util/vec8.h"
+#include "util/vec.h"
 
 /* ---- MATMUL: op(a) [M,K] x op(b) [K,N] -> [M,N], or one per batch index of 3-D operands ---- */
 
@@ -149,7 +149,7 @@ static void softmax_range(void *arg, int64_t begin, int64_t end) {
 }
 
 /* SOFTMAX and SOFTMAX_BWD along the last axis (inner 1: attention's rows
- * over the keys), 8 positions at a time with util/vec8.h's exp: the
+ * over the keys), 8 positions at a time with util/vec.h's exp: the
  * blocked loop above runs such rows one scalar expf at a time. Each row is
  * one thread's, and a row's sums run in a fixed lane order, so results do
  * not depend on the thread count. */

@@ -12,11 +12,11 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/kernels_norm_blocked.h"
-#include "util/vec8.h"
+#include "util/vec.h"
 
 /* Elementwise plane loops run on 8-float vectors (GCC/Clang vector
  * extensions), built for AVX2 too and picked at run time
- * (VECTOR_DISPATCH_AVX2, util/vec8.h; 8-float loops gain nothing from
+ * (VECTOR_DISPATCH_AVX2, util/vec.h; 8-float loops gain nothing from
  * AVX-512). Vector lanes and the scalar tail do the same IEEE operations in
  * the same order (no FMA contraction in ISO C mode), so an element's value
  * does not depend on the path or on the thread split. */
@@ -73,10 +73,9 @@ enum { MOMENT_BLOCK = 256 };
 
 /* v's 8 lanes added in double, in a fixed order. */
 static inline __attribute__((always_inline)) double v8_total(const v8f *v) {
-    v4d lo = {0}, hi = {0};
-    v8_add_to_v4d(v, &lo, &hi);
-    lo += hi;
-    return (lo[0] + lo[1]) + (lo[2] + lo[3]);
+    double d[8] = {0};
+    v8_add_to_doubles(v, d);
+    return ((d[0] + d[4]) + (d[1] + d[5])) + ((d[2] + d[6]) + (d[3] + d[7]));
 }
 
 static int64_t block_end(int64_t b, int64_t s) { return s - b > MOMENT_BLOCK ? b + MOMENT_BLOCK : s; }

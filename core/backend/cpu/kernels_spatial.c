@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "backend/cpu/cpu_backend.h"
-#include "util/vec8.h"
+#include "util/vec.h"
 
 #define PARALLEL_MIN_ELEMENTS 32768
 
