@@ -4,6 +4,7 @@
 #include "data/image.h"
 #include "dist/dist.h"
 #include "plugin/plugin_loader.h"
+#include "backend/cpu/conv_path.h"
 #include "util/cpu_isa.h"
 
 #include <cblas.h>
@@ -33,6 +34,7 @@ int yolo_cli_checks(FILE *out) {
     const dnnl_version_t *dnnl = dnnl_version();
     fprintf(out, "CPU backend: %ld cores online (threads=0 uses one thread per core)\n", cores);
     fprintf(out, "  oneDNN %d.%d.%d\n", dnnl->major, dnnl->minor, dnnl->patch);
+    fprintf(out, "  %s\n", yolo_cpu_conv_path_description());
     yolo_backend *cpu = NULL;
     if (yolo_cpu_backend_create(1, &cpu) == YOLO_OK) {
         yolo_backend_set_amp(cpu, true);

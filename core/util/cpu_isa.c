@@ -116,8 +116,10 @@ const char *yolo_cpu_isa_clone_name(yolo_cpu_isa level) {
 #endif
 }
 
-/* The names of conv_onednn.c's isa_name. */
+/* oneDNN's names, as ONEDNN_VERBOSE prints them. Its enum's values are
+ * x86's only on x86-64 (aarch64's SVE levels reuse them). */
 static const char *dnnl_isa_name(dnnl_cpu_isa_t isa) {
+#if defined(__x86_64__)
     switch (isa) {
     case dnnl_cpu_isa_sse41: return "sse41";
     case dnnl_cpu_isa_avx: return "avx";
@@ -132,6 +134,9 @@ static const char *dnnl_isa_name(dnnl_cpu_isa_t isa) {
     case dnnl_cpu_isa_all: return "all";
     default: return "another ISA";
     }
+#else
+    return isa == dnnl_cpu_isa_all ? "all (this architecture's best)" : "this architecture's (not x86)";
+#endif
 }
 
 const char *yolo_cpu_isa_onednn(void) { return dnnl_isa_name(dnnl_get_effective_cpu_isa()); }

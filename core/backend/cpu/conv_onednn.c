@@ -41,6 +41,7 @@
 #include "backend/cpu/conv_common.h"
 #include "backend/cpu/onednn_engine.h"
 #include "graph/node.h"
+#include "util/cpu_isa.h"
 
 #if DNNL_CPU_RUNTIME != DNNL_RUNTIME_OMP && DNNL_CPU_RUNTIME != DNNL_RUNTIME_SEQ
 #error "conv_onednn.c controls oneDNN's threads through OpenMP; this libdnnl uses another runtime"
@@ -144,22 +145,6 @@ static bool bf16_plain_pointwise(void) {
     return plain_pointwise_bf16;
 }
 
-static const char *isa_name(dnnl_cpu_isa_t isa) {
-    switch (isa) {
-    case dnnl_cpu_isa_sse41: return "sse41";
-    case dnnl_cpu_isa_avx: return "avx";
-    case dnnl_cpu_isa_avx2: return "avx2";
-    case dnnl_cpu_isa_avx512_mic: return "avx512_mic";
-    case dnnl_cpu_isa_avx512_mic_4ops: return "avx512_mic_4ops";
-    case dnnl_cpu_isa_avx512_core: return "avx512_core";
-    case dnnl_cpu_isa_avx512_core_vnni: return "avx512_core_vnni";
-    case dnnl_cpu_isa_avx512_core_bf16: return "avx512_core_bf16";
-    case dnnl_cpu_isa_avx512_core_amx: return "avx512_core_amx";
-    case dnnl_cpu_isa_avx2_vnni: return "avx2_vnni";
-    default: return "another ISA";
-    }
-}
-
 /* -1: the ISA's block; 0: plain storage; 8 or 16: that block. */
 static int blocked_choice = -1;
 static pthread_once_t blocked_once = PTHREAD_ONCE_INIT;
@@ -181,6 +166,9 @@ void yolo_conv_onednn_set_channel_block(int block) {
 int yolo_conv_onednn_channel_block(void) {
     pthread_once(&blocked_once, read_blocked_env);
     if (blocked_choice >= 0) return blocked_choice;
+#if !defined(__x86_64__)
+    return 0; /* oneDNN's enum values mean other ISAs elsewhere; its aarch64 convolutions take plain NCHW */
+#else
     switch (dnnl_get_effective_cpu_isa()) {
     case dnnl_cpu_isa_avx512_core:
     case dnnl_cpu_isa_avx512_core_vnni:
@@ -190,15 +178,20 @@ int yolo_conv_onednn_channel_block(void) {
     case dnnl_cpu_isa_avx2_vnni: return 8;
     default: return 0;
     }
+#endif
 }
 
 bool yolo_conv_onednn_bf16_available(char *why, size_t size) {
     /* What oneDNN dispatches to (it honours ONEDNN_MAX_CPU_ISA), not only
      * what cpuid says: bf16 is fast only where its bf16 kernels run. */
+#if defined(__x86_64__)
     dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
     bool ok = isa == dnnl_cpu_isa_avx512_core_bf16 || isa == dnnl_cpu_isa_avx512_core_amx;
+#else
+    bool ok = false; /* oneDNN's aarch64 convolutions are not this backend's default (conv_path.c) */
+#endif
     if (why)
-        snprintf(why, size, "oneDNN ISA %s", isa_name(isa));
+        snprintf(why, size, "oneDNN ISA %s", yolo_cpu_isa_onednn());
     return ok;
 }
 

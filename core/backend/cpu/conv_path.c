@@ -9,7 +9,7 @@
 #include "backend/cpu/conv_common.h"
 
 const char *yolo_cpu_conv_path_description(void) {
-    static _Thread_local char line[256];
+    static _Thread_local char line[320];
     const char *env = getenv("YOLO_CONV_IMPL");
     const bool forced = env && (strcmp(env, "im2col") == 0 || strcmp(env, "onednn") == 0);
     const yolo_conv_impl impl = yolo_conv_current_impl();
@@ -23,10 +23,12 @@ const char *yolo_cpu_conv_path_description(void) {
         snprintf(line, sizeof line, "conv: im2col + OpenBLAS sgemm (%s; YOLO_CONV_IMPL=onednn to override)",
                  forced ? "YOLO_CONV_IMPL=im2col" : why_default);
     } else {
-        char isa[96] = "";
+        char isa[96] = "", layout[64] = "activations between convolutions plain NCHW";
         yolo_conv_onednn_bf16_available(isa, sizeof isa);
-        snprintf(line, sizeof line, "conv: oneDNN primitives (%s; %s; YOLO_CONV_IMPL=im2col to override)", isa,
-                 forced ? "YOLO_CONV_IMPL=onednn" : why_default);
+        const int block = yolo_conv_onednn_channel_block();
+        if (block) snprintf(layout, sizeof layout, "activations between convolutions nChw%dc", block);
+        snprintf(line, sizeof line, "conv: oneDNN primitives (%s, %s; %s; YOLO_CONV_IMPL=im2col to override)", isa,
+                 layout, forced ? "YOLO_CONV_IMPL=onednn" : why_default);
     }
     return line;
 }

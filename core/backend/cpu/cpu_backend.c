@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include "backend/cpu/conv_common.h"
+#include "backend/cpu/conv_path.h"
 #include "backend/cpu/cpu_backend.h"
+#include "util/cpu_isa.h"
 
 static void cpu_destroy(yolo_backend *backend) {
     yolo_cpu_context *ctx = backend->impl;
@@ -168,8 +170,11 @@ static bool cpu_set_amp(yolo_backend *backend, yolo_amp_format want, char *line,
     else if (want == YOLO_AMP_FP16)
         snprintf(line, size, "fp32 (amp=fp16, but the CPU's 16-bit kernels are bf16: amp=True or amp=bf16 runs them)");
     else if (!onednn)
-        snprintf(line, size, "fp32 (amp=%s, but bf16 needs the oneDNN convolutions and YOLO_CONV_IMPL=%s)", asked,
-                 yolo_conv_impl_name(yolo_conv_current_impl()));
+        snprintf(line, size, "fp32 (amp=%s, but bf16 needs the oneDNN convolutions, and these are %s: %s)", asked,
+                 yolo_conv_impl_name(yolo_conv_current_impl()), yolo_cpu_conv_path_description());
+    else if (!hw && yolo_cpu_isa_machine() >= YOLO_CPU_ISA_AVX512_BF16)
+        snprintf(line, size, "fp32 (amp=%s, but %s: capped below this CPU's AVX512-BF16 by YOLO_CPU_ISA or "
+                             "ONEDNN_MAX_CPU_ISA)", asked, isa);
     else if (!hw)
         snprintf(line, size, "fp32 (amp=%s, but %s: this CPU has neither AVX512-BF16 nor AMX)", asked, isa);
     else
