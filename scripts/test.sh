@@ -17,6 +17,9 @@
 #                              the channel-blocked layouts and oneDNN's weight
 #                              parts, which follow the ISA's block
 #   test_bf16_row              bf16 rounding without the CPU's VCVTNEPS2BF16
+#   test_loss_math, detectmath_loss
+#                              the vector BCE and the detection loss on the
+#                              capped build of util/vec.h
 #   test_train_detect, test_train_segment, test_train_classify
 #                              one end-to-end training per task (the YOLOv8
 #                              models; the other families' runs add nothing
@@ -54,7 +57,7 @@ if [ "${1:-}" = "--isa" ]; then
   echo "$line"
   blas=$(echo "$line" | sed -n 's/.*; OpenBLAS \([A-Za-z0-9]*\);.*/\1/p')
   if [ -z "${OPENBLAS_CORETYPE:-}" ] && [ -n "$blas" ]; then export OPENBLAS_CORETYPE="$blas"; fi
-  ctest --test-dir "$dir" --output-on-failure -j2 -R '^(test_cpu_isa|test_ops_reference|test_ops_reference_train|test_conv_reference|test_ops_gradcheck|test_graph|test_blocked_activations|test_conv_weight_parts|test_bf16_row|test_train_detect|test_train_segment|test_train_classify)$'
+  ctest --test-dir "$dir" --output-on-failure -j2 -R '^(test_cpu_isa|test_ops_reference|test_ops_reference_train|test_conv_reference|test_ops_gradcheck|test_graph|test_blocked_activations|test_conv_weight_parts|test_bf16_row|test_loss_math|detectmath_loss|test_train_detect|test_train_segment|test_train_classify)$'
   exit
 fi
 ctest --test-dir "$dir" --output-on-failure -j2
