@@ -9,22 +9,39 @@
  *     (the first epoch starts near ln 3 = 1.0986);
  *   - raise top-1 above 0.5 at the best epoch and above chance at the
  *     last: 24 or more right out of 48 has a probability of about 1 % for
- *     a guesser (binomial, p = 1/3), while the run measures well above it
- *     (see the figures printed), so the test is not flaky; the README's
- *     >= 0.9 needs a longer run (150 epochs at 64 px).
+ *     a guesser (binomial, p = 1/3); the run measures above it by the
+ *     margins below; the README's >= 0.9 needs a longer run (150 epochs
+ *     at 64 px).
  *   - report top-5 = 1 every epoch (Ultralytics' n5 = min(nc, 5) = 3).
- * Measured (the run is bit-reproducible at a fixed seed and thread
- * count): loss 1.125 -> 0.799, top-1 0.333 -> 0.667 (best 0.729);
- * 10 s on an idle 2-core machine, 35 s at load 9.
+ * The run is bit-reproducible at a fixed seed, thread count and oneDNN
+ * ISA; another ISA sums convolutions in another order and acts like
+ * another seed. Spread measured on 2 threads (AMD EPYC, AVX-512; and the
+ * same with ONEDNN_MAX_CPU_ISA=AVX2 for an AVX2 CPU's numerics), seeds
+ * 0..2 x {AVX-512, AVX2} = 6 runs, yolov8n-cls (the test runs seed 0):
+ *   last/first loss  0.721 .. 0.770 (mean 0.754, sd 0.021)  check < 0.8:
+ *                    margin 0.030 over the worst, mean + 2.2 sd
+ *   best top-1       0.542 .. 0.667 (mean 0.608, sd 0.053)  check > 0.5:
+ *                    margin 0.042 (2 of 48) under the worst, mean - 2.0 sd
+ *   last top-1       0.500 .. 0.667 (mean 0.580, sd 0.058)  check > 0.4:
+ *                    margin 0.100 (5 of 48) under the worst, mean - 3.1 sd
+ * (13 to 18 s of CPU per training run). Thresholds unchanged: they hold
+ * on all 6 runs, by the thin margins above.
  * argv[1] names another model yaml (tests/model_families.cmake:
- * yolo11n-cls.yaml, yolo12n-cls.yaml).
- * YOLO11n-cls learns slower in this short run at 32 px (its last stage is
- * 1x1, so C2PSA attends over one position; measured: loss 1.158 -> 1.000,
- * top-1 0.333 -> 0.500, best 0.500), and so does YOLO12n-cls, whose last
- * stages attend over 2x2 and 1x1 positions (loss 1.126 -> 1.035, top-1
- * 0.333 -> 0.458, best 0.562), so for them the loss need only fall below
- * 0.95x the first epoch's and the best top-1 reach 0.45 (22 of 48 right,
- * about 4 % for a guesser); the other checks stand. */
+ * yolo11n-cls.yaml, yolo12n-cls.yaml), checked with the loss below 0.95x
+ * the first epoch's and the best top-1 above 0.45 (22 of 48 right, about
+ * 4 % for a guesser in one epoch). These families' checks have NO margin
+ * on this run (issue 40): measured, seeds x ISAs as above,
+ *   yolo12n-cls at 32 px (seed 0 x 2 ISAs, and a Zen 3 AVX2 CPU's seed 0):
+ *     last/first loss 0.919 .. 0.939, best top-1 0.479 .. 0.5625 here and
+ *     0.4375 on the Zen 3 CPU (fails best > 0.45), last 0.458 .. 0.479;
+ *   yolo12n-cls at 64 px (seeds 0..1 x 2 ISAs): last/first loss 0.892 ..
+ *     0.948, best top-1 0.479 .. 0.583, last 0.4375 .. 0.583; 50 epochs
+ *     or lr0=0.004 (seed 1) reached best 0.52 and 0.50: no better;
+ *   yolo11n-cls at 64 px (seeds 0..3 x 2 ISAs): last/first loss 0.746 ..
+ *     0.966, best top-1 0.396 .. 0.688, last 0.3125 .. 0.667 (seed 2 on
+ *     AVX-512 ends at loss 1.10, a guesser's ln 3, failing every check);
+ * so no threshold both holds on every CPU and means something for them
+ * on a run this short; their run has still to change (open). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
