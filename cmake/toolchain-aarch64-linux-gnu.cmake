@@ -24,13 +24,17 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE BOTH)
 set(ENV{PKG_CONFIG_LIBDIR} "/usr/lib/${YOLO_CROSS_TRIPLE}/pkgconfig:/usr/share/pkgconfig")
 set(ENV{PKG_CONFIG_PATH} "")
 
-# Run target programs under qemu-user; -L gives it the target's dynamic
-# loader and libc. OPENBLAS_NUM_THREADS=1: Debian 12's arm64 OpenBLAS
-# (0.3.21, pthreads) never gets past its thread-server start-up under
-# qemu-user 7.2 when it may start threads (a program that only links it and
-# prints "hi" ran > 60 s, 0.2 s with one thread); our own thread pool
-# still runs the kernels on every core.
+# Run target programs under qemu-user with the arm64 multiarch loader,
+# /lib/ld-linux-aarch64.so.1 from libc6:arm64 (-L /, qemu's default prefix,
+# made explicit). Not -L /usr/aarch64-linux-gnu: that is the cross
+# toolchain's loader (libc6-arm64-cross, Debian 12: glibc 2.36-8) while the
+# host's /etc/ld.so.cache resolves libc.so.6 to libc6:arm64's (2.36-9+deb12uN,
+# pulled in by the arm64 -dev packages); a loader and a libc from different
+# builds disagree on their private shared data (GLIBC_PRIVATE), and the first
+# pthread_create then loops forever walking the stack cache list: every
+# program that started a thread (our thread pool, OpenBLAS's thread server)
+# hung at 100% CPU.
 find_program(YOLO_QEMU_AARCH64 NAMES qemu-aarch64-static qemu-aarch64)
 if(YOLO_QEMU_AARCH64)
-  set(CMAKE_CROSSCOMPILING_EMULATOR ${YOLO_QEMU_AARCH64} -L /usr/${YOLO_CROSS_TRIPLE} -E OPENBLAS_NUM_THREADS=1)
+  set(CMAKE_CROSSCOMPILING_EMULATOR ${YOLO_QEMU_AARCH64} -L /)
 endif()

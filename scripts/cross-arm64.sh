@@ -9,7 +9,8 @@
 #   scripts/cross-arm64.sh             everything
 #   scripts/cross-arm64.sh --no-train  install, build, tests
 # Environment: YOLO_DATASETS_DIR (default ../shared/datasets: coco8.yaml),
-# YOLO_ARM64_EXTRA (default /opt/yolo-arm64: see MPI below), JOBS (default 2).
+# YOLO_ARM64_EXTRA (default /opt/yolo-arm64: see MPI below), JOBS (default 2),
+# YOLO_ARM64_BUILD (the build directory, default build-arm64).
 #
 # Idempotent: packages already present are left as they are, the build
 # directory is reused.
@@ -35,7 +36,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-BUILD="$ROOT/build-arm64"
+BUILD="${YOLO_ARM64_BUILD:-$ROOT/build-arm64}"
 JOBS="${JOBS:-2}"
 EXTRA="${YOLO_ARM64_EXTRA:-/opt/yolo-arm64}"
 DATASETS="${YOLO_DATASETS_DIR:-$ROOT/../shared/datasets}"
@@ -88,6 +89,10 @@ DNNL_INC="$EXTRA/usr/include"
 DNNL_LIB=/usr/lib/$TRIPLE/libdnnl.so.2
 MPI_INC="$EXTRA/usr/include/$TRIPLE/mpich"
 MPI_LIB=/usr/lib/$TRIPLE/libmpich.so.12
+# Target programs run under qemu-user with -L /: the arm64 multiarch loader
+# of libc6:arm64, which matches the libc the host's ld.so.cache finds (the
+# cross toolchain's own loader in /usr/aarch64-linux-gnu does not, and
+# hangs every program at its first pthread_create: see the toolchain file).
 QEMU=$(command -v qemu-aarch64-static || command -v qemu-aarch64)
 
 # ---- 2. configure and build ----
@@ -104,7 +109,7 @@ cmake --build "$BUILD" -j"$JOBS" > "$BUILD/cross-build.log" 2>&1 || { tail -60 "
 file "$BUILD/bin/yolo" | grep -q "ARM aarch64" || { echo "cross-arm64: $BUILD/bin/yolo is not an aarch64 executable"; exit 1; }
 
 # ---- 3. the arm64 test subset under qemu-user ----
-# ctest runs each test through CMAKE_CROSSCOMPILING_EMULATOR (qemu-aarch64 -L /usr/aarch64-linux-gnu)
+# ctest runs each test through CMAKE_CROSSCOMPILING_EMULATOR (qemu-aarch64 -L /)
 step "ctest -L arm64 under $QEMU"
 ctest --test-dir "$BUILD" -L arm64 --output-on-failure -j"$JOBS"
 
@@ -113,8 +118,8 @@ if [ "$TRAIN" -eq 1 ]; then
   step "yolo detect train data=coco8.yaml model=yolov8n.yaml epochs=1 imgsz=64 under qemu-user"
   out="$BUILD/train-coco8.log"
   rm -rf "$BUILD/runs-coco8"
-  # OPENBLAS_NUM_THREADS=1: see cmake/toolchain-aarch64-linux-gnu.cmake (OpenBLAS's threads under qemu-user)
-  YOLO_DATASETS_DIR="$DATASETS" OPENBLAS_NUM_THREADS=1 "$QEMU" -L /usr/$TRIPLE "$BUILD/bin/yolo" detect train data=coco8.yaml \
+  # -L /: the arm64 multiarch loader, not the cross toolchain's (see cmake/toolchain-aarch64-linux-gnu.cmake)
+  YOLO_DATASETS_DIR="$DATASETS" "$QEMU" -L / "$BUILD/bin/yolo" detect train data=coco8.yaml \
     model=yolov8n.yaml epochs=1 imgsz=64 project="$BUILD/runs-coco8" 2>&1 | tee "$out"
   # the validation table's row over every class: "all  <images> <instances> P R mAP50 mAP50-95"
   row=$(grep -E '^[[:space:]]+all[[:space:]]+[0-9]+[[:space:]]+[0-9]+([[:space:]]+[0-9.]+){4}[[:space:]]*$' "$out" | tail -1)
