@@ -48,10 +48,20 @@ static bool same_dim(const writer *w, const yolo_tensor *t, int d, const int64_t
     return true;
 }
 
+/* base + suffix into name[NAME_MAX_LEN]; false, and the export failed, if
+ * that is too long (node names are NAME_MAX_LEN - 1 bytes at most). */
+static bool suffixed(writer *w, char name[NAME_MAX_LEN], const char *base, const char *suffix) {
+    int n = snprintf(name, NAME_MAX_LEN, "%s%s", base, suffix);
+    if (n >= 0 && n < NAME_MAX_LEN) return true;
+    ox_fail(w, YOLO_ERR_UNSUPPORTED, "dynamic=True: the name '%s%s' is longer than %d bytes", base, suffix,
+            NAME_MAX_LEN - 1);
+    return false;
+}
+
 /* Gather(Shape(x), [d]) into out: a 1-D int64 of one element. */
 static void shape_dim(writer *w, const char *x, int64_t d, const char *out) {
     char shape[NAME_MAX_LEN], idx[NAME_MAX_LEN];
-    snprintf(shape, sizeof shape, "%s_shape", out);
+    if (!suffixed(w, shape, out, "_shape")) return;
     ox_node(w, "Shape", &x, 1, shape, NULL);
     ox_const_i64(w, &d, 1, idx, sizeof idx);
     const char *in[2] = {shape, idx};
@@ -83,9 +93,10 @@ static bool resolve_dim(writer *w, const yolo_tensor *src, const int64_t *want, 
             }
     }
     if (!sname) return false;
+    /* A name that does not fit fails the export (ox_fail keeps that first
+     * error over the caller's "no way" one). */
     char a[NAME_MAX_LEN], b[NAME_MAX_LEN], c[NAME_MAX_LEN];
-    snprintf(a, sizeof a, "%s_a", out);
-    snprintf(b, sizeof b, "%s_b", out);
+    if (!suffixed(w, a, out, "_a") || !suffixed(w, b, out, "_b")) return false;
     for (int d = 0; d < src->ndim; d++)
         for (int e = d + 1; e < src->ndim; e++) {
             bool ok = true;
