@@ -76,9 +76,12 @@
         YOLO_VECTOR_NOTE(YOLO_CPU_ISA_DEFAULT);                                                     \
         return name##_default args;                                                                 \
     }
-#else
+#else /* one portable build, noted as the default level's (test_cpu_isa) */
 #define VECTOR_DISPATCH(ret, name, params, args) \
-    static ret name params { return name##_body args; }
+    static ret name params {                     \
+        YOLO_VECTOR_NOTE(YOLO_CPU_ISA_DEFAULT);  \
+        return name##_body args;                 \
+    }
 #define VECTOR_DISPATCH_WIDE(ret, name, params, args) VECTOR_DISPATCH(ret, name, params, args)
 #define VECTOR_DISPATCH_AVX2(ret, name, params, args) VECTOR_DISPATCH(ret, name, params, args)
 #endif
