@@ -47,12 +47,18 @@ yolo_cpu_isa yolo_cpu_isa_machine(void) {
 #endif
 }
 
-yolo_status yolo_cpu_isa_parse(const char *value, yolo_cpu_isa *level) {
+/* One of the accepted names to its level; false for anything else. */
+static bool lookup(const char *value, yolo_cpu_isa *level) {
     for (size_t i = 0; i < sizeof accepted / sizeof *accepted; i++)
         if (value && strcmp(value, accepted[i].name) == 0) {
             *level = accepted[i].level;
-            return YOLO_OK;
+            return true;
         }
+    return false;
+}
+
+yolo_status yolo_cpu_isa_parse(const char *value, yolo_cpu_isa *level) {
+    if (lookup(value, level)) return YOLO_OK;
     return yolo_error(YOLO_ERR_CONFIG, "%s=%s is not an ISA level: the accepted values are %s", YOLO_CPU_ISA_ENV,
                       value ? value : "(null)", YOLO_CPU_ISA_ACCEPTED);
 }
@@ -64,13 +70,12 @@ yolo_status yolo_cpu_isa_cap(yolo_cpu_isa *cap, bool *set) {
     return *set ? yolo_cpu_isa_parse(v, cap) : YOLO_OK;
 }
 
+/* The machine's level, capped by YOLO_CPU_ISA; a bad value caps nothing
+ * (and sets no error: yolo_cpu_isa_check reports it). */
 static yolo_cpu_isa capped_level(void) {
     const yolo_cpu_isa machine = yolo_cpu_isa_machine();
-    const char *v = getenv(YOLO_CPU_ISA_ENV);
     yolo_cpu_isa cap = machine;
-    if (!v || !*v) return machine;
-    for (size_t i = 0; i < sizeof accepted / sizeof *accepted; i++)
-        if (strcmp(v, accepted[i].name) == 0) cap = accepted[i].level;
+    lookup(getenv(YOLO_CPU_ISA_ENV), &cap);
     return cap < machine ? cap : machine;
 }
 

@@ -82,6 +82,8 @@ void yolo_conv_im2col_release(void);
  * env-var/default rule. Returns the implementation now in effect. */
 yolo_conv_impl yolo_conv_set_impl(yolo_conv_impl impl);
 yolo_conv_impl yolo_conv_current_impl(void);
+/* Whether YOLO_CONV_IMPL named the implementation (else the platform's default). */
+bool yolo_conv_impl_from_env(void);
 const char *yolo_conv_impl_name(yolo_conv_impl impl);
 /* Frees both implementations' caches. */
 void yolo_conv_release_caches(void);

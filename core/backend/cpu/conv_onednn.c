@@ -455,7 +455,6 @@ static dnnl_format_tag_t layout_tag(int block) {
 
 /* Creates the primitive of `pass` for geometry g (g->n = the slice's
  * images), the forward one being the hint of the backward ones. */
-
 static yolo_status entry_build(conv_entry *e, yolo_conv_pass pass, const yolo_conv_geom *g, bool has_bias, bool bf16) {
     dnnl_memory_desc_t src_any, wei_any, dst_any, user[3], bias_md;
     dnnl_memory_desc_t src_md, wei_md, dst_md;

@@ -10,8 +10,7 @@
 
 const char *yolo_cpu_conv_path_description(void) {
     static _Thread_local char line[320];
-    const char *env = getenv("YOLO_CONV_IMPL");
-    const bool forced = env && (strcmp(env, "im2col") == 0 || strcmp(env, "onednn") == 0);
+    const bool forced = yolo_conv_impl_from_env();
     const yolo_conv_impl impl = yolo_conv_current_impl();
 #if defined(__aarch64__)
     const char *why_default = "aarch64 default: Debian's oneDNN 2.6 has aarch64 JIT convolutions only for SVE "

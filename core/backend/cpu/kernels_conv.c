@@ -23,6 +23,7 @@
 
 static yolo_conv_impl forced_impl = YOLO_CONV_IMPL_DEFAULT;
 static yolo_conv_impl env_impl = YOLO_CONV_IMPL_DEFAULT;
+static bool env_chose; /* YOLO_CONV_IMPL named an implementation */
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 
 /* The default where YOLO_CONV_IMPL does not choose. On aarch64: im2col +
@@ -41,12 +42,16 @@ static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 
 static void read_env(void) {
     const char *v = getenv("YOLO_CONV_IMPL");
-    if (v && strcmp(v, "im2col") == 0)
-        env_impl = YOLO_CONV_IMPL_IM2COL;
-    else if (v && strcmp(v, "onednn") == 0)
-        env_impl = YOLO_CONV_IMPL_ONEDNN;
-    else
+    env_chose = v && (strcmp(v, "im2col") == 0 || strcmp(v, "onednn") == 0);
+    if (!env_chose)
         env_impl = CONV_IMPL_PLATFORM_DEFAULT; /* unknown values fall back to it */
+    else
+        env_impl = strcmp(v, "im2col") == 0 ? YOLO_CONV_IMPL_IM2COL : YOLO_CONV_IMPL_ONEDNN;
+}
+
+bool yolo_conv_impl_from_env(void) {
+    pthread_once(&env_once, read_env);
+    return env_chose;
 }
 
 yolo_conv_impl yolo_conv_current_impl(void) {

@@ -88,25 +88,27 @@ typedef struct bwd_job {
 #include "backend/cpu/kernels_norm_blocked_items.h"
 #undef VEC_W
 
-/* Each item on 8-float vectors (a block as 1 or 2 of them, constant counts),
- * and in the AVX-512 build a 16-channel block as one 16-float vector. */
+/* A range of items on 8-float vectors (a block as 1 or 2 of them, constant
+ * counts), and in the AVX-512 build a 16-channel block as one 16-float
+ * vector; dispatched once per range. */
 #define BLOCKED_ITEM(name, job)                                                         \
-    VECTOR_BODY void name##_body(const job *j, int64_t item) {                          \
-        if (j->sh.block == 8)                                                           \
-            name##_of8(j, item, 1);                                                     \
-        else                                                                            \
-            name##_of8(j, item, 2);                                                     \
+    VECTOR_BODY void name##_range_body(void *arg, int64_t begin, int64_t end) {         \
+        const job *j = arg;                                                             \
+        for (int64_t i = begin; i < end; i++)                                           \
+            if (j->sh.block == 8)                                                       \
+                name##_of8(j, i, 1);                                                    \
+            else                                                                        \
+                name##_of8(j, i, 2);                                                    \
     }                                                                                   \
-    VECTOR_BODY void name##_wide(const job *j, int64_t item) {                          \
-        if (j->sh.block == 16)                                                          \
-            name##_of16(j, item, 1);                                                    \
-        else                                                                            \
-            name##_of8(j, item, 1);                                                     \
+    VECTOR_BODY void name##_range_wide(void *arg, int64_t begin, int64_t end) {         \
+        const job *j = arg;                                                             \
+        for (int64_t i = begin; i < end; i++)                                           \
+            if (j->sh.block == 16)                                                      \
+                name##_of16(j, i, 1);                                                   \
+            else                                                                        \
+                name##_of8(j, i, 1);                                                    \
     }                                                                                   \
-    VECTOR_DISPATCH_WIDE(void, name, (const job *j, int64_t item), (j, item))           \
-    static void name##_range(void *arg, int64_t begin, int64_t end) {                   \
-        for (int64_t i = begin; i < end; i++) name(arg, i);                             \
-    }
+    VECTOR_DISPATCH_WIDE(void, name##_range, (void *arg, int64_t begin, int64_t end), (arg, begin, end))
 
 BLOCKED_ITEM(stats_item, stats_job)
 BLOCKED_ITEM(silu_item, silu_job)
