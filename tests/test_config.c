@@ -139,9 +139,9 @@ static void test_errors(void) {
     EXPECT_ERR(cli(cfg, "freeze", "[1,-2]"), "'freeze=[1,-2]'", "out of range");
     EXPECT_ERR(cli(cfg, "epochs", "99999999999999999999999"), "out of range");
     /* the fraction keys of Ultralytics lie in [0,1] */
-    const char *fractions[] = {"dropout", "lr0", "lrf", "momentum", "weight_decay", "warmup_momentum", "warmup_bias_lr",
-                               "hsv_h", "hsv_s", "hsv_v", "translate", "scale", "perspective", "flipud", "fliplr",
-                               "bgr", "mosaic", "mixup", "copy_paste", "conf", "iou", "fraction", NULL};
+    const char *fractions[] = {"dropout", "lr0", "lrf", "weight_decay", "warmup_bias_lr", "hsv_h", "hsv_s", "hsv_v",
+                               "translate", "scale", "perspective", "flipud", "fliplr", "bgr", "mosaic", "mixup",
+                               "copy_paste", "conf", "iou", NULL};
     for (int i = 0; fractions[i]; i++) {
         char text[64];
         snprintf(text, sizeof text, "'%s=1.01'", fractions[i]);
@@ -150,6 +150,21 @@ static void test_errors(void) {
         EXPECT_ERR(cli(cfg, fractions[i], "-0.1"), text, "out of range");
         CHECK_MSG(cli(cfg, fractions[i], "0") == YOLO_OK && cli(cfg, fractions[i], "1") == YOLO_OK, "%s", fractions[i]);
     }
+    /* but for an open end: fraction=0 would train on no image, momentum=1 never forgets (Adam's bias correction
+     * divides by 1 - beta1^t) */
+    EXPECT_ERR(cli(cfg, "fraction", "0"), "'fraction=0'", "(0, 1]");
+    CHECK(cli(cfg, "fraction", "1") == YOLO_OK && cli(cfg, "fraction", "0.01") == YOLO_OK);
+    EXPECT_ERR(cli(cfg, "momentum", "1"), "'momentum=1'", "[0, 1)");
+    EXPECT_ERR(cli(cfg, "warmup_momentum", "1"), "'warmup_momentum=1'", "[0, 1)");
+    CHECK(cli(cfg, "momentum", "0") == YOLO_OK && cli(cfg, "warmup_momentum", "0.99") == YOLO_OK);
+    /* device: its grammar, as the value is parsed */
+    EXPECT_ERR(cli(cfg, "device", "cpu,cpu"), "device=cpu,cpu", "'cpu' is no GPU index", "device=cpu world=N");
+    EXPECT_ERR(cli(cfg, "device", "0,,1"), "device=0,,1", "'' is no GPU index");
+    EXPECT_ERR(cli(cfg, "device", "cuda:0,1"), "device=cuda:0,1");
+    EXPECT_ERR(cli(cfg, "device", "vulkan:-1"), "device=vulkan:-1", "expected vulkan:N");
+    EXPECT_ERR(cli(cfg, "device", "tpu"), "device=tpu", "unknown device");
+    CHECK(cli(cfg, "device", "cpu") == YOLO_OK && cli(cfg, "device", "vulkan") == YOLO_OK &&
+          cli(cfg, "device", "0,1,2") == YOLO_OK && cli(cfg, "device", "vulkan:3") == YOLO_OK);
     /* choices, with the near one */
     EXPECT_ERR(cli(cfg, "optimizer", "AdamWW"), "'optimizer=AdamWW'", "did you mean 'optimizer=AdamW'", "RMSProp");
     EXPECT_ERR(cli(cfg, "cache", "ramm"), "'cache=ramm'", "'cache=ram'");

@@ -368,7 +368,7 @@ static void check_cli(void) {
                    {"format=safetensors dynamic=True", "built for format=onnx only"},
                    {"nms=True", "NMS inside the exported graph is not built"},
                    {"int8=True", "int8 quantization is not built"},
-                   {"opset=11", "writes opsets 12 to 17"},
+                   {"opset=11", "'opset' must be in [12, 17]"},
                    {"workspace=4", "TensorRT"}};
     snprintf(log, sizeof log, "%s/log.txt", tmp);
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {

@@ -100,7 +100,10 @@ static void probe_text(const yolo_config_key *key, const yolo_config_value *now,
                 snprintf(out, size, "%.*s", (int)len, key->choices);
             }
         } else {
-            snprintf(out, size, "%s", key->type == YOLO_CONFIG_STRING ? "probe_value" : "probe.ckpt");
+            /* device has a grammar (cfg/keys.c's rules): a valid value */
+            snprintf(out, size, "%s", strcmp(key->name, "device") == 0       ? "vulkan:1"
+                                      : key->type == YOLO_CONFIG_STRING ? "probe_value"
+                                                                        : "probe.ckpt");
         }
         break;
     case YOLO_CONFIG_INT_LIST: snprintf(out, size, "%lld", lo > 3 ? (long long)lo : 3LL); break;

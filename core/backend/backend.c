@@ -5,30 +5,37 @@
 
 #include "backend/backend.h"
 
-yolo_status yolo_backend_create(const char *device, int threads, yolo_backend **out) {
-    if (!out) return yolo_error(YOLO_ERR_ARG, "yolo_backend_create: out is NULL");
-    *out = NULL;
-    if (!device || !*device || strcmp(device, "cpu") == 0) return yolo_cpu_backend_create(threads, out);
-    if (strcmp(device, "vulkan") == 0) return yolo_vulkan_backend_create(-1, out);
-    /* Ultralytics' GPU index (device=0): here Vulkan device N, as device=0,1 already names ranks' devices */
-    if (strspn(device, "0123456789") == strlen(device)) {
-        char vk[64];
-        snprintf(vk, sizeof vk, "vulkan:%.40s", device);
-        return yolo_backend_create(vk, threads, out);
-    }
+/* The Vulkan device index of "N" or "vulkan:N" (Ultralytics' GPU index
+ * device=0 is Vulkan device 0 here, as device=0,1 names ranks' devices);
+ * -1 when the text is neither. */
+static long vulkan_index(const char *device) {
+    const char *digits = strncmp(device, "vulkan:", 7) == 0 ? device + 7 : device;
+    size_t n = strspn(digits, "0123456789");
+    if (n == 0 || n > 4 || digits[n] != '\0') return -1;
+    long index = strtol(digits, NULL, 10);
+    return index <= 1024 ? index : -1;
+}
+
+yolo_status yolo_backend_check_device(const char *device) {
+    if (!device || !*device || strcmp(device, "cpu") == 0 || strcmp(device, "vulkan") == 0) return YOLO_OK;
+    if (vulkan_index(device) >= 0) return YOLO_OK;
     if (strncmp(device, "cuda", 4) == 0 || strcmp(device, "mps") == 0)
         return yolo_error(YOLO_ERR_ARG,
                           "device=%s: CUDA and MPS are not built; GPUs run through Vulkan: device=0 (vulkan:0), "
                           "device=0,1 for DDP, or device=vulkan for the first GPU ('yolo checks' lists them)",
                           device);
-    if (strncmp(device, "vulkan:", 7) == 0) {
-        char *end = NULL;
-        long index = strtol(device + 7, &end, 10);
-        if (end == device + 7 || *end != '\0' || index < 0 || index > 1024)
-            return yolo_error(YOLO_ERR_ARG, "device=%s: expected vulkan:N with N a device index", device);
-        return yolo_vulkan_backend_create((int)index, out);
-    }
+    if (strncmp(device, "vulkan:", 7) == 0)
+        return yolo_error(YOLO_ERR_ARG, "device=%s: expected vulkan:N with N a device index (0 to 1024)", device);
     return yolo_error(YOLO_ERR_ARG, "device=%s: unknown device (use cpu, vulkan, vulkan:N or N)", device);
+}
+
+yolo_status yolo_backend_create(const char *device, int threads, yolo_backend **out) {
+    if (!out) return yolo_error(YOLO_ERR_ARG, "yolo_backend_create: out is NULL");
+    *out = NULL;
+    yolo_status st = yolo_backend_check_device(device);
+    if (st) return st;
+    if (!device || !*device || strcmp(device, "cpu") == 0) return yolo_cpu_backend_create(threads, out);
+    return yolo_vulkan_backend_create((int)vulkan_index(device), out); /* "vulkan": -1, the first GPU */
 }
 
 void yolo_backend_free(yolo_backend *backend) {

@@ -150,6 +150,10 @@ const char *yolo_backend_precision(const yolo_backend *backend);
 yolo_status yolo_tensors_download_f32(int n, yolo_tensor *const *t, float *const *host);
 yolo_status yolo_tensors_upload_f32(int n, yolo_tensor *const *t, const float *const *host);
 
+/* Whether yolo_backend_create takes `device` (cpu, vulkan, vulkan:N, N,
+ * NULL or ""), without opening it; the error says what is wrong. */
+yolo_status yolo_backend_check_device(const char *device);
+
 /* Constructors of the built-in backends (core/backend/<kind>/). */
 yolo_status yolo_cpu_backend_create(int threads, yolo_backend **out);
 yolo_status yolo_vulkan_backend_create(int device_index, yolo_backend **out); /* -1: first GPU, else any */

@@ -116,27 +116,43 @@ void yolo_config_format_number(double v, char *buf, size_t size) {
     }
 }
 
-static yolo_status range_error(const yolo_config_key *key, const char *text, const char *source) {
+void yolo_config_describe_range(const yolo_config_key *key, char *buf, size_t size) {
     char lo[40], hi[40];
     yolo_config_format_number(key->min, lo, sizeof lo);
     yolo_config_format_number(key->max, hi, sizeof hi);
-    const char *lo_op = (key->flags & YOLO_CONFIG_MIN_EXCLUSIVE) ? ">" : ">=";
-    if ((key->flags & YOLO_CONFIG_MIN) && (key->flags & YOLO_CONFIG_MAX))
-        return yolo_error(YOLO_ERR_CONFIG, "%s: '%s=%s' is out of range; '%s' must be in %s%s, %s]", source, key->name,
-                          text, key->name, (key->flags & YOLO_CONFIG_MIN_EXCLUSIVE) ? "(" : "[", lo, hi);
-    if (key->flags & YOLO_CONFIG_MIN)
-        return yolo_error(YOLO_ERR_CONFIG, "%s: '%s=%s' is out of range; '%s' must be %s %s", source, key->name, text,
-                          key->name, lo_op, lo);
-    return yolo_error(YOLO_ERR_CONFIG, "%s: '%s=%s' is out of range; '%s' must be <= %s", source, key->name, text,
-                      key->name, hi);
+    bool has_min = key->flags & YOLO_CONFIG_MIN, has_max = key->flags & YOLO_CONFIG_MAX;
+    bool open_lo = key->flags & YOLO_CONFIG_MIN_EXCLUSIVE, open_hi = key->flags & YOLO_CONFIG_MAX_EXCLUSIVE;
+    if (has_min && has_max) snprintf(buf, size, "in %s%s, %s%s", open_lo ? "(" : "[", lo, hi, open_hi ? ")" : "]");
+    else if (has_min) snprintf(buf, size, "%s %s", open_lo ? ">" : ">=", lo);
+    else if (has_max) snprintf(buf, size, "%s %s", open_hi ? "<" : "<=", hi);
+    else snprintf(buf, size, "%s", "");
+}
+
+static yolo_status range_error(const yolo_config_key *key, const char *text, const char *source) {
+    char range[100];
+    yolo_config_describe_range(key, range, sizeof range);
+    return yolo_error(YOLO_ERR_CONFIG, "%s: '%s=%s' is out of range; '%s' must be %s", source, key->name, text,
+                      key->name, range);
 }
 
 static bool in_range(const yolo_config_key *key, double v) {
     if (key->flags & YOLO_CONFIG_MIN) {
         if ((key->flags & YOLO_CONFIG_MIN_EXCLUSIVE) ? !(v > key->min) : !(v >= key->min)) return false;
     }
-    if ((key->flags & YOLO_CONFIG_MAX) && !(v <= key->max)) return false;
+    if (key->flags & YOLO_CONFIG_MAX) {
+        if ((key->flags & YOLO_CONFIG_MAX_EXCLUSIVE) ? !(v < key->max) : !(v <= key->max)) return false;
+    }
     return true;
+}
+
+/* A text against its key's grammar (keys.c's rules): the rule's error,
+ * prefixed with where the value came from. */
+static yolo_status check_rule(const yolo_config_key *key, const char *text, const char *source) {
+    const yolo_config_rule *rule = yolo_config_find_rule(key->name);
+    if (!rule || !rule->check || rule->check(text) == YOLO_OK) return YOLO_OK;
+    char why[1024];
+    snprintf(why, sizeof why, "%s", yolo_last_error());
+    return yolo_error(YOLO_ERR_CONFIG, "%s: %s", source, why);
 }
 
 /* Splits "a|b|c" into pointers into `storage`. */
@@ -297,7 +313,9 @@ yolo_status yolo_config_parse_value(const yolo_config_key *key, const char *text
         }
         if (out->s == NULL) return yolo_error(YOLO_ERR_NOMEM, "out of memory parsing '%s'", key->name);
         out->kind = YOLO_VALUE_STRING;
-        return YOLO_OK;
+        yolo_status st = check_rule(key, out->s, source);
+        if (st != YOLO_OK) yolo_config_value_clear(out);
+        return st;
     }
     case YOLO_CONFIG_INT_LIST:
         if (quoted || is_bool) return type_error(key, text, quoted, source);
@@ -421,6 +439,8 @@ yolo_status yolo_config_check_definition(const yolo_config_key *key, const char 
         return yolo_error(YOLO_ERR_CONFIG, "%s: key '%s' has an invalid type (%d)", owner, name, (int)key->type);
     if ((key->flags & YOLO_CONFIG_MIN_EXCLUSIVE) && !(key->flags & YOLO_CONFIG_MIN))
         return yolo_error(YOLO_ERR_CONFIG, "%s: key '%s' has YOLO_CONFIG_MIN_EXCLUSIVE without YOLO_CONFIG_MIN", owner, name);
+    if ((key->flags & YOLO_CONFIG_MAX_EXCLUSIVE) && !(key->flags & YOLO_CONFIG_MAX))
+        return yolo_error(YOLO_ERR_CONFIG, "%s: key '%s' has YOLO_CONFIG_MAX_EXCLUSIVE without YOLO_CONFIG_MAX", owner, name);
     if ((key->flags & YOLO_CONFIG_MIN) && (key->flags & YOLO_CONFIG_MAX) && !(key->min <= key->max))
         return yolo_error(YOLO_ERR_CONFIG, "%s: key '%s' has min %g > max %g", owner, name, key->min, key->max);
     if (key->choices != NULL && key->type != YOLO_CONFIG_STRING && key->type != YOLO_CONFIG_BOOL_OR_STRING)

@@ -65,8 +65,12 @@ typedef struct yolo_cli_mode_info {
 } yolo_cli_mode_info;
 extern const yolo_cli_mode_info yolo_cli_modes[];
 extern const int yolo_cli_mode_count;
+/* "train, val, predict, export, info, checks": the table's names, for messages. */
+const char *yolo_cli_mode_names(void);
 
 /* ---- building the configuration (core/cli/cli_config.c) ---- */
+/* Whether `name` is an entry of the comma-separated `list` ("detect, segment"). */
+int yolo_cli_in_list(const char *list, const char *name);
 /* The task plugin and merged configuration for a run: resolves the task
  * (command line, cfg=, default.yaml), loads its plugin, then merges the
  * plugin's keys and defaults, cfg= and the command line. On failure *exit

@@ -24,8 +24,8 @@ static yolo_status set_task(yolo_cli_args *a, const char *task, const char *from
 
 static yolo_status set_mode(yolo_cli_args *a, const char *mode) {
     if (a->mode != NULL && strcmp(a->mode, mode) != 0)
-        return yolo_error(YOLO_ERR_CONFIG, "two modes given: '%s' and '%s'; give one of train, val, predict, info, checks",
-                          a->mode, mode);
+        return yolo_error(YOLO_ERR_CONFIG, "two modes given: '%s' and '%s'; give one of %s", a->mode, mode,
+                          yolo_cli_mode_names());
     a->mode = mode;
     return YOLO_OK;
 }

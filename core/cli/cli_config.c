@@ -17,7 +17,7 @@
 
 #define SOURCE_CLI "command line"
 
-static int in_list(const char *list, const char *name) {
+int yolo_cli_in_list(const char *list, const char *name) {
     size_t len = strlen(name);
     for (const char *p = list; (p = strstr(p, name)) != NULL; p += len) {
         bool starts = p == list || p[-1] == ' ';
@@ -51,8 +51,8 @@ static yolo_status unknown_word(const yolo_config *cfg, const char *word, const 
     const char *near = yolo_suggest(word, candidates, n);
     char hint[256] = "";
     if (near != NULL) snprintf(hint, sizeof hint, "; did you mean '%s'?", near);
-    return yolo_error(YOLO_ERR_CONFIG, "'%s' is not a mode (train, val, predict, info, checks), a task found (%s) or a key%s",
-                      word, tasks[0] ? tasks : "none", hint);
+    return yolo_error(YOLO_ERR_CONFIG, "'%s' is not a mode (%s), a task found (%s) or a key%s", word,
+                      yolo_cli_mode_names(), tasks[0] ? tasks : "none", hint);
 }
 
 static const char *last_value(const yolo_cli_args *a, const char *key) {
@@ -103,23 +103,26 @@ static const char *model_task(const yolo_cli_args *args, const yolo_config *cfg,
 
 /* Keys given on the command line that the mode does not read are said
  * (Ultralytics ignores them without a word): a training key in val, a
- * predict or export key in train, ... Only the command line's: a cfg= file
- * (an args.yaml) repeats every key. */
+ * predict or export key in train, val's save_txt in train, ... Only the
+ * command line's: a cfg= file (an args.yaml) repeats every key. */
 static void warn_other_mode_keys(const yolo_config *cfg, const char *mode) {
     static const struct {
-        const char *mode, *what;
+        const char *mode; /* the one mode that reads the keys, or (not_in) the one that does not */
+        bool not_in;
+        const char *what;
         const char *const *keys;
-    } only[] = {{"train", "a training key", yolo_core_train_only_keys},
-                {"predict", "a predict key", yolo_core_predict_only_keys},
-                {"export", "an export key", yolo_core_export_only_keys}};
-    for (size_t g = 0; mode && g < sizeof only / sizeof *only; g++) {
-        if (strcmp(mode, only[g].mode) == 0) continue;
+    } groups[] = {{"train", false, "a training key", yolo_core_train_only_keys},
+                  {"predict", false, "a predict key", yolo_core_predict_only_keys},
+                  {"export", false, "an export key", yolo_core_export_only_keys},
+                  {"train", true, "a val and predict output key", yolo_core_not_train_keys}};
+    for (size_t g = 0; mode && g < sizeof groups / sizeof *groups; g++) {
+        if ((strcmp(mode, groups[g].mode) == 0) != groups[g].not_in) continue;
         const char *given[64];
         int n = 0;
-        for (int i = 0; only[g].keys[i] && n < 64; i++)
-            if (yolo_config_layer_of(cfg, only[g].keys[i]) == YOLO_CONFIG_LAYER_CLI) given[n++] = only[g].keys[i];
+        for (int i = 0; groups[g].keys[i] && n < 64; i++)
+            if (yolo_config_layer_of(cfg, groups[g].keys[i]) == YOLO_CONFIG_LAYER_CLI) given[n++] = groups[g].keys[i];
         char why[128];
-        snprintf(why, sizeof why, "%s, and the mode is %s", only[g].what, mode);
+        snprintf(why, sizeof why, "%s, and the mode is %s", groups[g].what, mode);
         if (n > 0) yolo_settings_warn_no_effect(cfg, given, n, why, stderr);
     }
 }
@@ -150,7 +153,7 @@ yolo_status yolo_cli_build_config(const yolo_cli_args *args, yolo_config **cfg_o
         }
         if (key != NULL) continue; /* set below with the pairs */
         if (task == NULL) {
-            if (!in_list(tasks, word)) {
+            if (!yolo_cli_in_list(tasks, word)) {
                 st = unknown_word(cfg, word, tasks);
                 goto fail;
             }
@@ -158,7 +161,7 @@ yolo_status yolo_cli_build_config(const yolo_cli_args *args, yolo_config **cfg_o
             task_from = "argument";
             continue;
         }
-        if (in_list(tasks, word)) {
+        if (yolo_cli_in_list(tasks, word)) {
             st = yolo_error(YOLO_ERR_CONFIG, "two tasks given: '%s' (%s) and '%s'", task, task_from, word);
             goto fail;
         }
@@ -183,7 +186,7 @@ yolo_status yolo_cli_build_config(const yolo_cli_args *args, yolo_config **cfg_o
         const char *model = last_value(args, "model");
         if (task_from != NULL && strcmp(task_from, "model") == 0)
             st = yolo_error_context(st, "the task of model=%s", model ? model : "(in cfg=)");
-        *exit_code = in_list(tasks, task_name) ? YOLO_EXIT_FAILURE : YOLO_EXIT_USAGE;
+        *exit_code = yolo_cli_in_list(tasks, task_name) ? YOLO_EXIT_FAILURE : YOLO_EXIT_USAGE;
         yolo_config_free(cfg);
         return st;
     }

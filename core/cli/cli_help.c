@@ -30,14 +30,9 @@ static void describe_type(const yolo_config_key *key, char *buf, size_t size) {
     case YOLO_CONFIG_NUMBER: base = "int|float"; break;
     case YOLO_CONFIG_BOOL_OR_NUMBER: base = "bool|float"; break;
     }
-    char lo[40], hi[40], range[100] = "";
-    yolo_config_format_number(key->min, lo, sizeof lo);
-    yolo_config_format_number(key->max, hi, sizeof hi);
-    bool has_min = key->flags & YOLO_CONFIG_MIN, has_max = key->flags & YOLO_CONFIG_MAX;
-    bool exclusive = key->flags & YOLO_CONFIG_MIN_EXCLUSIVE;
-    if (has_min && has_max) snprintf(range, sizeof range, " in %s%s, %s]", exclusive ? "(" : "[", lo, hi);
-    else if (has_min) snprintf(range, sizeof range, " %s %s", exclusive ? ">" : ">=", lo);
-    else if (has_max) snprintf(range, sizeof range, " <= %s", hi);
+    char range[100] = " ";
+    yolo_config_describe_range(key, range + 1, sizeof range - 1);
+    if (!range[1]) range[0] = '\0';
     const char *tail = key->type == YOLO_CONFIG_BOOL_OR_STRING ? (key->choices ? key->choices : "text") : "";
     snprintf(buf, size, "%s%s%s%s", base, tail, range, (key->flags & YOLO_CONFIG_NULLABLE) ? " or null" : "");
 }
@@ -157,6 +152,9 @@ static void print_key_detail(FILE *out, const yolo_config_key *key, const char *
     describe_type(key, type, sizeof type);
     fprintf(out, "%s\n  type: %s\n  default: %s (%s)\n  %s\n", key->name, type,
             key->default_value ? key->default_value : "null", owner, key->help ? key->help : "");
+    const yolo_config_rule *rule = yolo_config_find_rule(key->name);
+    if (rule) fprintf(out, "  values: %s\n", rule->values);
+    if (rule && rule->where) fprintf(out, "  checked by: %s\n", rule->where);
     fprintf(out, "  modes:%s%s%s%s\n", (key->flags & YOLO_CONFIG_TRAIN) ? " train" : "",
             (key->flags & YOLO_CONFIG_VAL) ? " val" : "", (key->flags & YOLO_CONFIG_PREDICT) ? " predict" : "",
             (key->flags & YOLO_CONFIG_RESUMABLE) ? " (may change on resume)" : "");

@@ -4,15 +4,21 @@
 #include "cli/modes.h"
 #include "dist/dist.h"
 #include "dist/launch.h"
+#include "plugin/plugin_loader.h"
 #include "train/stop.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* The reason is the last line a failing run prints: what went to stdout
+ * (buffered when redirected) is flushed first, and the usage hint joins
+ * the error's line instead of following it. */
 static int fail(yolo_status status, int exit_code) {
-    fprintf(stderr, "yolo: %s: %s\n", yolo_status_name(status), yolo_last_error());
-    if (exit_code == YOLO_EXIT_USAGE) fprintf(stderr, "(see 'yolo help')\n");
+    fflush(stdout);
+    const char *why = yolo_last_error();
+    bool hint = exit_code == YOLO_EXIT_USAGE && !strstr(why, "yolo help");
+    fprintf(stderr, "yolo: %s: %s%s\n", yolo_status_name(status), why, hint ? " (see 'yolo help')" : "");
     return exit_code;
 }
 
@@ -35,21 +41,22 @@ static int no_mode(const yolo_cli_args *args) {
         for (size_t k = 0; k < sizeof not_built / sizeof *not_built; k++)
             if (strcmp(args->words[i], not_built[k].word) == 0)
                 return fail(yolo_error(YOLO_ERR_CONFIG, "'%s' is Ultralytics' but not built here: %s (built modes: "
-                                       "train, val, predict, export, info, checks)", args->words[i], not_built[k].why),
+                                       "%s)", args->words[i], not_built[k].why, yolo_cli_mode_names()),
                             YOLO_EXIT_USAGE);
+    /* the word that should have been the mode: the first that is no task ('yolo detect foo' names foo) */
+    char tasks[2048];
+    yolo_plugin_list_task_names(tasks, sizeof tasks);
+    const char *word = NULL;
+    for (int i = 0; i < args->n_words && !word; i++)
+        if (!yolo_cli_in_list(tasks, args->words[i])) word = args->words[i];
+    if (!word)
+        return fail(yolo_error(YOLO_ERR_CONFIG, "no mode given; give one of %s", yolo_cli_mode_names()),
+                    YOLO_EXIT_USAGE);
     const char *modes[16];
     for (int i = 0; i < yolo_cli_mode_count; i++) modes[i] = yolo_cli_modes[i].name;
-    for (int i = 0; i < args->n_words; i++) {
-        const char *near = yolo_suggest(args->words[i], modes, yolo_cli_mode_count);
-        if (near != NULL)
-            return fail(yolo_error(YOLO_ERR_CONFIG, "no mode given; did you mean '%s' (for '%s')?", near, args->words[i]),
-                        YOLO_EXIT_USAGE);
-    }
-    if (args->n_words > 0) /* name what was given: 'yolo foo' is a word that is no mode */
-        return fail(yolo_error(YOLO_ERR_CONFIG, "'%s' is not a mode (nor a task, nor key=value); give one of train, "
-                               "val, predict, export, info, checks", args->words[0]),
-                    YOLO_EXIT_USAGE);
-    return fail(yolo_error(YOLO_ERR_CONFIG, "no mode given; give one of train, val, predict, export, info, checks"),
+    const char *near = yolo_suggest(word, modes, yolo_cli_mode_count);
+    return fail(yolo_error(YOLO_ERR_CONFIG, "'%s' is not a mode%s%s%s (modes: %s)", word, near ? "; did you mean '" : "",
+                           near ? near : "", near ? "'?" : "", yolo_cli_mode_names()),
                 YOLO_EXIT_USAGE);
 }
 
@@ -70,8 +77,10 @@ static int run_mode(const yolo_cli_args *args, int argc, char **argv) {
         yolo_mode_context probe = {.mode = args->mode, .config = cfg, .task = task, .argc = argc, .argv = argv};
         st = yolo_train_launch_world(&probe, &world);
         if (!st && world > 1 && yolo_dist_env_detect().world == 1) {
-            exit_code = yolo_dist_relaunch(argc, argv, world);
+            char why[2048];
+            exit_code = yolo_dist_relaunch(argc, argv, world, why, sizeof why);
             if (exit_code < 0) exit_code = fail(YOLO_ERR_DIST, YOLO_EXIT_FAILURE);
+            else if (exit_code > 0) fprintf(stderr, "yolo: %s\n", why); /* after the ranks' output */
             yolo_config_free(cfg);
             return exit_code;
         }
@@ -88,7 +97,11 @@ static int run_mode(const yolo_cli_args *args, int argc, char **argv) {
     int code = st == YOLO_OK ? YOLO_EXIT_OK : fail(st, exit_code);
     yolo_config_free(cfg);
     fflush(stdout);
-    if (strcmp(args->mode, "train") == 0) yolo_dist_record_exit(yolo_dist_env_detect().rank, code);
+    if (strcmp(args->mode, "train") == 0 && code) {
+        char why[2048];
+        snprintf(why, sizeof why, "%s: %s", yolo_status_name(st), yolo_last_error());
+        yolo_dist_record_exit(yolo_dist_env_detect().rank, code, why);
+    }
     yolo_dist_end_job_if_broken(code); /* a dead or stalled rank: end the MPI job now */
     return code;
 }
@@ -111,12 +124,8 @@ int yolo_cli_main(int argc, char **argv) {
     } else if (args->mode == NULL && args->n_words > 0 && yolo_cli_is_command(args->words[0])) {
         code = yolo_cli_command(args, stdout);
     } else if (args->mode == NULL) {
-        if (argc <= 1) {
-            yolo_cli_usage(stderr);
-            code = YOLO_EXIT_USAGE;
-        } else {
-            code = no_mode(args);
-        }
+        if (argc <= 1) yolo_cli_usage(stderr);
+        code = no_mode(args);
     } else if (strcmp(args->mode, "checks") == 0) {
         if (args->n_pairs > 0 || args->n_words > 0 || args->task != NULL)
             code = fail(yolo_error(YOLO_ERR_CONFIG, "'yolo checks' takes no arguments"), YOLO_EXIT_USAGE);

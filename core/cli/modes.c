@@ -1,6 +1,7 @@
 /* Mode name -> mode function. */
 #include "cli/modes.h"
 
+#include <stdio.h>
 #include <string.h>
 
 const yolo_cli_mode_info yolo_cli_modes[] = {
@@ -12,6 +13,16 @@ const yolo_cli_mode_info yolo_cli_modes[] = {
     {"checks", "report the version, backends, devices, MPI and the plugins found", 0},
 };
 const int yolo_cli_mode_count = (int)(sizeof yolo_cli_modes / sizeof yolo_cli_modes[0]);
+
+const char *yolo_cli_mode_names(void) {
+    static char names[128];
+    if (!names[0])
+        for (int i = 0; i < yolo_cli_mode_count; i++) {
+            size_t len = strlen(names);
+            snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", yolo_cli_modes[i].name);
+        }
+    return names;
+}
 
 int yolo_cli_is_mode(const char *word) {
     for (int i = 0; i < yolo_cli_mode_count; i++)

@@ -64,6 +64,17 @@ static const char *scalar(yaml_node_t *n) {
 
 static int line_of(yaml_node_t *n) { return n ? (int)n->start_mark.line + 1 : 0; }
 
+/* A node that must be one text: *out is its text (NULL when absent or
+ * null); a list or mapping is an error naming the file, line and `what`,
+ * never skipped (Ultralytics would take str() of it). */
+static yolo_status text_of(yaml_doc *y, yaml_node_t *n, const char *what, const char **out) {
+    *out = scalar(n);
+    if (!n || n->type == YAML_SCALAR_NODE)
+        return YOLO_OK;
+    return yolo_error(YOLO_ERR_CONFIG, "%s:%d: %s: expected a text, not a %s", y->file, line_of(n), what,
+                      n->type == YAML_SEQUENCE_NODE ? "list" : "mapping");
+}
+
 /* An integer in [lo, hi]; out of range (or past long) is an error naming it. */
 static yolo_status parse_int(yaml_doc *y, yaml_node_t *n, const char *key, long lo, long hi, int *out) {
     const char *s = scalar(n);
@@ -118,7 +129,12 @@ static yolo_status parse_names(yaml_doc *y, yaml_node_t *n, yolo_data_config *c)
             return yolo_error(YOLO_ERR_NOMEM, "names");
         c->nc = count;
         for (int i = 0; i < count; i++) {
-            const char *v = scalar(yaml_document_get_node(&y->doc, n->data.sequence.items.start[i]));
+            char what[48];
+            snprintf(what, sizeof what, "names: entry %d (class %d)", i + 1, i);
+            const char *v;
+            yolo_status st = text_of(y, yaml_document_get_node(&y->doc, n->data.sequence.items.start[i]), what, &v);
+            if (st != YOLO_OK)
+                return st;
             c->names[i] = strdup(v ? v : "");
         }
         return YOLO_OK;
@@ -144,7 +160,12 @@ static yolo_status parse_names(yaml_doc *y, yaml_node_t *n, yolo_data_config *c)
                               count - 1);
         if (c->names[idx])
             return yolo_error(YOLO_ERR_CONFIG, "%s:%d: names: index %d given twice", y->file, line_of(k), idx);
-        const char *v = scalar(yaml_document_get_node(&y->doc, p->value));
+        char what[48];
+        snprintf(what, sizeof what, "names: class %d", idx);
+        const char *v;
+        st = text_of(y, yaml_document_get_node(&y->doc, p->value), what, &v);
+        if (st != YOLO_OK)
+            return st;
         c->names[idx] = strdup(v ? v : "");
     }
     return YOLO_OK;
@@ -329,24 +350,23 @@ static yolo_status default_splits(yolo_data_config *c, unsigned needs) {
     return YOLO_OK;
 }
 
+/* One entry of a split: a text (a folder, a file list or an image). */
+static yolo_status parse_split_entry(yolo_data_config *c, yaml_doc *y, yaml_node_t *n, yolo_split s,
+                                     const char *yaml_dir) {
+    const char *v;
+    yolo_status st = text_of(y, n, yolo_split_name(s), &v);
+    return st != YOLO_OK || !v ? st : add_split(c, s, resolve_entry(c, v, yaml_dir));
+}
+
 static yolo_status parse_split_node(yolo_data_config *c, yaml_doc *y, yaml_node_t *n, yolo_split s, const char *yaml_dir) {
-    if (!n)
-        return YOLO_OK;
-    if (n->type == YAML_SEQUENCE_NODE) {
-        for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
-            const char *v = scalar(yaml_document_get_node(&y->doc, *it));
-            if (!v)
-                continue;
-            yolo_status st = add_split(c, s, resolve_entry(c, v, yaml_dir));
-            if (st != YOLO_OK)
-                return st;
-        }
-        return YOLO_OK;
+    if (!n || n->type != YAML_SEQUENCE_NODE)
+        return n ? parse_split_entry(c, y, n, s, yaml_dir) : YOLO_OK;
+    for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
+        yolo_status st = parse_split_entry(c, y, yaml_document_get_node(&y->doc, *it), s, yaml_dir);
+        if (st != YOLO_OK)
+            return st;
     }
-    const char *v = scalar(n);
-    if (!v)
-        return YOLO_OK;
-    return add_split(c, s, resolve_entry(c, v, yaml_dir));
+    return YOLO_OK;
 }
 
 static yolo_status apply_yaml(yolo_data_config *c, const char *yaml_path, unsigned needs, bool root_given) {
@@ -356,8 +376,10 @@ static yolo_status apply_yaml(yolo_data_config *c, const char *yaml_path, unsign
         return st;
     yaml_node_t *top = yaml_document_get_root_node(&y.doc);
     char *yaml_dir = yolo_path_dirname(yaml_path);
-    if (!root_given) {
-        const char *path = scalar(map_get(&y, top, "path"));
+    const char *path = NULL;
+    if (!root_given)
+        st = text_of(&y, map_get(&y, top, "path"), "path (the dataset's one root folder)", &path);
+    if (!root_given && st == YOLO_OK) {
         char *root = resolve_root(path ? path : ".", yaml_dir);
         st = root ? open_root(c, root) : yolo_error(YOLO_ERR_NOMEM, "path");
         const char *download = scalar(map_get(&y, top, "download"));

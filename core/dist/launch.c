@@ -1,6 +1,8 @@
 /* Re-launching under mpirun and the per-rank device (launch.h). */
 #include "dist/launch.h"
 
+#include "backend/backend.h"
+
 #include <errno.h>
 #include <mpi.h>
 #include <signal.h>
@@ -21,6 +23,26 @@ static int device_entries(const char *device, char *kind, size_t kind_size, cons
     int n = 1;
     for (const char *p = entries; *p; p++) n += *p == ',';
     return n;
+}
+
+yolo_status yolo_dist_check_device(const char *device) {
+    char kind[32] = "";
+    const char *list = NULL;
+    if (!device || device_entries(device, kind, sizeof kind, &list) == 1) return yolo_backend_check_device(device);
+    /* a list: one rank per entry, each a Vulkan device's index */
+    for (const char *p = list;; p++) {
+        size_t len = strcspn(p, ",");
+        char one[64];
+        snprintf(one, sizeof one, "%s:%.*s", kind, (int)(len < 40 ? len : 40), p);
+        if (strcmp(kind, "vulkan") != 0 || len == 0 || len >= 40 || yolo_backend_check_device(one) != YOLO_OK) {
+            yolo_error_clear();
+            return yolo_error(YOLO_ERR_ARG, "device=%s: '%.*s' is no GPU index; a list starts one DDP rank per GPU: "
+                              "device=0,1 or vulkan:0,1 (for N ranks on the CPU: device=cpu world=N)", device,
+                              (int)(len < 64 ? len : 64), p);
+        }
+        p += len;
+        if (!*p) return YOLO_OK;
+    }
 }
 
 int yolo_dist_world_of(int world, const char *device) {
@@ -65,16 +87,22 @@ yolo_status yolo_dist_rank_device(const char *device, int local_rank, int local_
     return YOLO_OK;
 }
 
-/* Rank 0's recorded exit code, else the first recorded, else 0. */
-static int recorded_exit_code(const char *path) {
+/* Rank 0's recorded exit code, else the first recorded, else 0; its
+ * reason (the rank's last error line) into why. */
+static int recorded_exit_code(const char *path, int np, char *why, size_t why_size) {
     FILE *f = fopen(path, "r");
-    int rank, code, first = 0, zero = 0;
-    while (f && fscanf(f, "%d %d", &rank, &code) == 2) {
-        if (!first) first = code;
-        if (rank == 0 && !zero) zero = code;
+    char line[2048];
+    int code = 0, from = -1;
+    while (f && fgets(line, sizeof line, f)) {
+        int rank, c, at = 0;
+        if (sscanf(line, "%d %d %n", &rank, &c, &at) < 2 || c == 0 || (code && (from == 0 || rank != 0))) continue;
+        code = c;
+        from = rank;
+        line[strcspn(line, "\n")] = '\0';
+        snprintf(why, why_size, "rank %d of %d: %s", rank, np, at ? line + at : "(no reason recorded)");
     }
     if (f) fclose(f);
-    return zero ? zero : first;
+    return code;
 }
 
 static pid_t launcher_pid;
@@ -82,7 +110,8 @@ static void forward_term(int sig) {
     if (launcher_pid > 0) kill(launcher_pid, sig);
 }
 
-int yolo_dist_relaunch(int argc, char **argv, int np) {
+int yolo_dist_relaunch(int argc, char **argv, int np, char *why, size_t why_size) {
+    if (why_size) why[0] = '\0';
     char exe[4096];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (len <= 0) snprintf(exe, sizeof exe, "%s", argv[0]);
@@ -162,16 +191,21 @@ int yolo_dist_relaunch(int argc, char **argv, int np) {
     launcher_pid = 0;
     unsetenv(YOLO_DIST_STATUS_ENV);
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
-    int recorded = recorded_exit_code(status_path);
+    int recorded = recorded_exit_code(status_path, np, why, why_size);
     unlink(status_path);
+    if (!recorded && code)
+        snprintf(why, why_size, "%s ended with exit code %d and no rank recorded a reason (see the output above)",
+                 launcher, code);
     return recorded ? recorded : code;
 }
 
-void yolo_dist_record_exit(int rank, int code) {
+void yolo_dist_record_exit(int rank, int code, const char *why) {
     const char *path = getenv(YOLO_DIST_STATUS_ENV);
     if (!path || !*path || code == 0) return;
     FILE *f = fopen(path, "a");
     if (!f) return;
-    fprintf(f, "%d %d\n", rank, code);
+    fprintf(f, "%d %d ", rank, code);
+    for (const char *p = why ? why : ""; *p; p++) fputc(*p == '\n' ? ' ' : *p, f); /* one line per rank */
+    fputc('\n', f);
     fclose(f);
 }

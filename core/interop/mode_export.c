@@ -93,9 +93,7 @@ static yolo_status export_onnx(yolo_session *s, const char *model_path, bool is_
     opset = (int)opset_value;
     bool simplify = cfg_bool(s->cfg, "simplify", &st), dynamic = cfg_bool(s->cfg, "dynamic", &st);
     if (st) return st;
-    if (opset < YOLO_ONNX_OPSET_MIN || opset > YOLO_ONNX_OPSET_MAX)
-        return yolo_error(YOLO_ERR_CONFIG, "opset=%d (%s): ONNX export writes opsets %d to %d", opset,
-                          yolo_config_source(s->cfg, "opset"), YOLO_ONNX_OPSET_MIN, YOLO_ONNX_OPSET_MAX);
+    /* opset's range, YOLO_ONNX_OPSET_MIN..MAX, is the key's (cfg/keys.c): checked where it was parsed */
     if (half)
         printf("WARNING: half=True only compatible with GPU export, i.e. use device=0 (Ultralytics' rule): "
                "exporting fp32\n");

@@ -7,7 +7,8 @@
 #include "yolo/error.h"
 
 /* YOLO_ERR_CONFIG naming the file and what to give instead when `model`
- * names an exported format (by its suffix); else YOLO_OK. */
+ * names an exported format (by its suffix) or any other folder; else
+ * YOLO_OK. */
 yolo_status yolo_refuse_exported_model(const char *model);
 
 #endif

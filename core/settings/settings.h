@@ -10,6 +10,13 @@
  * implemented yet. tests/test_settings.c checks the table covers
  * default.yaml.
  *
+ * What each key accepts (type, range, choices, a text's grammar such as
+ * device's) is core/cfg/keys.c's, checked as each value is parsed, from
+ * whichever layer it comes, and listed by `yolo help KEY`; the checks of
+ * yolo_settings_read are those a range cannot state (whole batches,
+ * stride multiples), and freeze's layer count is checked once the model
+ * is built (train/freeze.c).
+ *
  * Strings are borrowed from the configuration: fill after the last merge
  * (the checkpoint, data and model yamls) and do not merge again while the
  * settings are in use. */

@@ -1,6 +1,9 @@
 /* Filling the settings from the merged configuration (settings.h): the
  * table's SETTING rows store each value, then each concern is checked and
- * its derived fields set, in one place. */
+ * its derived fields set, in one place. Ranges (epochs >= 1, fraction in
+ * (0, 1], ...) and a text's grammar (device) are core/cfg/keys.c's, checked
+ * as each value is parsed, from whichever layer; the checks here are those
+ * a range cannot state (whole batches, stride multiples, cache=disk). */
 #include <stdio.h>
 #include <math.h>
 #include <stdint.h>
@@ -124,12 +127,6 @@ static yolo_status check_run(yolo_run_settings *r) {
     return st ? st : check_batch(r);
 }
 
-static yolo_status check_optim(const yolo_optim_settings *o) {
-    if (o->epochs < 1) return yolo_error(YOLO_ERR_CONFIG, "epochs=%d: must be >= 1", o->epochs);
-    if (o->nbs < 1) return yolo_error(YOLO_ERR_CONFIG, "nbs=%d: must be >= 1", o->nbs);
-    return YOLO_OK;
-}
-
 static yolo_status check_loader(yolo_loader_settings *l, int imgsz) {
     l->augment.imgsz = imgsz;
     const yolo_config_value *c = &l->cache;
@@ -231,7 +228,6 @@ yolo_status yolo_settings_read(const yolo_config *cfg, unsigned concerns, yolo_s
     if (!st) st = yolo_settings_fill(cfg, concerns, out);
     if (st) return st;
     if ((concerns & YOLO_SETTINGS_RUN) && (st = check_run(&out->run))) return st;
-    if ((concerns & YOLO_SETTINGS_OPTIM) && (st = check_optim(&out->optim))) return st;
     if ((concerns & YOLO_SETTINGS_LOADER) && (st = check_loader(&out->loader, out->run.imgsz))) return st;
     if (concerns & YOLO_SETTINGS_CHECKPOINT) derive_checkpoint(cfg, &out->checkpoint);
     if (concerns & YOLO_SETTINGS_VAL) derive_val(&out->val);

@@ -52,6 +52,7 @@ enum {
     YOLO_CONFIG_MAX = 1u << 2,           /* numbers (and list items) <= max */
     YOLO_CONFIG_MIN_EXCLUSIVE = 1u << 3, /* with YOLO_CONFIG_MIN: > min */
     YOLO_CONFIG_RESUMABLE = 1u << 4,     /* the command line may change it on resume */
+    YOLO_CONFIG_MAX_EXCLUSIVE = 1u << 5, /* with YOLO_CONFIG_MAX: < max */
     YOLO_CONFIG_TRAIN = 1u << 8,         /* modes the key applies to (`yolo MODE help`) */
     YOLO_CONFIG_VAL = 1u << 9,
     YOLO_CONFIG_PREDICT = 1u << 10,
