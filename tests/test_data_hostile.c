@@ -24,17 +24,10 @@
 #include "data/fsutil.h"
 #include "data/image.h"
 #include "data/label_cache.h"
-#include "data/warn.h"
 #include "test_util.h"
 
 static char root[256];
 static char warned[8192];
-
-static void capture(void *user, const char *msg) {
-    (void)user;
-    size_t n = strlen(warned);
-    snprintf(warned + n, sizeof warned - n, "%s\n", msg);
-}
 
 static char *at(const char *rel) { return yolo_path_join(root, rel); }
 static void write_text(const char *rel, const char *text) { test_write_text(root, rel, text); }
@@ -301,7 +294,7 @@ int main(void) {
     char cache[300];
     snprintf(cache, sizeof cache, "%s/cache", root);
     setenv("YOLO_CACHE_DIR", cache, 1);
-    yolo_data_set_warning_handler(capture, NULL);
+    test_capture_warnings(warned, sizeof warned);
     test_label_cache();
     test_label_paths();
     test_data_yaml_integers();

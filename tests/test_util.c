@@ -2,6 +2,7 @@
 
 #include "data/fsutil.h"
 #include "data/image.h"
+#include "data/warn.h"
 
 #include <ftw.h>
 #include <math.h>
@@ -181,6 +182,24 @@ char *test_read_text(const char *path) {
     uint8_t *b = NULL;
     size_t len = 0;
     return yolo_read_file(path, &b, &len) == YOLO_OK ? (char *)b : NULL;
+}
+
+typedef struct warning_buffer {
+    char *buf;
+    size_t size;
+} warning_buffer;
+
+static void append_warning(void *user, const char *msg) {
+    warning_buffer *w = user;
+    size_t n = strlen(w->buf);
+    snprintf(w->buf + n, w->size - n, "%s\n", msg);
+}
+
+void test_capture_warnings(char *buf, size_t size) {
+    static warning_buffer w;
+    w = (warning_buffer){buf, size};
+    buf[0] = 0;
+    yolo_data_set_warning_handler(append_warning, &w);
 }
 
 bool test_file_exists(const char *root, const char *rel) {

@@ -77,6 +77,9 @@ void test_write_jpeg(const char *root, const char *rel, int w, int h, unsigned s
 uint8_t *test_read_file(const char *root, const char *rel, size_t *len);
 /* A whole text file as a malloc'd C string, NULL if unreadable. */
 char *test_read_text(const char *path);
+/* From now on the data pipeline's warnings (yolo_data_warn) are appended to
+ * buf, one a line, as long as it has room; set buf[0] = 0 to start over. */
+void test_capture_warnings(char *buf, size_t size);
 bool test_file_exists(const char *root, const char *rel);
 
 /* The tiny end-to-end fixtures (seconds per training): det.yaml (Detect

@@ -10,6 +10,7 @@
 #include "data/fsutil.h"
 #include "data/image.h"
 #include "data/label_cache.h"
+#include "data/vfs.h"
 #include "data/warn.h"
 
 #define MIN_IMAGE_SIDE 10
@@ -99,16 +100,53 @@ static yolo_status read_list_file(const yolo_data_config *c, const char *path, l
     return st;
 }
 
+/* Drops the images of a sorted list that name a file listed before (a list
+ * file or a second folder reaching it again), with one warning. */
+static yolo_status drop_same_files(yolo_split split, list *l) {
+    char **paths = malloc(sizeof *paths * (size_t)(l->n + 1));
+    bool *keep = malloc((size_t)(l->n + 1));
+    yolo_walk_skips skips = {0};
+    yolo_status st = paths && keep ? YOLO_OK
+                                   : yolo_error(YOLO_ERR_NOMEM, "%s split: %lld images", yolo_split_name(split),
+                                                (long long)l->n);
+    for (int64_t i = 0; st == YOLO_OK && i < l->n; i++)
+        paths[i] = l->v[i].path;
+    if (st == YOLO_OK)
+        st = yolo_files_once(paths, l->n, keep, &skips);
+    int64_t w = 0;
+    for (int64_t i = 0; st == YOLO_OK && i < l->n; i++) {
+        if (keep[i])
+            l->v[w++] = l->v[i];
+        else
+            free(l->v[i].path);
+    }
+    if (st == YOLO_OK)
+        l->n = w;
+    char where[64], line[1200];
+    snprintf(where, sizeof where, "%s split", yolo_split_name(split));
+    if (st == YOLO_OK && yolo_walk_skips_describe(where, &skips, line, sizeof line))
+        yolo_data_warn("%s", line);
+    free(paths);
+    free(keep);
+    return st;
+}
+
 static yolo_status enumerate(const yolo_data_config *c, yolo_split split, list *out) {
     if (c->n_split_paths[split] == 0)
         return yolo_error(YOLO_ERR_CONFIG, "%s: no %s split", c->yaml_path ? c->yaml_path : c->source, yolo_split_name(split));
+    /* one folder's walk lists each file once; a list file or several entries may name one twice */
+    bool gathered = c->n_split_paths[split] > 1;
     for (int e = 0; e < c->n_split_paths[split]; e++) {
         const char *p = c->split_paths[split][e];
         yolo_status st = YOLO_OK;
         if (yolo_vfs_is_dir(c->vfs, p)) {
             char **files;
             int64_t n;
-            st = yolo_vfs_list(c->vfs, p, &files, &n);
+            yolo_walk_skips skips;
+            char line[1200];
+            st = yolo_vfs_walk(c->vfs, p, &files, &n, &skips);
+            if (st == YOLO_OK && yolo_walk_skips_describe(p, &skips, line, sizeof line))
+                yolo_data_warn("%s", line);
             for (int64_t i = 0; st == YOLO_OK && i < n; i++) {
                 if (!yolo_path_is_image(files[i]))
                     continue;
@@ -124,6 +162,7 @@ static yolo_status enumerate(const yolo_data_config *c, yolo_split split, list *
                 yolo_free_strings(files, n);
         } else if (yolo_vfs_is_file(c->vfs, p) && yolo_path_has_ext(p, ".txt")) {
             st = read_list_file(c, p, out);
+            gathered = true;
         } else if (yolo_vfs_is_file(c->vfs, p) && yolo_path_is_image(p)) {
             st = list_add(out, p, -1);
         } else {
@@ -145,7 +184,7 @@ static yolo_status enumerate(const yolo_data_config *c, yolo_split split, list *
         out->v[w++] = out->v[i];
     }
     out->n = w;
-    return YOLO_OK;
+    return gathered && !yolo_vfs_is_archive(c->vfs) ? drop_same_files(split, out) : YOLO_OK;
 }
 
 /* ---- checking one image --------------------------------------------------- */

@@ -49,9 +49,41 @@ char *yolo_cache_dir(void);
 uint64_t yolo_hash64(uint64_t h, const void *data, size_t len);
 uint64_t yolo_hash_str(uint64_t h, const char *s);
 
-/* Lists regular files below dir (recursive, following symlinks to files),
- * as full paths sorted bytewise. *out is a malloc'd array of malloc'd strings. */
+/* Folders deeper than this below a walk's root are refused (naming the
+ * path): the walk keeps a list of folders to visit, not a deep C stack,
+ * but no dataset nests this deep. */
+#define YOLO_WALK_MAX_DEPTH 64
+
+/* What a walk left out (see yolo_walk_files): folders reached a second time
+ * (a symlink back into the tree, or a second link to one folder), files
+ * reached a second time (a symlink or hard link to a file already listed).
+ * The examples are the first of each, relative to the root. */
+typedef struct yolo_walk_skips {
+    int64_t folders, files;
+    char folder_example[256]; /* "loop -> ." */
+    char file_example[256];   /* "dup.jpg: the same file as a.jpg" */
+} yolo_walk_skips;
+
+/* Lists regular files below dir (recursive, following symlinks), as full
+ * paths sorted bytewise; *out is a malloc'd array of malloc'd strings.
+ * Each real file (device + inode) is listed once, under the path with the
+ * fewest symlinks in it (then the bytewise first); a folder already walked,
+ * or one the root is inside, is not walked (again), so a loop ends and a
+ * second link to a folder adds nothing, while links to files or folders
+ * elsewhere are followed.
+ * Dangling links are passed over. skips may be NULL. */
+yolo_status yolo_walk_files(const char *dir, char ***out, int64_t *n, yolo_walk_skips *skips);
+/* yolo_walk_files without the report. */
 yolo_status yolo_list_files(const char *dir, char ***out, int64_t *n);
+/* keep[i] = false for each path naming a file another path names (device +
+ * inode): of those, a symlink gives way to a path that is not one, then the
+ * bytewise first is kept. The dropped are counted into skips (may be NULL;
+ * not cleared); paths that cannot be examined are kept, for their reader to
+ * report. For lists not made by one walk (list files, patterns). */
+yolo_status yolo_files_once(char *const *paths, int64_t n, bool *keep, yolo_walk_skips *skips);
+/* One line for what a walk of `dir` skipped ("images/train: skipped 2
+ * symlinked folders ..."); false (buf "") when it skipped nothing. */
+bool yolo_walk_skips_describe(const char *dir, const yolo_walk_skips *skips, char *buf, size_t size);
 void yolo_free_strings(char **v, int64_t n);
 
 #endif

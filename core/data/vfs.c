@@ -158,8 +158,14 @@ bool yolo_vfs_is_dir(const yolo_vfs *v, const char *path) {
 }
 
 yolo_status yolo_vfs_list(const yolo_vfs *v, const char *dir, char ***out, int64_t *n) {
+    return yolo_vfs_walk(v, dir, out, n, NULL);
+}
+
+yolo_status yolo_vfs_walk(const yolo_vfs *v, const char *dir, char ***out, int64_t *n, yolo_walk_skips *skips) {
     if (!v->archive)
-        return yolo_list_files(dir, out, n);
+        return yolo_walk_files(dir, out, n, skips);
+    if (skips)
+        memset(skips, 0, sizeof *skips);
     char *prefix = dir_prefix(dir);
     if (!prefix)
         return yolo_error(YOLO_ERR_NOMEM, "listing %s", dir);

@@ -30,6 +30,11 @@ bool yolo_vfs_is_dir(const yolo_vfs *vfs, const char *path);
 yolo_status yolo_vfs_optional_file(const yolo_vfs *vfs, const char *path, bool *exists);
 /* Regular files below dir (recursive), sorted bytewise. */
 yolo_status yolo_vfs_list(const yolo_vfs *vfs, const char *dir, char ***out, int64_t *n);
+/* The same, saying what a folder walk skipped (yolo_walk_files: links back
+ * into the tree, files reached twice); an archive has no links: none. */
+struct yolo_walk_skips;
+yolo_status yolo_vfs_walk(const yolo_vfs *vfs, const char *dir, char ***out, int64_t *n,
+                          struct yolo_walk_skips *skips);
 /* Whole file, malloc'd, NUL after len. Thread-safe. */
 yolo_status yolo_vfs_read(const yolo_vfs *vfs, const char *path, uint8_t **out, size_t *len);
 /* Size and modification time hashed (0 when missing), for cache keys. */

@@ -178,6 +178,13 @@ typedef struct predictor {
     yolo_predict_pictures pictures;
 } predictor;
 
+/* One line for what listing the source skipped (links back into the tree, files reached twice). */
+static void warn_skips(const char *source, const yolo_walk_skips *skips) {
+    char where[1100], line[1600];
+    snprintf(where, sizeof where, "source=%s", source);
+    if (yolo_walk_skips_describe(where, skips, line, sizeof line)) printf("WARNING: %s\n", line);
+}
+
 /* source=images/IMG_*.jpg, a pattern (Ultralytics expands it with glob): the images
  * it matches, in glob's sorted order. */
 static yolo_status list_pattern(predictor *p, const char *source) {
@@ -187,13 +194,18 @@ static yolo_status list_pattern(predictor *p, const char *source) {
     if (rc != 0) return yolo_error(YOLO_ERR_IO, "source=%s: cannot expand the pattern", source);
     yolo_status st = yolo_vfs_open(NULL, &p->vfs);
     p->files = st ? NULL : calloc(g.gl_pathc, sizeof *p->files);
-    if (!st && !p->files) st = yolo_error(YOLO_ERR_NOMEM, "out of memory");
+    bool *keep = st ? NULL : malloc(g.gl_pathc);
+    if (!st && (!p->files || !keep)) st = yolo_error(YOLO_ERR_NOMEM, "out of memory");
+    yolo_walk_skips skips = {0}; /* a pattern may match one file by two paths (a folder and a link to it) */
+    if (!st) st = yolo_files_once(g.gl_pathv, (int64_t)g.gl_pathc, keep, &skips);
+    if (!st) warn_skips(source, &skips);
     for (size_t i = 0; !st && i < g.gl_pathc; i++) {
-        if (!yolo_path_is_image(g.gl_pathv[i])) continue;
+        if (!keep[i] || !yolo_path_is_image(g.gl_pathv[i])) continue;
         if (!(p->files[p->n_files] = strdup(g.gl_pathv[i]))) st = yolo_error(YOLO_ERR_NOMEM, "out of memory");
         else p->n_files++;
     }
     globfree(&g);
+    free(keep);
     if (!st && p->n_files == 0) st = yolo_error(YOLO_ERR_ARG, "source=%s: the pattern matches no image", source);
     return st;
 }
@@ -231,8 +243,10 @@ static yolo_status list_sources(predictor *p, const char *source) {
     }
     char **all = NULL;
     int64_t n = 0;
-    st = yolo_vfs_list(p->vfs, archive ? "" : source, &all, &n);
+    yolo_walk_skips skips;
+    st = yolo_vfs_walk(p->vfs, archive ? "" : source, &all, &n, &skips);
     if (st) return st;
+    warn_skips(source, &skips);
     p->files = calloc((size_t)(n ? n : 1), sizeof *p->files);
     int64_t videos = 0;
     for (int64_t i = 0; i < n; i++) {
