@@ -147,6 +147,9 @@ static void test_cli_words(void) {
     EXPECT("train device=vulkan:x", 2, "device=vulkan:x");
     EXPECT("train fraction=0", 2, "'fraction=0'", "(0, 1]");
     EXPECT("train cfg=rangecfg.yaml", 2, "rangecfg.yaml", "'fraction=0'");
+    /* in range, but it keeps none of the 2 images: named, not "no usable images" */
+    EXPECT("train data=boxes.yaml model=det.yaml imgsz=32 workers=0 fraction=0.1", 0, "fraction=0.1 keeps",
+           "above 0.25");
 }
 
 static void test_files(void) {

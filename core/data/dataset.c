@@ -342,15 +342,22 @@ static uint64_t cache_key(const yolo_dataset *ds, const list *images, float tol)
 }
 
 /* fraction in (0,1): the first round(n * fraction) images of the sorted
- * list, as Ultralytics' dataset (im_files[:round(len * fraction)]). */
-static void keep_fraction(list *images, double fraction) {
+ * list, as Ultralytics' dataset (im_files[:round(len * fraction)]). A
+ * fraction that keeps none of a split's images is refused by name: the
+ * split's own "no usable images" would blame the data. */
+static yolo_status keep_fraction(list *images, double fraction, yolo_split split) {
     if (!(fraction > 0.0 && fraction < 1.0))
-        return;
+        return YOLO_OK;
     int64_t keep = (int64_t)nearbyint((double)images->n * fraction); /* Python round(): halves to even */
+    if (keep == 0 && images->n > 0)
+        return yolo_error(YOLO_ERR_CONFIG, "fraction=%g keeps round(%lld * %g) = 0 of the %s split's %lld images: give "
+                          "a fraction above %.3g", fraction, (long long)images->n, fraction,
+                          yolo_split_name(split), (long long)images->n, 0.5 / (double)images->n);
     for (int64_t i = keep; i < images->n; i++)
         free(images->v[i].path);
     if (keep < images->n)
         images->n = keep;
+    return YOLO_OK;
 }
 
 static void emit_warnings(char *const *w, int64_t n) {
@@ -382,12 +389,13 @@ yolo_status yolo_dataset_open(const yolo_data_config *cfg, yolo_split split, con
     ds->tolerance = tol;
     list images = {0};
     yolo_status st = enumerate(cfg, split, &images);
+    if (st == YOLO_OK)
+        st = keep_fraction(&images, opt->fraction, split);
     if (st != YOLO_OK) {
         list_free(&images);
         free(ds);
         return st;
     }
-    keep_fraction(&images, opt->fraction);
     uint64_t key = cache_key(ds, &images, tol);
     uint64_t where = yolo_hash_str(yolo_hash_str(yolo_hash_str(0, cfg->source), cfg->root), yolo_split_name(split));
     where = yolo_hash_str(where, yolo_vfs_name(cfg->vfs));
