@@ -1,6 +1,7 @@
 /* yolo_tensor <-> checkpoint blob helpers (see ckpt_tensors.h). */
 #include "ckpt/ckpt_tensors.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,14 +148,12 @@ bool yolo_ckpt_tensor_matches(const yolo_st_tensor *src, const yolo_tensor *dst)
     return src->dtype == yolo_ckpt_st_dtype(dst->dtype);
 }
 
-static const char *shape_of(const yolo_tensor *t, char *buf, size_t n) { return yolo_tensor_shape_str(t, buf, n); }
-
 yolo_status yolo_ckpt_load_tensor(const yolo_st_tensor *src, yolo_tensor *dst, const char *what) {
     what = what ? what : "checkpoint";
     char a[160], b[160];
     if (!yolo_ckpt_tensor_matches(src, dst))
         return yolo_error(YOLO_ERR_SHAPE, "%s: tensor '%s' is %s, the model's is %s", what, src->name,
-                          yolo_st_shape_str(src, a, sizeof a), shape_of(dst, b, sizeof b));
+                          yolo_st_shape_str(src, a, sizeof a), yolo_tensor_shape_str(dst, b, sizeof b));
     int64_t numel = yolo_st_numel(src);
     yolo_status st;
     if (!is_float_yolo(dst->dtype) || (src->dtype == YOLO_ST_F32 && dst->dtype == YOLO_F32) ||
@@ -184,55 +183,176 @@ yolo_status yolo_ckpt_load_tensor(const yolo_st_tensor *src, yolo_tensor *dst, c
     return YOLO_OK;
 }
 
-yolo_status yolo_ckpt_load_all(const yolo_st_file *blob, yolo_tensor *const *tensors, const char *const *names,
-                               size_t n, const char *what) {
+/* ---- the loading rules ---- */
+
+/* The one name a file may hold that no model of ours has: BatchNorm2d's
+ * num_batches_tracked counts the batches trained, and PyTorch reads it only
+ * for momentum=None (Ultralytics' batch norms have a momentum), so nothing
+ * is computed from it. Every Ultralytics state dict holds one per batch
+ * norm: the .pt reader drops them (counting them for "Transferred N/M"), a
+ * safetensors converted from a state dict keeps them. Everything else is
+ * exact: the DFL's fixed conv weight and YOLOv10/YOLO26's one2one branches
+ * are in the files and in our models alike, and the head's anchors and
+ * strides are plain attributes in Ultralytics, not state. */
+static bool ignored_extra(const char *name) {
+    static const char suffix[] = ".num_batches_tracked";
+    size_t n = strlen(name), s = sizeof suffix - 1;
+    return n >= s && !strcmp(name + n - s, suffix);
+}
+
+/* NaN and ±Inf among the values of a tensor that yolo_ckpt_tensor_matches
+ * (all exponent bits set); *first: the first one's index. */
+static int64_t count_nonfinite(const yolo_st_tensor *t, int64_t *first) {
+    size_t es = yolo_st_dtype_size(t->dtype);
+    uint64_t mask;
+    switch (t->dtype) {
+    case YOLO_ST_F16: mask = 0x7c00u; break;
+    case YOLO_ST_F32: mask = 0x7f800000u; break;
+    case YOLO_ST_F64: mask = 0x7ff0000000000000ull; break;
+    default: return 0;
+    }
+    int64_t bad = 0, numel = yolo_st_numel(t);
+    const uint8_t *p = t->data;
+    for (int64_t i = 0; i < numel; i++) {
+        uint64_t bits = 0;
+        memcpy(&bits, p + (size_t)i * es, es); /* little-endian hosts, as the format */
+        if ((bits & mask) == mask && !bad++) *first = i;
+    }
+    return bad;
+}
+
+static const char *name_at(yolo_tensor *const *tensors, const char *const *names, size_t i) {
+    return names && names[i] ? names[i] : tensors[i]->name;
+}
+
+/* One line of the report: the first YOLO_CKPT_REPORT_LINES are kept. */
+static void report_add(yolo_ckpt_report *r, yolo_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void report_add(yolo_ckpt_report *r, yolo_status st, const char *fmt, ...) {
+    if (!r->n_listed) r->first = st;
+    if (r->n_listed < YOLO_CKPT_REPORT_LINES) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(r->lines[r->n_listed], sizeof r->lines[0], fmt, ap);
+        va_end(ap);
+    }
+    r->n_listed++;
+}
+
+/* How each of the n tensors fits the blob (fits[i]), and what does not:
+ * a tensor missing from the blob, of another shape or a dtype that does not
+ * convert, holding NaN or Inf (when `finite`), and a tensor of the blob
+ * that none of them is (ignored_extra aside). */
+static void survey(const yolo_st_file *blob, yolo_tensor *const *tensors, const char *const *names, size_t n,
+                   bool finite, bool *fits, yolo_ckpt_report *r) {
+    memset(r, 0, sizeof *r);
+    size_t found = 0;
+    char a[160], b[160];
+    for (size_t i = 0; i < n; i++) {
+        const char *name = name_at(tensors, names, i);
+        const yolo_st_tensor *src = yolo_st_find(blob, name);
+        int64_t first = 0, bad = 0;
+        fits[i] = false;
+        found += src != NULL;
+        if (!src)
+            report_add(r, YOLO_ERR_FORMAT, "tensor '%s' is missing (the model's is %s)", name,
+                       yolo_tensor_shape_str(tensors[i], b, sizeof b));
+        else if (!yolo_ckpt_tensor_matches(src, tensors[i]))
+            report_add(r, YOLO_ERR_SHAPE, "tensor '%s' is %s in the file, the model's is %s", name,
+                       yolo_st_shape_str(src, a, sizeof a), yolo_tensor_shape_str(tensors[i], b, sizeof b));
+        else if (finite && (bad = count_nonfinite(src, &first)) > 0) {
+            r->n_nonfinite++;
+            report_add(r, YOLO_ERR_FORMAT, "tensor '%s' holds %lld non-finite value%s (NaN or Inf; the first at "
+                       "element %lld of %lld)", name, (long long)bad, bad == 1 ? "" : "s", (long long)first,
+                       (long long)yolo_st_numel(src));
+        } else
+            fits[i] = true;
+    }
+    /* the blob's other tensors, looked for only when there are some */
+    for (size_t k = 0; found < yolo_st_count(blob) && k < yolo_st_count(blob); k++) {
+        const yolo_st_tensor *t = yolo_st_at(blob, k);
+        bool known = ignored_extra(t->name);
+        for (size_t i = 0; i < n && !known; i++) known = !strcmp(t->name, name_at(tensors, names, i));
+        if (!known)
+            report_add(r, YOLO_ERR_FORMAT, "tensor '%s' (%s) is unexpected: the model has no tensor of that name",
+                       t->name, yolo_st_shape_str(t, a, sizeof a));
+    }
+}
+
+void yolo_ckpt_report_print(const yolo_ckpt_report *r, const char *heading, FILE *out) {
+    if (!r->n_listed) return;
+    fprintf(out, "%s (%zu):\n", heading, r->n_listed);
+    size_t shown = r->n_listed < YOLO_CKPT_REPORT_LINES ? r->n_listed : YOLO_CKPT_REPORT_LINES;
+    for (size_t i = 0; i < shown; i++) fprintf(out, "  %s\n", r->lines[i]);
+    if (r->n_listed > shown) fprintf(out, "  and %zu more\n", r->n_listed - shown);
+}
+
+/* The strict forms: everything is checked before anything is loaded. */
+static yolo_status load_exact(const yolo_st_file *blob, yolo_tensor *const *tensors, const char *const *names,
+                              size_t n, const char *what, bool finite) {
     what = what ? what : "checkpoint";
     if (!blob) return yolo_error(YOLO_ERR_FORMAT, "%s: missing", what);
-    /* Everything is checked before anything is loaded. */
+    bool *fits = malloc(n ? n : 1);
+    if (!fits) return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", what);
+    yolo_ckpt_report r;
+    survey(blob, tensors, names, n, finite, fits, &r);
+    free(fits);
+    if (r.n_listed > 1)
+        return yolo_error(r.first, "%s: %s; and %zu more tensor%s that do%s not load exactly (a model loads every "
+                          "tensor of its file or none)", what, r.lines[0], r.n_listed - 1, r.n_listed > 2 ? "s" : "",
+                          r.n_listed > 2 ? "" : "es");
+    if (r.n_listed) return yolo_error(r.first, "%s: %s", what, r.lines[0]);
     for (size_t i = 0; i < n; i++) {
-        const char *name = names && names[i] ? names[i] : tensors[i]->name;
-        const yolo_st_tensor *src = yolo_st_find(blob, name);
-        if (!src) return yolo_error(YOLO_ERR_FORMAT, "%s: tensor '%s' is missing", what, name);
-        if (!yolo_ckpt_tensor_matches(src, tensors[i])) {
-            char a[160], b[160];
-            return yolo_error(YOLO_ERR_SHAPE, "%s: tensor '%s' is %s, the model's is %s", what, name,
-                              yolo_st_shape_str(src, a, sizeof a), shape_of(tensors[i], b, sizeof b));
-        }
-    }
-    if (yolo_st_count(blob) != n) {
-        /* Something in the blob is not among the tensors: name it. */
-        for (size_t k = 0; k < yolo_st_count(blob); k++) {
-            const char *bn = yolo_st_at(blob, k)->name;
-            bool found = false;
-            for (size_t i = 0; i < n && !found; i++)
-                found = strcmp(bn, names && names[i] ? names[i] : tensors[i]->name) == 0;
-            if (!found)
-                return yolo_error(YOLO_ERR_FORMAT, "%s: holds tensor '%s' that the model does not have (%zu stored, %zu expected)",
-                                  what, bn, yolo_st_count(blob), n);
-        }
-        return yolo_error(YOLO_ERR_FORMAT, "%s: %zu tensors stored, %zu expected", what, yolo_st_count(blob), n);
-    }
-    for (size_t i = 0; i < n; i++) {
-        yolo_status st = yolo_ckpt_load_tensor(yolo_st_find(blob, names && names[i] ? names[i] : tensors[i]->name),
-                                               tensors[i], what);
+        yolo_status st = yolo_ckpt_load_tensor(yolo_st_find(blob, name_at(tensors, names, i)), tensors[i], what);
         if (st) return st;
     }
     return YOLO_OK;
 }
 
-yolo_status yolo_ckpt_load_matching(const yolo_st_file *blob, yolo_tensor *const *tensors, size_t n,
-                                    const char *what, size_t *transferred) {
+yolo_status yolo_ckpt_load_all(const yolo_st_file *blob, yolo_tensor *const *tensors, const char *const *names,
+                               size_t n, const char *what) {
+    return load_exact(blob, tensors, names, n, what, false);
+}
+
+yolo_status yolo_ckpt_load_weights(const yolo_st_file *blob, yolo_tensor *const *tensors, size_t n,
+                                   const char *what) {
+    return load_exact(blob, tensors, NULL, n, what, true);
+}
+
+yolo_status yolo_ckpt_load_matching_report(const yolo_st_file *blob, yolo_tensor *const *tensors, size_t n,
+                                           const char *what, size_t *transferred, yolo_ckpt_report *report) {
     *transferred = 0;
     what = what ? what : "checkpoint";
     if (!blob) return yolo_error(YOLO_ERR_FORMAT, "%s: missing", what);
-    for (size_t i = 0; i < n; i++) {
-        const yolo_st_tensor *src = yolo_st_find(blob, tensors[i]->name);
-        if (!src || !yolo_ckpt_tensor_matches(src, tensors[i])) continue;
-        yolo_status st = yolo_ckpt_load_tensor(src, tensors[i], what);
-        if (st) return st;
-        (*transferred)++;
+    bool *fits = malloc(n ? n : 1);
+    yolo_ckpt_report *r = report ? report : malloc(sizeof *r);
+    if (!fits || !r) {
+        free(fits);
+        if (r != report) free(r);
+        return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", what);
     }
-    return YOLO_OK;
+    /* NaN or Inf is not transferred: one such weight turns every loss NaN from the first batch on, where a
+     * tensor left at its initialisation trains as the head's new classes do (Ultralytics copies it as is) */
+    survey(blob, tensors, NULL, n, true, fits, r);
+    size_t fitting = 0;
+    for (size_t i = 0; i < n; i++) fitting += fits[i];
+    yolo_status st = YOLO_OK;
+    if (n && !fitting)
+        st = yolo_error(YOLO_ERR_FORMAT, "%s: none of the model's %zu tensors matches one of the file by name and "
+                        "shape (%s%s): nothing to transfer, these are another model's weights", what, n,
+                        r->lines[0], r->n_listed > 1 ? ", ..." : "");
+    for (size_t i = 0; !st && i < n; i++) {
+        if (!fits[i]) continue;
+        st = yolo_ckpt_load_tensor(yolo_st_find(blob, tensors[i]->name), tensors[i], what);
+        if (!st) (*transferred)++;
+    }
+    free(fits);
+    if (r != report) free(r);
+    return st;
+}
+
+yolo_status yolo_ckpt_load_matching(const yolo_st_file *blob, yolo_tensor *const *tensors, size_t n,
+                                    const char *what, size_t *transferred) {
+    return yolo_ckpt_load_matching_report(blob, tensors, n, what, transferred, NULL);
 }
 
 static yolo_status member_of(const yolo_ckpt *ck, yolo_ckpt_blob_id id, const yolo_st_file **blob, char *what,
@@ -249,16 +369,24 @@ yolo_status yolo_ckpt_restore(const yolo_ckpt *ck, yolo_ckpt_blob_id id, yolo_te
     char what[1100];
     const yolo_st_file *blob;
     yolo_status st = member_of(ck, id, &blob, what, sizeof what);
-    return st ? st : yolo_ckpt_load_all(blob, tensors, names, n, what);
+    /* weights are finite; the optimizer's pending gradients may hold the Inf of an fp16 step the loss
+     * scaler is about to skip */
+    return st ? st : load_exact(blob, tensors, names, n, what, id != YOLO_CKPT_OPTIMIZER);
+}
+
+yolo_status yolo_ckpt_transfer_report(const yolo_ckpt *ck, yolo_ckpt_blob_id id, yolo_tensor *const *tensors,
+                                      size_t n, size_t *transferred, yolo_ckpt_report *report) {
+    char what[1100];
+    const yolo_st_file *blob;
+    *transferred = 0;
+    if (report) memset(report, 0, sizeof *report);
+    yolo_status st = member_of(ck, id, &blob, what, sizeof what);
+    return st ? st : yolo_ckpt_load_matching_report(blob, tensors, n, what, transferred, report);
 }
 
 yolo_status yolo_ckpt_transfer(const yolo_ckpt *ck, yolo_ckpt_blob_id id, yolo_tensor *const *tensors, size_t n,
                                size_t *transferred) {
-    char what[1100];
-    const yolo_st_file *blob;
-    *transferred = 0;
-    yolo_status st = member_of(ck, id, &blob, what, sizeof what);
-    return st ? st : yolo_ckpt_load_matching(blob, tensors, n, what, transferred);
+    return yolo_ckpt_transfer_report(ck, id, tensors, n, transferred, NULL);
 }
 
 yolo_ckpt_blob_id yolo_ckpt_weights_member(const yolo_ckpt *ck) {

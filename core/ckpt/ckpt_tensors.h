@@ -12,15 +12,25 @@
  *
  * Loading: yolo_ckpt_load_tensor copies one stored tensor into a model
  * tensor of the same shape (F16/F32/F64 convert to the tensor's float
- * dtype; integer dtypes must match); yolo_ckpt_load_all is the strict
- * resume form (every tensor present, nothing extra); yolo_ckpt_load_matching
- * is the fine-tune form (copy what matches by name and shape, count it:
- * "Transferred 319/355 items"). */
+ * dtype; integer dtypes must match). Two rules, for checkpoints and .pt
+ * files alike (a .pt's state dict is viewed as a blob, pt_model.c):
+ *   - exact (val, predict, export, info, resume): every tensor of the
+ *     model is in the blob with its shape and a dtype that converts, and
+ *     the blob holds nothing else but num_batches_tracked buffers (which
+ *     no model here keeps: see ignored_extra); weights hold no NaN or Inf.
+ *     All is checked before anything is loaded; the error names the first
+ *     tensor that does not fit (missing, its shape in the file and the
+ *     model's, unexpected, non-finite values) and counts the others.
+ *   - transfer (fine-tuning, Ultralytics' intersect_dicts): the tensors
+ *     that match by name and shape are copied ("Transferred 319/355
+ *     items"), the rest reported by name; a tensor holding NaN or Inf is
+ *     not copied (reported); none matching at all is an error. */
 #ifndef YOLO_CKPT_TENSORS_H
 #define YOLO_CKPT_TENSORS_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ckpt/ckpt_file.h"
 #include "ckpt/safetensors.h"
@@ -55,21 +65,41 @@ yolo_status yolo_ckpt_load_tensor(const yolo_st_tensor *src, yolo_tensor *dst, c
 /* Whether load_tensor would accept the pair (same shape, convertible). */
 bool yolo_ckpt_tensor_matches(const yolo_st_tensor *src, const yolo_tensor *dst);
 
-/* Resume: every one of the n tensors must be in blob with its shape
- * (looked up under its own name, or names[i] when names is given), and
- * the blob may hold nothing else. */
+/* What does not fit a rule: one line per tensor, the first kept
+ * ("tensor 'model.0.conv.weight' is F32[16,3,3,3] in the file, the
+ * model's is f32[32,3,3,3]"). */
+#define YOLO_CKPT_REPORT_LINES 10
+typedef struct yolo_ckpt_report {
+    size_t n_listed;    /* tensors: the model's not loaded, the file's unexpected */
+    size_t n_nonfinite; /* of them, the ones holding NaN or Inf */
+    yolo_status first;  /* the first one's kind: YOLO_ERR_SHAPE or YOLO_ERR_FORMAT */
+    char lines[YOLO_CKPT_REPORT_LINES][480];
+} yolo_ckpt_report;
+/* "heading (N):", the kept lines indented, "and K more"; nothing when empty. */
+void yolo_ckpt_report_print(const yolo_ckpt_report *r, const char *heading, FILE *out);
+
+/* The exact rule without the finite check (an optimizer's state): each of
+ * the n tensors is looked up under its own name, or names[i] when given. */
 yolo_status yolo_ckpt_load_all(const yolo_st_file *blob, yolo_tensor *const *tensors, const char *const *names,
                                size_t n, const char *what);
-/* Fine-tune: copies every tensor whose name and shape match, leaves the
- * others as they are; *transferred counts the copies (of n). */
+/* The exact rule for weights (NaN or Inf refused). */
+yolo_status yolo_ckpt_load_weights(const yolo_st_file *blob, yolo_tensor *const *tensors, size_t n,
+                                   const char *what);
+/* The transfer rule; *transferred counts the copies (of n); report (may be
+ * NULL) gets what was not copied and the blob's tensors left unused. */
+yolo_status yolo_ckpt_load_matching_report(const yolo_st_file *blob, yolo_tensor *const *tensors, size_t n,
+                                           const char *what, size_t *transferred, yolo_ckpt_report *report);
 yolo_status yolo_ckpt_load_matching(const yolo_st_file *blob, yolo_tensor *const *tensors, size_t n,
                                     const char *what, size_t *transferred);
 
 /* The same on a member of a read checkpoint, with messages naming the
  * member and the file ("ema.safetensors of runs/x/weights/last.ckpt"); a
- * missing member is YOLO_ERR_FORMAT saying so. */
+ * missing member is YOLO_ERR_FORMAT saying so. restore is exact, with the
+ * finite check on the weights (model, EMA), not on the optimizer's state. */
 yolo_status yolo_ckpt_restore(const yolo_ckpt *ckpt, yolo_ckpt_blob_id id, yolo_tensor *const *tensors,
                               const char *const *names, size_t n);
+yolo_status yolo_ckpt_transfer_report(const yolo_ckpt *ckpt, yolo_ckpt_blob_id id, yolo_tensor *const *tensors,
+                                      size_t n, size_t *transferred, yolo_ckpt_report *report);
 yolo_status yolo_ckpt_transfer(const yolo_ckpt *ckpt, yolo_ckpt_blob_id id, yolo_tensor *const *tensors, size_t n,
                                size_t *transferred);
 /* The member to take weights from for inference or fine-tuning: the EMA

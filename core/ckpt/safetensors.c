@@ -390,6 +390,38 @@ static int cmp_by_name_idx(const void *a, const void *b, void *ctx) {
     return strcmp(t[*(const size_t *)a].name, t[*(const size_t *)b].name);
 }
 
+/* by_name sorted over f->tensors; a name twice would leave yolo_st_find's answer open. */
+static yolo_status index_names(yolo_st_file *f, const char *what) {
+    for (size_t i = 0; i < f->n; i++) f->by_name[i] = i;
+    qsort_r(f->by_name, f->n, sizeof *f->by_name, cmp_by_name_idx, f->tensors);
+    for (size_t i = 1; i < f->n; i++)
+        if (!strcmp(f->tensors[f->by_name[i]].name, f->tensors[f->by_name[i - 1]].name))
+            return yolo_error(YOLO_ERR_FORMAT, "%s: tensor '%.200s' appears twice", what,
+                              f->tensors[f->by_name[i]].name);
+    return YOLO_OK;
+}
+
+yolo_status yolo_st_file_view(const yolo_st_tensor *tensors, size_t n, const char *what, yolo_st_file **out) {
+    *out = NULL;
+    what = what ? what : "tensors";
+    yolo_st_file *f = calloc(1, sizeof *f);
+    if (f) f->tensors = malloc((n ? n : 1) * sizeof *f->tensors);
+    if (f && f->tensors) f->by_name = malloc((n ? n : 1) * sizeof *f->by_name);
+    if (!f || !f->by_name) {
+        yolo_st_file_free(f);
+        return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", what);
+    }
+    if (n) memcpy(f->tensors, tensors, n * sizeof *tensors);
+    f->n = n;
+    yolo_status st = index_names(f, what);
+    if (st) {
+        yolo_st_file_free(f);
+        return st;
+    }
+    *out = f;
+    return YOLO_OK;
+}
+
 yolo_status yolo_st_decode(const void *buf, size_t size, const char *what, yolo_st_file **out) {
     *out = NULL;
     what = what ? what : "safetensors";
@@ -489,8 +521,10 @@ yolo_status yolo_st_decode(const void *buf, size_t size, const char *what, yolo_
     free(spans);
     free(tmp);
     f->n = n_tensors;
-    for (size_t i = 0; i < n_tensors; i++) f->by_name[i] = i;
-    qsort_r(f->by_name, n_tensors, sizeof *f->by_name, cmp_by_name_idx, f->tensors);
+    if ((st = index_names(f, what))) { /* not here: the JSON parser refuses a key twice */
+        yolo_st_file_free(f);
+        return st;
+    }
     *out = f;
     return YOLO_OK;
 }

@@ -102,6 +102,10 @@ typedef struct yolo_st_file yolo_st_file;
  * which must outlive *out. */
 yolo_status yolo_st_decode(const void *buf, size_t size, const char *what, yolo_st_file **out);
 void yolo_st_file_free(yolo_st_file *f);
+/* The same lookup over tensors held elsewhere (a .pt's state dict, for the
+ * checkpoint loaders' rules): the structs are copied, their names and data
+ * borrowed, and must outlive *out. Names must be unique. */
+yolo_status yolo_st_file_view(const yolo_st_tensor *tensors, size_t n, const char *what, yolo_st_file **out);
 
 size_t yolo_st_count(const yolo_st_file *f);
 /* i-th tensor in file (offset) order. */

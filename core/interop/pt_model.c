@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "ckpt/ckpt_file.h"
+#include "ckpt/ckpt_tensors.h"
 #include "ckpt/safetensors.h"
+#include "data/fsutil.h"
 #include "nn/model_internal.h"
 #include "plugin/plugin_loader.h"
 
@@ -34,10 +36,24 @@ static yolo_status check_activations(const yolo_pt_model *pt, const yolo_model *
     return YOLO_OK;
 }
 
-yolo_status yolo_pt_build_model(const yolo_pt_model *pt, yolo_backend *backend, const yolo_model_options *opt,
-                                yolo_model **out, size_t *loaded) {
+/* The state dict as safetensors entries (f32, borrowing names and data). */
+static yolo_st_tensor *st_entries(const yolo_pt_model *pt) {
+    yolo_st_tensor *ts = calloc((size_t)pt->n_tensors + 1, sizeof *ts);
+    for (int i = 0; ts && i < pt->n_tensors; i++) {
+        const yolo_pt_tensor *t = &pt->tensors[i];
+        ts[i] = (yolo_st_tensor){.name = t->name, .dtype = YOLO_ST_F32, .ndim = t->ndim, .data = t->data,
+                                 .nbytes = sizeof(float) * (size_t)t->numel};
+        memcpy(ts[i].shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+    }
+    return ts;
+}
+
+/* The .pt's architecture (its pickled yaml; opt->nc overrides the class
+ * count), its activations checked against the file's and its batch-norm
+ * constants; the weights at their initialisation. */
+static yolo_status build_architecture(const yolo_pt_model *pt, yolo_backend *backend, const yolo_model_options *opt,
+                                      yolo_model **out) {
     *out = NULL;
-    if (loaded) *loaded = 0;
     yolo_model_options o = opt ? *opt : (yolo_model_options){0};
     if (!o.scale && pt->scale[0]) o.scale = pt->scale;
     /* the name its summary and scale letter come from: the yaml it was made from */
@@ -49,26 +65,48 @@ yolo_status yolo_pt_build_model(const yolo_pt_model *pt, yolo_backend *backend, 
         yolo_model_free(m);
         return st;
     }
-    size_t n = 0;
-    for (int i = 0; i < yolo_model_tensor_count(m) && !st; i++) {
-        yolo_tensor *t = yolo_model_tensor_at(m, i)->tensor;
-        const yolo_pt_tensor *src = yolo_pt_find(pt, t->name);
-        if (!src || src->ndim != t->ndim) continue;
-        bool same = true;
-        for (int d = 0; d < t->ndim; d++) same = same && src->shape[d] == t->shape[d];
-        if (!same) continue;
-        st = yolo_tensor_upload_f32(t, src->data, src->numel);
-        n++;
-    }
-    if (st) {
-        yolo_model_free(m);
-        return yolo_error_context(st, "%s: loading its weights", pt->path);
-    }
     if (pt->bn_eps > 0) { /* the batch norm constants it was trained with */
         m->bn_eps = (float)pt->bn_eps;
         m->bn_momentum = (float)pt->bn_momentum;
     }
-    if (loaded) *loaded = n;
+    *out = m;
+    return YOLO_OK;
+}
+
+yolo_status yolo_pt_build_model(const yolo_pt_model *pt, yolo_backend *backend, const yolo_model_options *opt,
+                                yolo_model **out, size_t *loaded) {
+    *out = NULL;
+    if (loaded) *loaded = 0;
+    yolo_model *m = NULL;
+    yolo_status st = build_architecture(pt, backend, opt, &m);
+    if (st) return st;
+    size_t n = (size_t)yolo_model_tensor_count(m), copied = 0;
+    yolo_tensor **tensors = malloc(sizeof *tensors * (n ? n : 1));
+    yolo_st_tensor *entries = st_entries(pt);
+    yolo_st_file *view = NULL;
+    if (!tensors || !entries) st = yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", pt->path);
+    if (!st) st = yolo_st_file_view(entries, (size_t)pt->n_tensors, pt->path, &view);
+    for (size_t i = 0; !st && i < n; i++) tensors[i] = yolo_model_tensor_at(m, (int)i)->tensor;
+    const int nc = opt ? opt->nc : 0;
+    if (!st && nc > 0 && nc != pt->nc) {
+        /* another class count was asked for: the head cannot load, so what fits transfers (a fine-tune's start) */
+        yolo_ckpt_report report;
+        st = yolo_ckpt_load_matching_report(view, tensors, n, pt->path, &copied, &report);
+        char heading[1200];
+        snprintf(heading, sizeof heading, "not transferred from %s (nc=%d, the file's %d)", pt->path, nc, pt->nc);
+        if (!st && opt->log) yolo_ckpt_report_print(&report, heading, opt->log);
+    } else if (!st) {
+        st = yolo_ckpt_load_weights(view, tensors, n, pt->path);
+        copied = n;
+    }
+    yolo_st_file_free(view);
+    free(entries);
+    free(tensors);
+    if (st) {
+        yolo_model_free(m);
+        return st;
+    }
+    if (loaded) *loaded = copied;
     *out = m;
     return YOLO_OK;
 }
@@ -79,6 +117,20 @@ yolo_status yolo_pt_model_load(const char *path, yolo_backend *backend, const yo
     yolo_pt_model *pt = NULL;
     yolo_status st = yolo_pt_read(path, &pt);
     if (!st) st = yolo_pt_build_model(pt, backend, opt, out, NULL);
+    yolo_pt_free(pt);
+    return st;
+}
+
+yolo_status yolo_pt_model_load_architecture(const char *path, yolo_backend *backend, const yolo_model_options *opt,
+                                            yolo_model **out) {
+    *out = NULL;
+    uint8_t *data = NULL;
+    size_t size = 0;
+    yolo_pt_model *pt = NULL;
+    yolo_status st = yolo_read_file(path, &data, &size);
+    if (!st) st = yolo_pt_read_header_memory(data, size, path, &pt);
+    free(data);
+    if (!st) st = build_architecture(pt, backend, opt, out);
     yolo_pt_free(pt);
     return st;
 }
@@ -137,14 +189,8 @@ yolo_status yolo_pt_ckpt_parts(const void *data, size_t size, const char *name, 
     yolo_pt_model *pt = NULL;
     yolo_status st = yolo_pt_read_memory(data, size, name, &pt);
     if (st) return st;
-    yolo_st_tensor *ts = calloc((size_t)pt->n_tensors + 1, sizeof *ts);
+    yolo_st_tensor *ts = st_entries(pt);
     if (!ts) st = yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", name);
-    for (int i = 0; !st && i < pt->n_tensors; i++) {
-        const yolo_pt_tensor *t = &pt->tensors[i];
-        ts[i] = (yolo_st_tensor){.name = t->name, .dtype = YOLO_ST_F32, .ndim = t->ndim, .data = t->data,
-                                 .nbytes = sizeof(float) * (size_t)t->numel};
-        memcpy(ts[i].shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
-    }
     char what[1100];
     snprintf(what, sizeof what, "the weights of %s", name);
     if (!st) st = yolo_st_encode(ts, (size_t)pt->n_tensors, NULL, 0, what, blob, blob_size);

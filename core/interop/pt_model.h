@@ -12,13 +12,24 @@
 #include "yolo/model.h"
 
 /* Builds the .pt's architecture (its pickled yaml; opt->nc overrides the
- * class count as for a yaml) and copies every tensor whose state-dict name
- * and shape match; *loaded (may be NULL) counts them. */
+ * class count as for a yaml) and loads its state dict by the exact rule
+ * (ckpt/ckpt_tensors.h: every tensor with its shape, nothing unexpected,
+ * no NaN or Inf; checked before anything loads), or fails naming the first
+ * tensor that does not fit. With an opt->nc other than the file's the head
+ * cannot load: the tensors that match by name and shape transfer instead
+ * (a fine-tune's start; what does not goes to opt->log when given), and
+ * none matching is an error. *loaded (may be NULL) counts the copies. */
 yolo_status yolo_pt_build_model(const yolo_pt_model *pt, yolo_backend *backend, const yolo_model_options *opt,
                                 yolo_model **out, size_t *loaded);
 /* yolo_model_load for a path that yolo_pt_is_path. */
 yolo_status yolo_pt_model_load(const char *path, yolo_backend *backend, const yolo_model_options *opt,
                                yolo_model **out);
+/* The .pt's architecture alone (activations checked, batch-norm constants
+ * set), its weights left at their initialisation and its storages not
+ * read: for a model whose weights come from a checkpoint by its own rule
+ * (a fine-tune's transfer, a resume). */
+yolo_status yolo_pt_model_load_architecture(const char *path, yolo_backend *backend, const yolo_model_options *opt,
+                                            yolo_model **out);
 
 /* The parts of a checkpoint made from the .pt bytes: meta.yaml's tree
  * (task from the plugin that owns the head module, model_name = `name`,

@@ -320,11 +320,12 @@ yolo_status yolo_checkpoint_restore(const yolo_ckpt *ck, const yolo_resume_info 
     return YOLO_OK;
 }
 
-yolo_status yolo_checkpoint_transfer(const yolo_ckpt *ck, yolo_model *model, size_t *transferred, size_t *total) {
+yolo_status yolo_checkpoint_transfer(const yolo_ckpt *ck, yolo_model *model, size_t *transferred, size_t *total,
+                                     yolo_ckpt_report *report) {
     size_t n = 0;
     yolo_tensor **t = model_tensors(model, &n);
     if (!t) return yolo_error(YOLO_ERR_NOMEM, "out of memory");
-    yolo_status st = yolo_ckpt_transfer(ck, yolo_ckpt_weights_member(ck), t, n, transferred);
+    yolo_status st = yolo_ckpt_transfer_report(ck, yolo_ckpt_weights_member(ck), t, n, transferred, report);
     free(t);
     *total = n;
     if (!st) yolo_pt_count_as_ultralytics(ck, model, transferred, total);
@@ -338,6 +339,16 @@ yolo_status yolo_checkpoint_model_yaml(const yolo_ckpt *ck, yolo_session *s) {
     free(s->model_yaml);
     s->model_yaml = text ? strdup(text) : NULL; /* absent in older checkpoints: built from model_name */
     return text && !s->model_yaml ? yolo_error(YOLO_ERR_NOMEM, "out of memory") : YOLO_OK;
+}
+
+yolo_status yolo_checkpoint_build_model(yolo_session *s, const char *model, yolo_model **out) {
+    if (s->model_yaml || !model || !yolo_pt_is_path(model)) return yolo_session_build_model(s, model, out);
+    /* not yolo_model_load, which loads the .pt's weights by the exact rule (refusing another nc, a damaged
+     * tensor) before the checkpoint's rule could; the head's task was checked as the checkpoint's */
+    snprintf(s->model_name, sizeof s->model_name, "%s", model);
+    const yolo_task *tasks[1] = {s->task};
+    yolo_model_options opt = {.tasks = tasks, .n_tasks = 1, .nc = s->data.nc, .seed = (uint64_t)s->set.run.seed};
+    return yolo_pt_model_load_architecture(model, s->backend, &opt, out);
 }
 
 yolo_status yolo_model_from_checkpoint(yolo_session *s, const char *path, yolo_model **out) {
@@ -366,17 +377,17 @@ yolo_status yolo_model_from_checkpoint(yolo_session *s, const char *path, yolo_m
     if (!st) {
         int data_nc = s->data.nc;
         s->data.nc = (int)nc; /* the checkpoint's classes */
-        st = yolo_session_build_model(s, model_name, &model);
+        /* a .pt loads its own weights, exactly; a .ckpt's model takes them from the EMA below */
+        st = pt ? yolo_session_build_model(s, model_name, &model) : yolo_checkpoint_build_model(s, model_name, &model);
         s->data.nc = data_nc;
     }
     if (!st && !pt) {
-        int n = yolo_model_tensor_count(model);
-        yolo_tensor **tensors = malloc(sizeof *tensors * (size_t)(n ? n : 1));
+        size_t n = 0;
+        yolo_tensor **tensors = model_tensors(model, &n);
         if (!tensors) st = yolo_error(YOLO_ERR_NOMEM, "out of memory");
-        for (int i = 0; tensors && i < n; i++) tensors[i] = yolo_model_tensor_at(model, i)->tensor;
         char blob_what[1200];
         snprintf(blob_what, sizeof blob_what, "ema.safetensors of %s", path);
-        if (!st) st = yolo_ckpt_load_all(blob, tensors, NULL, (size_t)n, blob_what);
+        if (!st) st = yolo_ckpt_load_weights(blob, tensors, n, blob_what);
         free(tensors);
     }
     if (!st) snprintf(s->model_name, sizeof s->model_name, "%s", model_name);

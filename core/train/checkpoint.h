@@ -23,6 +23,7 @@
 #define YOLO_TRAIN_CHECKPOINT_H
 
 #include "ckpt/ckpt_file.h"
+#include "ckpt/ckpt_tensors.h"
 #include "train/ema.h"
 #include "train/optimizer.h"
 #include "train/session.h"
@@ -99,9 +100,11 @@ yolo_status yolo_checkpoint_resume_info(const yolo_ckpt *ck, yolo_resume_info *o
 yolo_status yolo_checkpoint_restore(const yolo_ckpt *ck, const yolo_resume_info *info, yolo_model *model,
                                     yolo_ema *ema, yolo_optimizer *opt);
 /* Fine-tune: copies every tensor of `model` whose name and shape match the
- * checkpoint's weights (the EMA when it has one); counts into *transferred
- * of *total. */
-yolo_status yolo_checkpoint_transfer(const yolo_ckpt *ck, yolo_model *model, size_t *transferred, size_t *total);
+ * checkpoint's weights (the EMA when it has one), NaN or Inf aside; counts
+ * into *transferred of *total; report (may be NULL) names what was not
+ * copied and why (ckpt/ckpt_tensors.h). Nothing matching is an error. */
+yolo_status yolo_checkpoint_transfer(const yolo_ckpt *ck, yolo_model *model, size_t *transferred, size_t *total,
+                                     yolo_ckpt_report *report);
 
 /* Builds the model a checkpoint was trained with (its model yaml and class
  * count) on s->backend and loads its EMA weights (the weights that were
@@ -109,6 +112,11 @@ yolo_status yolo_checkpoint_transfer(const yolo_ckpt *ck, yolo_model *model, siz
 /* s->model_yaml = the checkpoint's stored model yaml (NULL when it has
  * none), so yolo_session_build_model rebuilds exactly that architecture. */
 yolo_status yolo_checkpoint_model_yaml(const yolo_ckpt *ck, yolo_session *s);
+/* yolo_session_build_model for a model whose weights a checkpoint supplies
+ * (fine-tune, resume, a .ckpt's val): where `model` is a .pt and no yaml
+ * text was stored (a checkpoint made from a .pt, an older .ckpt), the .pt's
+ * architecture alone, without loading its weights. */
+yolo_status yolo_checkpoint_build_model(yolo_session *s, const char *model, yolo_model **out);
 yolo_status yolo_model_from_checkpoint(yolo_session *s, const char *path, yolo_model **out);
 
 #endif

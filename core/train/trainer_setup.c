@@ -56,22 +56,40 @@ static yolo_status open_datasets(yolo_trainer *t) {
     return YOLO_OK;
 }
 
+/* A fine-tune's transfer: Ultralytics' count, then what did not transfer
+ * by name (the first few), NaN or Inf weights warned. */
+static yolo_status transfer_weights(yolo_trainer *t) {
+    size_t transferred = 0, total = 0;
+    yolo_ckpt_report report;
+    yolo_status st = yolo_checkpoint_transfer(t->ck, t->s.model, &transferred, &total, &report);
+    if (st) return st;
+    printf("Transferred %zu/%zu items from %s\n", transferred, total, t->weights_from);
+    yolo_ckpt_report_print(&report, "Not transferred", stdout);
+    if (report.n_nonfinite)
+        fprintf(stderr, "WARNING: %zu tensor%s of %s hold%s NaN or Inf values: not transferred, left at %s "
+                        "initialisation (listed above)\n", report.n_nonfinite, report.n_nonfinite == 1 ? "" : "s",
+                t->weights_from, report.n_nonfinite == 1 ? "s" : "", report.n_nonfinite == 1 ? "its" : "their");
+    return YOLO_OK;
+}
+
+/* A model of the run: where a checkpoint supplies the weights (fine-tune,
+ * resume), a .pt named as its architecture is built without its own. */
+static yolo_status build_model(yolo_trainer *t, const char *model, yolo_model **out) {
+    return t->ck ? yolo_checkpoint_build_model(&t->s, model, out) : yolo_session_build_model(&t->s, model, out);
+}
+
 /* The model (fine-tuned weights transferred) and its EMA copy. */
 static yolo_status build_models(yolo_trainer *t) {
     const char *model = t->model_yaml[0] ? t->model_yaml : NULL;
-    yolo_status st = yolo_session_build_model(&t->s, model, &t->s.model);
-    if (!st && t->weights_from[0]) {
-        size_t transferred = 0, total = 0;
-        st = yolo_checkpoint_transfer(t->ck, t->s.model, &transferred, &total);
-        if (!st) printf("Transferred %zu/%zu items from %s\n", transferred, total, t->weights_from);
-    }
+    yolo_status st = build_model(t, model, &t->s.model);
+    if (!st && t->weights_from[0]) st = transfer_weights(t);
     if (!st) st = yolo_trainer_apply_freeze(t->s.model, &t->s.set.optim.freeze);
     yolo_session_square_imgsz(&t->s);
     if (!st) st = yolo_session_check_imgsz(&t->s);
     if (st) return st;
     t->s.tctx.model = t->s.model;
     yolo_model *ema_model = NULL;
-    st = yolo_session_build_model(&t->s, model, &ema_model);
+    st = build_model(t, model, &ema_model);
     if (!st) st = yolo_ema_create(t->s.model, ema_model, &t->ema);
     return st;
 }
