@@ -3,6 +3,7 @@
 #include "cfg/suggest.h"
 #include "cfg/yaml_map.h"
 #include "util/embedded.h"
+#include "util/text_file.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -379,32 +380,14 @@ yolo_status yolo_config_merge_yaml(yolo_config *cfg, yolo_config_layer layer, co
 }
 
 yolo_status yolo_config_merge_yaml_file(yolo_config *cfg, yolo_config_layer layer, const char *path, unsigned flags) {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) return yolo_error(YOLO_ERR_IO, "%s: cannot open: %m", path);
     char *text = NULL;
-    size_t size = 0, cap = 0;
-    for (;;) {
-        if (size + 4096 > cap) {
-            cap = cap ? cap * 2 : 8192;
-            char *grown = realloc(text, cap);
-            if (grown == NULL) {
-                free(text);
-                fclose(f);
-                return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory reading", path);
-            }
-            text = grown;
-        }
-        size_t got = fread(text + size, 1, cap - size, f);
-        size += got;
-        if (got == 0) break;
-    }
-    bool failed = ferror(f) != 0;
-    fclose(f);
-    if (failed) {
-        free(text);
-        return yolo_error(YOLO_ERR_IO, "%s: read error", path);
-    }
-    yolo_status st = yolo_config_merge_yaml(cfg, layer, text, size, path, flags);
+    size_t size = 0;
+    const char *role = layer == YOLO_CONFIG_LAYER_CFG     ? "the cfg file"
+                       : layer == YOLO_CONFIG_LAYER_MODEL ? "the model yaml"
+                       : layer == YOLO_CONFIG_LAYER_DATA  ? "the data yaml"
+                                                          : "the yaml";
+    yolo_status st = yolo_read_text_file(path, role, &text, &size);
+    if (st == YOLO_OK) st = yolo_config_merge_yaml(cfg, layer, text, size, path, flags);
     free(text);
     return st;
 }

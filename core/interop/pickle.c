@@ -7,10 +7,24 @@
 #include <string.h>
 
 #define MAX_STACK (1u << 20)
+/* Every value costs about 250 bytes here, whatever the bytes that made it
+ * ('N' and 'a' make one in two bytes, and a deflated run of those is a
+ * thousand times smaller): the values are capped, not only the pickle's
+ * size. A YOLOv8n checkpoint's pickle makes 24 thousand (a last.pt too,
+ * YOLO26n-seg 33 thousand; an x model, three times the blocks, about 100
+ * thousand); a million, about 250 MB, is the most a pickle may cost. */
+#define MAX_VALUES ((size_t)1 << 20)
+/* Container slots cost 8 bytes each and a memo GET refills one without a new
+ * value (set(list) copies a list per call): 16 million, 128 MB, at most. */
+#define MAX_ITEMS ((size_t)16 << 20)
+/* The largest tensor dimension, stride or storage a pickle may declare
+ * (2^40 elements, terabytes: sums of a few million stay inside int64). */
+#define MAX_ELEMENTS (1ll << 40)
 
 struct yolo_pickle {
     yolo_pk_value **values; /* every value made, for freeing */
     size_t n_values, cap_values;
+    size_t n_items;         /* container slots filled, all containers together */
     yolo_pk_value *root;
 };
 
@@ -99,6 +113,7 @@ static yolo_status fail(const reader *r, const char *fmt, ...) {
 
 static yolo_pk_value *new_value(reader *r, yolo_pk_kind kind) {
     yolo_pickle *p = r->p;
+    if (p->n_values == MAX_VALUES) return NULL; /* reported as such by yolo_pickle_parse */
     if (p->n_values == p->cap_values) {
         size_t cap = p->cap_values ? p->cap_values * 2 : 1024;
         yolo_pk_value **v = realloc(p->values, cap * sizeof *v);
@@ -113,7 +128,9 @@ static yolo_pk_value *new_value(reader *r, yolo_pk_kind kind) {
     return v;
 }
 
-static bool add_item(yolo_pk_value *c, yolo_pk_value *item) {
+static bool add_item(reader *r, yolo_pk_value *c, yolo_pk_value *item) {
+    if (r->p->n_items == MAX_ITEMS) return false; /* reported as such by yolo_pickle_parse */
+    r->p->n_items++;
     if (c->n == c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 4;
         yolo_pk_value **items = realloc(c->items, cap * sizeof *items);
@@ -208,20 +225,27 @@ static yolo_status rebuild_tensor(reader *r, const yolo_pk_value *args, yolo_pk_
     t->offset = off->i;
     t->ndim = (int)size->n;
     /* the last element a view touches must lie inside the storage */
-    int64_t last = off->i;
-    bool empty = false;
+    int64_t last = off->i, numel = 1;
     for (size_t d = 0; d < size->n; d++) {
         const yolo_pk_value *a = size->items[d], *b = stride->items[d];
-        if (a->kind != YOLO_PK_INT || b->kind != YOLO_PK_INT || a->i < 0 || b->i < 0 || a->i > (1ll << 40) ||
-            b->i > (1ll << 40))
+        if (a->kind != YOLO_PK_INT || b->kind != YOLO_PK_INT || a->i < 0 || b->i < 0 || a->i > MAX_ELEMENTS ||
+            b->i > MAX_ELEMENTS)
             return fail(r, "_rebuild_tensor_v2: dimension %zu has a bad size or stride", d);
         t->shape[d] = a->i;
         t->stride[d] = b->i;
-        if (a->i == 0) empty = true;
-        else last += (a->i - 1) * b->i;
+        if (a->i > 0) last += (a->i - 1) * b->i;
+        if (numel > 0 && __builtin_mul_overflow(numel, a->i, &numel)) numel = INT64_MAX;
     }
-    if (!empty && last >= st->numel)
+    if (numel > 0 && last >= st->numel)
         return fail(r, "_rebuild_tensor_v2: the view reaches element %lld of a storage of %lld", (long long)last,
+                    (long long)st->numel);
+    /* torch.save writes the storage a tensor views, so a tensor of more
+     * elements than its storage repeats elements (a stride-0 expand or an
+     * overlapping view). PyTorch state dicts hold none; refused, because
+     * reading one would turn a few stored bytes into any amount of memory. */
+    if (numel > st->numel)
+        return fail(r, "_rebuild_tensor_v2: a view of %lld elements over storage '%s' of %lld (a view that repeats "
+                    "its storage's elements, such as a stride-0 expand, is not read)", (long long)numel, st->s,
                     (long long)st->numel);
     *out = t;
     return YOLO_OK;
@@ -230,8 +254,9 @@ static yolo_status rebuild_tensor(reader *r, const yolo_pk_value *args, yolo_pk_
 static yolo_status make_persistent(reader *r, const yolo_pk_value *pid, yolo_pk_value **out) {
     if (pid->kind != YOLO_PK_TUPLE || pid->n != 5 || !yolo_pk_is_str(pid->items[0], "storage") ||
         pid->items[1]->kind != YOLO_PK_GLOBAL || pid->items[2]->kind != YOLO_PK_STR ||
-        pid->items[3]->kind != YOLO_PK_STR || pid->items[4]->kind != YOLO_PK_INT || pid->items[4]->i < 0)
-        return fail(r, "a persistent id must be ('storage', <torch storage type>, key, location, numel)");
+        pid->items[3]->kind != YOLO_PK_STR || pid->items[4]->kind != YOLO_PK_INT || pid->items[4]->i < 0 ||
+        pid->items[4]->i > MAX_ELEMENTS)
+        return fail(r, "a persistent id must be ('storage', <torch storage type>, key, location, numel <= 2^40)");
     yolo_pk_dtype dtype = YOLO_PK_F32;
     if (lookup_global(pid->items[1]->s, &dtype) != USE_STORAGE)
         return fail(r, "persistent id names %s, not a torch storage type", pid->items[1]->s);
@@ -269,7 +294,8 @@ static yolo_status call(reader *r, const yolo_pk_value *fn, yolo_pk_value *args,
         yolo_pk_value *v = new_value(r, use == USE_SET ? YOLO_PK_LIST : YOLO_PK_TUPLE);
         if (!v) return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", r->what);
         for (size_t i = 0; i < args->items[0]->n; i++)
-            if (!add_item(v, args->items[0]->items[i])) return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", r->what);
+            if (!add_item(r, v, args->items[0]->items[i]))
+                return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", r->what);
         *out = v;
         return YOLO_OK;
     }
@@ -302,7 +328,9 @@ static yolo_status memo_put(reader *r, uint64_t id) {
     yolo_pk_value *v;
     yolo_status st = top(r, &v, "PUT");
     if (st) return st;
-    if (id >= r->size + 1024) return fail(r, "memo id %llu is out of range", (unsigned long long)id);
+    /* Python's pickler numbers the memo 0, 1, 2, ... as it makes values: an
+     * id past the values made would only grow the memo */
+    if (id > r->p->n_values + 1024) return fail(r, "memo id %llu is out of range", (unsigned long long)id);
     if (id >= r->memo_cap) {
         size_t cap = r->memo_cap ? r->memo_cap : 256;
         while (cap <= id) cap *= 2;
@@ -325,7 +353,7 @@ static yolo_status tuple_of(reader *r, size_t first) {
     yolo_pk_value *t = new_value(r, YOLO_PK_TUPLE);
     if (!t) return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", r->what);
     for (size_t i = first; i < r->depth; i++)
-        if (!add_item(t, r->stack[i])) return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", r->what);
+        if (!add_item(r, t, r->stack[i])) return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", r->what);
     r->depth = first;
     return push(r, t);
 }
@@ -336,7 +364,7 @@ static yolo_status set_items(reader *r, size_t first, const char *op) {
     yolo_pk_value *d = r->stack[first - 1];
     if (d->kind != YOLO_PK_DICT) return fail(r, "%s on a value that is not a dict", op);
     for (size_t i = first; i < r->depth; i++)
-        if (!add_item(d, r->stack[i])) return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", r->what);
+        if (!add_item(r, d, r->stack[i])) return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", r->what);
     r->depth = first;
     return YOLO_OK;
 }
@@ -346,7 +374,7 @@ static yolo_status append_items(reader *r, size_t first, const char *op) {
     yolo_pk_value *l = r->stack[first - 1];
     if (l->kind != YOLO_PK_LIST) return fail(r, "%s on a value that is not a list", op);
     for (size_t i = first; i < r->depth; i++)
-        if (!add_item(l, r->stack[i])) return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", r->what);
+        if (!add_item(r, l, r->stack[i])) return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", r->what);
     r->depth = first;
     return YOLO_OK;
 }
@@ -497,6 +525,9 @@ yolo_status yolo_pickle_parse(const uint8_t *data, size_t size, const char *what
     }
     if (!st && r.pos != size)
         st = yolo_error(YOLO_ERR_FORMAT, "%s: %zu bytes after the pickle's STOP", what, size - r.pos);
+    if (st && (p->n_values == MAX_VALUES || p->n_items == MAX_ITEMS)) /* the caps, not a failed allocation */
+        st = yolo_error(YOLO_ERR_FORMAT, "%s: the pickle makes more than %zu values or %zu container items by byte "
+                        "%zu (a checkpoint's makes tens of thousands)", what, MAX_VALUES, MAX_ITEMS, r.op_pos);
     free(r.stack);
     free(r.marks);
     free(r.memo);
@@ -521,6 +552,8 @@ void yolo_pickle_free(yolo_pickle *p) {
 }
 
 const yolo_pk_value *yolo_pickle_root(const yolo_pickle *p) { return p->root; }
+
+size_t yolo_pickle_value_count(const yolo_pickle *p) { return p->n_values; }
 
 bool yolo_pk_is_str(const yolo_pk_value *v, const char *s) {
     return v && v->kind == YOLO_PK_STR && strlen(s) == v->len && !memcmp(v->s, s, v->len);

@@ -12,6 +12,10 @@
  * truncated stream or a stack out of shape is refused with an error naming
  * `what` (the file), the byte offset and what was found.
  *
+ * What a pickle may cost is capped whatever its bytes: values, container
+ * items, memo ids, and tensor sizes (2^40 elements a dimension or storage;
+ * a view inside its storage, never of more elements than it).
+ *
  * All values live in one arena owned by the yolo_pickle; memo references
  * share values, so the result is a graph that may even have cycles:
  * walkers bound their depth. */
@@ -71,6 +75,9 @@ typedef struct yolo_pickle yolo_pickle;
 yolo_status yolo_pickle_parse(const uint8_t *data, size_t size, const char *what, yolo_pickle **out);
 void yolo_pickle_free(yolo_pickle *p);
 const yolo_pk_value *yolo_pickle_root(const yolo_pickle *p);
+/* How many values the pickle made: what a walk of its graph may visit
+ * before sharing (memo GETs) would make it revisit without end. */
+size_t yolo_pickle_value_count(const yolo_pickle *p);
 
 /* Lookups (NULL when absent or not of that kind). */
 const yolo_pk_value *yolo_pk_dict_get(const yolo_pk_value *dict, const char *key);

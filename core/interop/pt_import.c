@@ -13,21 +13,59 @@
 #include "yolo/tensor.h"
 
 #define MAX_MODULE_DEPTH 32
-#define PICKLE_MAX ((size_t)256 << 20)
+/* A checkpoint's data.pkl is 40-180 KB (tests/fixtures, Ultralytics' n
+ * models); 32 MiB is far past any model's and bounds the pickle reader. */
+#define PICKLE_MAX ((size_t)32 << 20)
+#define PICKLE_MAX_TEXT "32 MiB"
+/* The byte budget of a .pt, checked on the zip's directory before any
+ * storage is inflated: its members may declare at most INFLATE_RATIO times
+ * the file's size plus INFLATE_SLACK uncompressed. torch.save stores its
+ * members (ratio 1) and float weights deflate to 80-90% at best, while a
+ * deflated run of zeros inflates a thousandfold. Then only the storages
+ * the model's tensors read are inflated, each to the bytes its pickle
+ * declares and no further, whatever the directory said. */
+#define INFLATE_RATIO 4
+#define INFLATE_SLACK ((uint64_t)16 << 20)
+/* The f32 elements a storage's tensors may hold together: VIEW_REUSE
+ * times its own. A PyTorch state dict lists a tied weight under each
+ * module that holds it (twice), never more; with the budget above, memory
+ * stays proportional to the file's size however the tensors share
+ * storages. */
+#define VIEW_REUSE 2
 
-typedef struct zip_member {
+typedef struct zip_entry { /* a member as the zip's central directory lists it */
     char *name;
-    uint8_t *data;
-    size_t size;
-} zip_member;
+    int64_t size;          /* its declared uncompressed size, -1 if none */
+} zip_entry;
+
+typedef struct pt_ref {   /* a view by its storage's key, for sorting */
+    const char *key;
+    int view;
+} pt_ref;
+
+typedef struct pt_storage { /* a zip member the model's tensors read */
+    const char *key;
+    size_t bytes;           /* numel * element size, as the pickle declares it */
+    int first, end;         /* its views: order[first, end) */
+    bool read;
+} pt_storage;
 
 typedef struct pt_reader {
     const char *what;
-    zip_member *members;
-    size_t n_members;
+    size_t file_size;
+    zip_entry *entries;
+    size_t n_entries;
+    const char *pkl_name;    /* <top>/data.pkl (an entry's name: entries move as they grow) */
+    uint8_t *pkl_data;
+    size_t pkl_size;
     char top[256];  /* "<top>/" of <top>/data.pkl */
     yolo_pt_model *pt;
     size_t cap_tensors;
+    const yolo_pk_value **views; /* the tensors' views (_rebuild_tensor_v2), alive with the pickle */
+    pt_ref *order;           /* views sorted by storage key */
+    pt_storage *storages;    /* sorted by key */
+    size_t n_storages;
+    size_t visits, max_visits; /* state-dict entries walked; capped by the pickle's values */
     bool header_only; /* the pickle alone: tensors get names and shapes, no data */
 } pt_reader;
 
@@ -44,83 +82,120 @@ const char *yolo_pt_missing_hint(const char *path, int errno_value) {
 
 /* ---- the zip ---- */
 
-static yolo_status read_entry(struct archive *a, const char *what, const char *name, uint8_t **out, size_t *len) {
-    size_t cap = 1 << 16, n = 0;
+static const char *archive_message(struct archive *a, const char *otherwise) {
+    return archive_error_string(a) ? archive_error_string(a) : otherwise;
+}
+
+/* Reads the current member into *out: `want` bytes expected (its size as
+ * declared), `max` + 1 at most, whatever it declares (*n > max: longer). */
+static yolo_status read_member(pt_reader *rd, struct archive *a, const char *name, size_t want, size_t max,
+                               uint8_t **out, size_t *n) {
+    size_t cap = (want < max ? want : max) + 1;
     uint8_t *buf = malloc(cap);
+    *n = 0;
     for (;;) {
-        if (!buf) return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory reading %s", what, name);
-        if (n == cap) {
-            uint8_t *bigger = cap > PICKLE_MAX * 4 ? NULL : realloc(buf, cap * 2);
-            if (!bigger) {
-                free(buf);
-                return yolo_error(YOLO_ERR_FORMAT, "%s: member %s is too large", what, name);
-            }
-            buf = bigger;
-            cap *= 2;
+        if (!buf) return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory reading %s", rd->what, name);
+        if (*n == cap) {
+            if (cap == max + 1) break;
+            size_t bigger = cap > max / 2 ? max + 1 : cap * 2;
+            uint8_t *grown = realloc(buf, bigger);
+            if (!grown) free(buf);
+            buf = grown;
+            cap = bigger;
+            continue;
         }
-        la_ssize_t r = archive_read_data(a, buf + n, cap - n);
+        la_ssize_t r = archive_read_data(a, buf + *n, cap - *n);
         if (r < 0) {
             free(buf);
-            return yolo_error(YOLO_ERR_FORMAT, "%s: member %s cannot be read: %s", what, name,
-                              archive_error_string(a) ? archive_error_string(a) : "damaged");
+            return yolo_error(YOLO_ERR_FORMAT, "%s: member %s cannot be read: %s", rd->what, name,
+                              archive_message(a, "damaged"));
         }
         if (r == 0) break;
-        n += (size_t)r;
+        *n += (size_t)r;
     }
     *out = buf;
-    *len = n;
     return YOLO_OK;
 }
 
-static yolo_status read_zip(pt_reader *rd, const void *data, size_t size) {
+/* A reader of the zip's central directory (*out NULL on failure). */
+static yolo_status open_zip(pt_reader *rd, const void *data, size_t size, struct archive **out) {
+    *out = NULL;
+    struct archive *a = archive_read_new();
+    if (!a) return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", rd->what);
+    archive_read_support_format_zip_seekable(a);
+    if (archive_read_open_memory(a, data, size) != ARCHIVE_OK) {
+        yolo_status st = yolo_error(YOLO_ERR_FORMAT, "%s is truncated or damaged: its zip directory cannot be read (%s)",
+                                    rd->what, archive_message(a, "?"));
+        archive_read_free(a);
+        return st;
+    }
+    *out = a;
+    return YOLO_OK;
+}
+
+/* The next regular member's header; *name NULL at the end. */
+static yolo_status next_member(pt_reader *rd, struct archive *a, size_t index, struct archive_entry **e,
+                               const char **name) {
+    for (;;) {
+        int r = archive_read_next_header(a, e);
+        *name = NULL;
+        if (r == ARCHIVE_EOF) return YOLO_OK;
+        if (r != ARCHIVE_OK || !(*name = archive_entry_pathname(*e)))
+            return yolo_error(YOLO_ERR_FORMAT, "%s is damaged: zip entry %zu: %s", rd->what, index,
+                              archive_message(a, "no name"));
+        if (archive_entry_filetype(*e) == AE_IFREG) return YOLO_OK;
+    }
+}
+
+/* The first pass: every member's name and declared size from the central
+ * directory (nothing inflated), and data.pkl read (PICKLE_MAX at most). */
+static yolo_status list_zip(pt_reader *rd, const void *data, size_t size) {
     const uint8_t *b = data;
     if (size < 4 || b[0] != 'P' || b[1] != 'K')
         return yolo_error(YOLO_ERR_FORMAT, "%s is not a PyTorch checkpoint (not a zip archive; the legacy "
                           "non-zip torch.save format is not read)", rd->what);
-    struct archive *a = archive_read_new();
-    if (!a) return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", rd->what);
-    archive_read_support_format_zip_seekable(a);
-    yolo_status st = YOLO_OK;
-    if (archive_read_open_memory(a, data, size) != ARCHIVE_OK)
-        st = yolo_error(YOLO_ERR_FORMAT, "%s is truncated or damaged: its zip directory cannot be read (%s)", rd->what,
-                        archive_error_string(a) ? archive_error_string(a) : "?");
+    struct archive *a = NULL;
+    yolo_status st = open_zip(rd, data, size, &a);
     size_t cap = 0;
     while (!st) {
         struct archive_entry *e;
-        int r = archive_read_next_header(a, &e);
-        if (r == ARCHIVE_EOF) break;
-        const char *name = r == ARCHIVE_OK ? archive_entry_pathname(e) : NULL;
-        if (!name) {
-            st = yolo_error(YOLO_ERR_FORMAT, "%s is damaged: zip entry %zu: %s", rd->what, rd->n_members,
-                            archive_error_string(a) ? archive_error_string(a) : "no name");
-            break;
-        }
-        if (archive_entry_filetype(e) != AE_IFREG) continue;
-        const char *slash = strrchr(name, '/');
-        if (rd->header_only && !(slash && !strcmp(slash, "/data.pkl"))) continue; /* the storages are not read */
-        if (rd->n_members == cap) {
+        const char *name;
+        if ((st = next_member(rd, a, rd->n_entries, &e, &name)) || !name) break;
+        if (rd->n_entries == cap) {
             cap = cap ? cap * 2 : 64;
-            zip_member *m = realloc(rd->members, cap * sizeof *m);
-            if (!m) {
+            zip_entry *grown = realloc(rd->entries, cap * sizeof *grown);
+            if (!grown) {
                 st = yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", rd->what);
                 break;
             }
-            rd->members = m;
+            rd->entries = grown;
         }
-        zip_member *m = &rd->members[rd->n_members];
-        memset(m, 0, sizeof *m);
-        if (!(m->name = strdup(name))) st = yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", rd->what);
-        else rd->n_members++;
-        if (!st) st = read_entry(a, rd->what, name, &m->data, &m->size);
+        zip_entry *m = &rd->entries[rd->n_entries];
+        m->size = archive_entry_size_is_set(e) ? archive_entry_size(e) : -1;
+        if (!(m->name = strdup(name))) {
+            st = yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", rd->what);
+            break;
+        }
+        rd->n_entries++;
+        const char *slash = strchr(name, '/');
+        if (!slash || strcmp(slash, "/data.pkl") || (size_t)(slash - name) + 2 > sizeof rd->top) continue;
+        if (rd->pkl_name) {
+            st = yolo_error(YOLO_ERR_FORMAT, "%s holds two pickles (%s and %s)", rd->what, rd->pkl_name, name);
+            break;
+        }
+        rd->pkl_name = m->name;
+        snprintf(rd->top, sizeof rd->top, "%.*s/", (int)(slash - name), name);
+        /* refused by its declared size unread, else by what it inflates to */
+        bool large = m->size > (int64_t)PICKLE_MAX;
+        if (!large && (st = read_member(rd, a, name, m->size >= 0 ? (size_t)m->size : 1 << 20, PICKLE_MAX,
+                                        &rd->pkl_data, &rd->pkl_size)))
+            break;
+        if (large || rd->pkl_size > PICKLE_MAX)
+            st = yolo_error(YOLO_ERR_FORMAT, "%s: %s is larger than " PICKLE_MAX_TEXT " (a checkpoint's pickle is a "
+                            "few hundred KB)", rd->what, name);
     }
-    archive_read_free(a);
+    if (a) archive_read_free(a);
     return st;
-}
-
-static const zip_member *find_member(const pt_reader *rd, const char *name) {
-    for (size_t i = 0; i < rd->n_members; i++)
-        if (!strcmp(rd->members[i].name, name)) return &rd->members[i];
-    return NULL;
 }
 
 /* ---- tensors ---- */
@@ -142,23 +217,18 @@ static float element_f32(const uint8_t *p, yolo_pk_dtype dtype) {
     return 0;
 }
 
+/* A state-dict tensor: its name and shape now, its data once the budget
+ * is known (read_storages). The pickle bounded the view (pickle.c's
+ * rebuild_tensor): inside its storage, never more elements than it. */
 static yolo_status add_tensor(pt_reader *rd, const char *name, const yolo_pk_value *t) {
     yolo_pt_model *pt = rd->pt;
-    const yolo_pk_value *s = t->storage;
-    char member[600];
-    snprintf(member, sizeof member, "%sdata/%s", rd->top, s->s);
-    const zip_member *m = rd->header_only ? NULL : find_member(rd, member);
-    size_t es = yolo_pk_dtype_size(s->dtype);
-    if (!m && !rd->header_only)
-        return yolo_error(YOLO_ERR_FORMAT, "%s: tensor %s: storage %s is missing from the zip", rd->what, name, member);
-    if (m && (uint64_t)s->numel > m->size / es)
-        return yolo_error(YOLO_ERR_FORMAT, "%s: tensor %s: storage %s holds %zu bytes, %lld %s elements expected",
-                          rd->what, name, member, m->size, (long long)s->numel, yolo_pk_dtype_name(s->dtype));
     if (pt->n_tensors == (int)rd->cap_tensors) {
         size_t cap = rd->cap_tensors ? rd->cap_tensors * 2 : 256;
         yolo_pt_tensor *v = realloc(pt->tensors, cap * sizeof *v);
-        if (!v) return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", rd->what);
-        pt->tensors = v;
+        const yolo_pk_value **views = v ? realloc(rd->views, cap * sizeof *views) : NULL;
+        if (v) pt->tensors = v;
+        if (!views) return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", rd->what);
+        rd->views = views;
         rd->cap_tensors = cap;
     }
     yolo_pt_tensor *out = &pt->tensors[pt->n_tensors];
@@ -166,27 +236,139 @@ static yolo_status add_tensor(pt_reader *rd, const char *name, const yolo_pk_val
     out->ndim = t->ndim;
     out->numel = 1;
     for (int d = 0; d < t->ndim; d++) out->shape[d] = t->shape[d], out->numel *= t->shape[d];
-    out->name = strdup(name);
-    out->data = m ? malloc(sizeof(float) * (size_t)(out->numel ? out->numel : 1)) : NULL;
-    if (!out->name || (m && !out->data)) {
-        free(out->name);
-        free(out->data);
-        return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", rd->what);
-    }
+    if (!(out->name = strdup(name))) return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", rd->what);
+    rd->views[pt->n_tensors] = t;
     pt->n_tensors++;
-    if (!m) return YOLO_OK; /* header only */
-    /* gather the strided view (rebuild_tensor checked it stays inside the storage) */
-    int64_t idx[YOLO_PK_MAX_DIMS] = {0};
-    for (int64_t i = 0; i < out->numel; i++) {
-        int64_t off = t->offset;
-        for (int d = 0; d < t->ndim; d++) off += idx[d] * t->stride[d];
-        out->data[i] = element_f32(m->data + (size_t)off * es, s->dtype);
-        for (int d = t->ndim - 1; d >= 0; d--) {
-            if (++idx[d] < t->shape[d]) break;
-            idx[d] = 0;
+    return YOLO_OK;
+}
+
+static const yolo_pk_value *storage_of(const pt_reader *rd, int k) { return rd->views[rd->order[k].view]->storage; }
+
+static int by_key(const void *a, const void *b) { return strcmp(((const pt_ref *)a)->key, ((const pt_ref *)b)->key); }
+static int storage_by_key(const void *key, const void *s) { return strcmp(key, ((const pt_storage *)s)->key); }
+
+/* The storages the tensors read, one per key, and the element rule: the
+ * views of a storage together hold at most VIEW_REUSE times its elements.
+ * Before any tensor's data is allocated. */
+static yolo_status group_storages(pt_reader *rd) {
+    int n = rd->pt->n_tensors;
+    rd->order = malloc(sizeof *rd->order * (size_t)(n ? n : 1));
+    rd->storages = malloc(sizeof *rd->storages * (size_t)(n ? n : 1));
+    if (!rd->order || !rd->storages) return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", rd->what);
+    for (int i = 0; i < n; i++) rd->order[i] = (pt_ref){rd->views[i]->storage->s, i};
+    qsort(rd->order, (size_t)n, sizeof *rd->order, by_key);
+    int64_t held = 0; /* by the views of the current storage */
+    for (int i = 0; i < n; i++) {
+        const yolo_pk_value *s = storage_of(rd, i), *first = NULL;
+        pt_storage *last = rd->n_storages ? &rd->storages[rd->n_storages - 1] : NULL;
+        if (!last || strcmp(last->key, s->s)) {
+            last = &rd->storages[rd->n_storages++];
+            *last = (pt_storage){.key = s->s, .bytes = (size_t)s->numel * yolo_pk_dtype_size(s->dtype), .first = i};
+            held = 0;
+        } else if (first = storage_of(rd, last->first), s->numel != first->numel || s->dtype != first->dtype) {
+            /* torch.save declares a storage the same way wherever it is shared */
+            return yolo_error(YOLO_ERR_FORMAT, "%s: storage %s is declared twice differently (%lld %s elements, "
+                              "then %lld %s)", rd->what, s->s, (long long)first->numel,
+                              yolo_pk_dtype_name(first->dtype), (long long)s->numel, yolo_pk_dtype_name(s->dtype));
+        }
+        last->end = i + 1;
+        held += rd->pt->tensors[rd->order[i].view].numel; /* each <= its storage's 2^40 (pickle.c): no overflow */
+        if (held > VIEW_REUSE * s->numel)
+            return yolo_error(YOLO_ERR_FORMAT, "%s: its tensors hold %lld elements of storage %s by %s, more than %d "
+                              "times its %lld (views that repeat a storage's elements are not read)", rd->what,
+                              (long long)held, s->s, rd->pt->tensors[rd->order[i].view].name, VIEW_REUSE,
+                              (long long)s->numel);
+    }
+    return YOLO_OK;
+}
+
+/* The storages a zip entry holds (NULL: none the tensors read). */
+static pt_storage *storage_member(const pt_reader *rd, const char *name) {
+    size_t top = strlen(rd->top);
+    if (strncmp(name, rd->top, top) || strncmp(name + top, "data/", 5)) return NULL;
+    return bsearch(name + top + 5, rd->storages, rd->n_storages, sizeof *rd->storages, storage_by_key);
+}
+
+/* The byte budget, from the zip's directory before anything but the
+ * pickle is inflated: what the members declare (and a read storage whose
+ * member declares nothing) within INFLATE_RATIO times the file's size plus
+ * INFLATE_SLACK, and every storage present with the bytes its pickle
+ * declares. Unreferenced members count: torch.save writes none, and a zip
+ * that declares gigabytes in a few MB is not a checkpoint. */
+static yolo_status check_budget(pt_reader *rd) {
+    uint64_t budget = (uint64_t)rd->file_size * INFLATE_RATIO + INFLATE_SLACK, total = rd->pkl_size;
+    for (size_t i = 0; i < rd->n_entries; i++) {
+        const zip_entry *m = &rd->entries[i];
+        pt_storage *s = storage_member(rd, m->name);
+        if (s && m->size >= 0 && (uint64_t)m->size < s->bytes)
+            return yolo_error(YOLO_ERR_FORMAT, "%s: storage %s holds %lld bytes, %zu expected (%s)", rd->what,
+                              m->name, (long long)m->size, s->bytes, rd->pt->tensors[rd->order[s->first].view].name);
+        if (s) s->read = true; /* found; read_storages reads it */
+        /* sizes are < 2^63 and the entries few: the sum stops at the budget long before it could wrap */
+        total += m->size >= 0 ? (uint64_t)m->size : s ? s->bytes : 0;
+        if (total > budget)
+            return yolo_error(YOLO_ERR_FORMAT, "%s: its zip members declare more than %llu bytes by %s, %d times its "
+                              "%zu bytes plus %llu MiB (the most a checkpoint's weights inflate to): refused before "
+                              "inflating", rd->what, (unsigned long long)budget, m->name, INFLATE_RATIO,
+                              rd->file_size, (unsigned long long)(INFLATE_SLACK >> 20));
+    }
+    for (size_t i = 0; i < rd->n_storages; i++) {
+        if (!rd->storages[i].read)
+            return yolo_error(YOLO_ERR_FORMAT, "%s: tensor %s: storage %sdata/%s is missing from the zip", rd->what,
+                              rd->pt->tensors[rd->order[rd->storages[i].first].view].name, rd->top,
+                              rd->storages[i].key);
+        rd->storages[i].read = false;
+    }
+    return YOLO_OK;
+}
+
+/* Every tensor of storage s gathered (its strided view) into f32. */
+static yolo_status gather(pt_reader *rd, const pt_storage *s, const uint8_t *data) {
+    for (int k = s->first; k < s->end; k++) {
+        const yolo_pk_value *t = rd->views[rd->order[k].view];
+        yolo_pt_tensor *out = &rd->pt->tensors[rd->order[k].view];
+        size_t es = yolo_pk_dtype_size(t->storage->dtype);
+        if (!(out->data = malloc(sizeof(float) * (size_t)(out->numel ? out->numel : 1))))
+            return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory for tensor %s (%lld elements)", rd->what, out->name,
+                              (long long)out->numel);
+        int64_t idx[YOLO_PK_MAX_DIMS] = {0};
+        for (int64_t i = 0; i < out->numel; i++) {
+            int64_t off = t->offset;
+            for (int d = 0; d < t->ndim; d++) off += idx[d] * t->stride[d];
+            out->data[i] = element_f32(data + (size_t)off * es, t->storage->dtype);
+            for (int d = t->ndim - 1; d >= 0; d--) {
+                if (++idx[d] < t->shape[d]) break;
+                idx[d] = 0;
+            }
         }
     }
     return YOLO_OK;
+}
+
+/* The second pass: only the members the tensors read are inflated, each
+ * to the bytes its storage declares, then gathered and freed. */
+static yolo_status read_storages(pt_reader *rd, const void *data, size_t size) {
+    struct archive *a = NULL;
+    yolo_status st = open_zip(rd, data, size, &a);
+    size_t found = 0;
+    for (size_t index = 0; !st && found < rd->n_storages; index++) {
+        struct archive_entry *e;
+        const char *name;
+        if ((st = next_member(rd, a, index, &e, &name)) || !name) break;
+        pt_storage *s = storage_member(rd, name);
+        if (!s || s->read) continue; /* unreferenced (or a second copy): skipped, never inflated */
+        uint8_t *bytes = NULL;
+        size_t n = 0;
+        if (!(st = read_member(rd, a, name, s->bytes, s->bytes, &bytes, &n)) && n < s->bytes)
+            st = yolo_error(YOLO_ERR_FORMAT, "%s: storage %s holds %zu bytes, %zu expected (%s)", rd->what, name, n,
+                            s->bytes, rd->pt->tensors[rd->order[s->first].view].name);
+        if (!st) st = gather(rd, s, bytes);
+        free(bytes);
+        s->read = true;
+        found++;
+    }
+    if (a) archive_read_free(a);
+    return st;
 }
 
 /* Batch norm constants: one eps and momentum for the whole model. */
@@ -256,6 +438,11 @@ static yolo_status walk_module(pt_reader *rd, const yolo_pk_value *mod, const ch
             snprintf(name, sizeof name, "%s%s", prefix, k->s);
             yolo_status st = YOLO_OK;
             if (v->kind == YOLO_PK_NONE) continue; /* an absent bias, an optional buffer */
+            /* a tree lists each entry once; memo GETs can share a module under
+             * many parents, and levels of such sharing multiply the walk */
+            if (++rd->visits > rd->max_visits)
+                return yolo_error(YOLO_ERR_FORMAT, "%s: its modules list more entries than its pickle has values (%zu) "
+                                  "by %s: modules shared over and over", rd->what, rd->max_visits, name);
             if (g == 2) {
                 if (!strcmp(k->s, "act") && v->kind == YOLO_PK_OBJECT) st = add_act(rd, prefix, v->s);
                 strcat(name, ".");
@@ -354,24 +541,21 @@ static yolo_status read_model(pt_reader *rd, const yolo_pk_value *root) {
     return st;
 }
 
+/* The pickle first, then only the storages its model's tensors read. */
 static yolo_status parse(pt_reader *rd, const void *data, size_t size) {
-    yolo_status st = read_zip(rd, data, size);
+    yolo_status st = list_zip(rd, data, size);
     if (st) return st;
-    const zip_member *pkl = NULL;
-    for (size_t i = 0; i < rd->n_members; i++) {
-        const char *name = rd->members[i].name, *slash = strchr(name, '/');
-        if (!slash || strcmp(slash, "/data.pkl") || (size_t)(slash - name) + 2 > sizeof rd->top) continue;
-        if (pkl) return yolo_error(YOLO_ERR_FORMAT, "%s holds two pickles (%s and %s)", rd->what, pkl->name, name);
-        pkl = &rd->members[i];
-        snprintf(rd->top, sizeof rd->top, "%.*s/", (int)(slash - name), name);
-    }
-    if (!pkl) return yolo_error(YOLO_ERR_FORMAT, "%s is a zip but not a PyTorch checkpoint (no <name>/data.pkl)", rd->what);
-    if (pkl->size > PICKLE_MAX) return yolo_error(YOLO_ERR_FORMAT, "%s: data.pkl is %zu bytes", rd->what, pkl->size);
+    if (!rd->pkl_name)
+        return yolo_error(YOLO_ERR_FORMAT, "%s is a zip but not a PyTorch checkpoint (no <name>/data.pkl)", rd->what);
     char what[1200];
-    snprintf(what, sizeof what, "%s (%s)", rd->what, pkl->name);
+    snprintf(what, sizeof what, "%s (%s)", rd->what, rd->pkl_name);
     yolo_pickle *p = NULL;
-    st = yolo_pickle_parse(pkl->data, pkl->size, what, &p);
+    st = yolo_pickle_parse(rd->pkl_data, rd->pkl_size, what, &p);
+    if (!st) rd->max_visits = yolo_pickle_value_count(p);
     if (!st) st = read_model(rd, yolo_pickle_root(p));
+    if (!st) st = group_storages(rd);
+    if (!st && !rd->header_only) st = check_budget(rd);
+    if (!st && !rd->header_only) st = read_storages(rd, data, size);
     yolo_pickle_free(p);
     return st;
 }
@@ -385,13 +569,14 @@ static yolo_status read_memory(const void *data, size_t size, const char *name, 
         free(pt);
         return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory", name);
     }
-    pt_reader rd = {.what = name, .pt = pt, .header_only = header_only};
+    pt_reader rd = {.what = name, .file_size = size, .pt = pt, .header_only = header_only};
     yolo_status st = parse(&rd, data ? data : "", data ? size : 0);
-    for (size_t i = 0; i < rd.n_members; i++) {
-        free(rd.members[i].name);
-        free(rd.members[i].data);
-    }
-    free(rd.members);
+    for (size_t i = 0; i < rd.n_entries; i++) free(rd.entries[i].name);
+    free(rd.entries);
+    free(rd.pkl_data);
+    free(rd.views);
+    free(rd.order);
+    free(rd.storages);
     if (st) {
         yolo_pt_free(pt);
         return st;

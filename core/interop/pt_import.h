@@ -19,6 +19,11 @@
  *     such a file's row is written out in full (SPPF's 8.4 form) so the
  *     builder makes what the file holds; the model loader then checks every
  *     Conv's activation against the file's (pt_model.c).
+ * Nothing a file declares is allocated before it is bounded (issue 41):
+ * the pickle's values and views (pickle.c), the zip's declared sizes
+ * against the file's, the storages read, the tensors' elements against
+ * those storages and the module walk (pt_import.c), the yaml text
+ * (pt_yaml.c); only the storages the model reads are inflated.
  * Errors name the file and what was found. */
 #ifndef YOLO_INTEROP_PT_IMPORT_H
 #define YOLO_INTEROP_PT_IMPORT_H

@@ -13,6 +13,7 @@
 
 #include "interop/pt_internal.h"
 #include "interop/strbuf.h"
+#include "util/text_file.h"
 
 #define MAX_NEST 8
 
@@ -29,6 +30,11 @@ static bool plain_safe(const char *s, size_t len) {
 
 static yolo_status emit(strbuf *o, const yolo_pk_value *v, int depth, const char *what) {
     if (depth > MAX_NEST) return yolo_error(YOLO_ERR_FORMAT, "%s: the model yaml nests deeper than %d", what, MAX_NEST);
+    /* memo GETs can list one list many times at every level: the text is
+     * bounded as a yaml file is (each call writes at least a byte) */
+    if (o->len > YOLO_TEXT_MAX)
+        return yolo_error(YOLO_ERR_FORMAT, "%s: the model yaml it holds is larger than " YOLO_TEXT_MAX_TEXT
+                          " as text (lists repeated by reference?)", what);
     char buf[96];
     switch (v->kind) {
     case YOLO_PK_NONE: strbuf_printf(o, "null"); return YOLO_OK;

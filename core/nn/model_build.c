@@ -12,7 +12,9 @@
 #include "cfg/suggest.h"
 #include "interop/pt_model.h"
 #include "nn/model_internal.h"
+#include "nn/model_size.h"
 #include "plugin/plugin_loader.h"
+#include "util/text_file.h"
 
 #define PROBE_SIZE 256 /* Ultralytics measures strides with a 256x256 forward */
 
@@ -86,36 +88,6 @@ bool model_yaml_file(const char *model, char *path, size_t size) {
                                                                                            : NULL;
     int n = found ? snprintf(path, size, "%s", found) : -1;
     return n > 0 && (size_t)n < size;
-}
-
-static yolo_status read_file(const char *path, char **text, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return yolo_error(YOLO_ERR_IO, "%s: cannot open the model yaml", path);
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        size_t got = fread(buf + len, 1, cap - len - 1, f);
-        len += got;
-        if (len + 1 < cap) break;
-        char *bigger = cap > (64u << 20) ? NULL : realloc(buf, cap * 2);
-        if (!bigger) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = bigger;
-        cap *= 2;
-    }
-    bool err = ferror(f);
-    fclose(f);
-    if (!buf || err) {
-        free(buf);
-        return yolo_error(err ? YOLO_ERR_IO : YOLO_ERR_NOMEM, "%s: cannot read the model yaml", path);
-    }
-    buf[len] = '\0';
-    *text = buf;
-    *size = len;
-    return YOLO_OK;
 }
 
 /* The tasks to search: the options' first, then every registered plugin
@@ -322,20 +294,28 @@ static yolo_status probe_strides(yolo_model *m) {
     int64_t shape[4] = {1, m->ch, PROBE_SIZE, PROBE_SIZE};
     yolo_tensor *x = yolo_graph_input(g, "images", YOLO_F32, 4, shape);
     yolo_tensor **outs = calloc((size_t)m->n_layers, sizeof(*outs));
+    double *bytes = calloc((size_t)m->n_layers, sizeof(*bytes));
     yolo_model_outputs out;
-    yolo_status st = !x || !outs ? yolo_error(YOLO_ERR_NOMEM, "%s: stride probe: out of memory", m->spec.name)
-                                 : model_forward_all(m, g, x, true, false, &out, outs);
+    yolo_status st = !x || !outs || !bytes
+                         ? yolo_error(YOLO_ERR_NOMEM, "%s: stride probe: out of memory", m->spec.name)
+                         : model_forward_all(m, g, x, true, false, &out, outs);
     if (st) {
         yolo_error_context(st, "%s: probe forward at %dx%d", m->spec.name, PROBE_SIZE, PROBE_SIZE);
     } else {
+        /* the shapes alone (nothing is computed): each output's bytes at the
+         * default imgsz (a head's anchors grow with the area too) */
+        double scale = (double)YOLO_MODEL_DEFAULT_IMGSZ / PROBE_SIZE;
         for (int i = 0; i < m->n_layers; i++) {
             model_layer *L = &m->layers[i];
             yolo_tensor *t = outs[i];
             L->out_stride = t && t->ndim == 4 && t->shape[2] > 0 ? (int)(PROBE_SIZE / t->shape[2]) : 0;
             for (int j = 0; j < L->n_from; j++)
                 L->in_strides[j] = L->from[j] < 0 ? 1 : m->layers[L->from[j]].out_stride;
+            bytes[i] = t ? (double)yolo_tensor_numel(t) * sizeof(float) * scale * scale : 0;
         }
+        st = model_activation_check(&m->spec, bytes, m->n_layers);
     }
+    free(bytes);
     free(outs);
     yolo_graph_free(g);
     return st;
@@ -348,6 +328,12 @@ static yolo_status build_model(yolo_model *m, const yolo_model_options *opt, con
     m->ch = opt && opt->in_channels > 0 ? opt->in_channels : m->spec.ch;
     m->default_act = m->spec.has_activation ? m->spec.activation : YOLO_ACT_SILU;
     m->seed = opt ? opt->seed : 0;
+    /* the size the yaml asks for, before anything is allocated */
+    const model_scale *scale = NULL;
+    for (int i = 0; i < m->spec.n_scales; i++)
+        if (!strcmp(m->spec.scales[i].letter, m->scale)) scale = &m->spec.scales[i];
+    model_scale multiples = {.depth = m->depth, .width = m->width, .max_channels = m->max_channels};
+    if ((st = model_size_check(&m->spec, scale ? scale : &multiples, m->nc, m->ch))) return st;
     m->bn_eps = YOLO_BN_EPS;
     m->bn_momentum = YOLO_BN_MOMENTUM;
     m->n_layers = m->spec.n_rows;
@@ -413,7 +399,7 @@ yolo_status yolo_model_load(const char *model, yolo_backend *backend, const yolo
     if (model_yaml_file(model, path, sizeof(path))) {
         char *text = NULL;
         size_t size = 0;
-        yolo_status st = read_file(path, &text, &size);
+        yolo_status st = yolo_read_text_file(path, "the model yaml", &text, &size);
         if (st) return st;
         st = load_common(path, model, text, size, backend, opt, out);
         free(text);

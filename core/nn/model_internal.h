@@ -60,6 +60,7 @@ struct yolo_model {
     yolo_act default_act;
     uint64_t seed;
     int n_params_created;         /* parameter number for the init stream */
+    int64_t n_param_elements;     /* their elements, at most YOLO_MODEL_MAX_PARAMS (model_size.h) */
     model_spec spec;
     model_layer *layers;
     int n_layers;

@@ -5,20 +5,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "data/fsutil.h"
 #include "nn/model_internal.h"
 #include "plugin/plugin_loader.h"
+#include "util/text_file.h"
 #include "yolo/error.h"
 #include "yolo/plugin.h"
 
 /* cfg2task: the head's last module; its plugin is the task. */
 static const char *task_of_file(const char *path) {
-    uint8_t *text = NULL;
+    char *text = NULL;
     size_t len = 0;
     model_spec spec;
     const char *task = NULL;
-    if (yolo_read_file(path, &text, &len) == YOLO_OK &&
-        model_spec_parse(path, (const char *)text, len, &spec) == YOLO_OK) {
+    if (yolo_read_text_file(path, "the model yaml", &text, &len) == YOLO_OK &&
+        model_spec_parse(path, text, len, &spec) == YOLO_OK) {
         const yolo_task *owner = NULL;
         if (spec.n_rows > 0 && spec.rows[spec.n_rows - 1].module &&
             yolo_plugin_find_module(spec.rows[spec.n_rows - 1].module, &owner) && owner)

@@ -14,6 +14,12 @@
 
 /* The largest reg_max: the detection heads' per-side arrays (yolo/detection.h's YOLO_DET_REG_MAX). */
 #define MODEL_REG_MAX_LIMIT 16
+/* The range of a scale's multiples and max_channels. Ultralytics' own
+ * span depth 0.33-1.33, width 0.25-1.5 and max_channels 512-1280; past
+ * these a yaml only asks for memory (a model's size is checked on its own,
+ * model_size.c, but these keep every product in range). */
+#define MODEL_MULTIPLE_LIMIT 4.0
+#define MODEL_MAX_CHANNELS_LIMIT 8192
 
 /* ---- arena ---- */
 
@@ -282,6 +288,17 @@ static yolo_status parse_row(const parse_state *ps, const yaml_node_t *n, int in
     return YOLO_OK;
 }
 
+/* A depth or width multiple (of a scale, or YOLOv5's depth_multiple and
+ * width_multiple) inside (0, MODEL_MULTIPLE_LIMIT]: channels and repeats
+ * grow with it, and memory with their product. */
+static yolo_status check_multiple(const parse_state *ps, const yaml_node_t *n, const char *scale, const char *key,
+                                  double v) {
+    if (v > 0 && v <= MODEL_MULTIPLE_LIMIT) return YOLO_OK;
+    return fail_at(ps, n, YOLO_ERR_FORMAT, "%s%s%s%s %g is outside (0, %g] (Ultralytics' own are %s)",
+                   scale ? "scales: " : "", scale ? scale : "", scale ? ": " : "", key, v, MODEL_MULTIPLE_LIMIT,
+                   strncmp(key, "depth", 5) ? "0.25 to 1.5" : "0.33 to 1.33");
+}
+
 static yolo_status parse_scales(const parse_state *ps, const yaml_node_t *n) {
     if (n->type != YAML_MAPPING_NODE)
         return fail_at(ps, n, YOLO_ERR_FORMAT, "'scales' must map a letter to [depth, width, max_channels]");
@@ -305,9 +322,15 @@ static yolo_status parse_scales(const parse_state *ps, const yaml_node_t *n) {
             (st = read_number(ps, seq_item(ps, v, 1), "width", &s->width)) ||
             (st = read_number(ps, seq_item(ps, v, 2), "max_channels", &s->max_channels)))
             return st;
-        if (!(s->depth > 0) || !(s->width > 0) || !(s->max_channels >= 1))
-            return fail_at(ps, v, YOLO_ERR_FORMAT, "scale '%s': depth and width must be > 0, max_channels >= 1",
-                           s->letter);
+        s->line = line_of(k);
+        s->column = col_of(k);
+        if ((st = check_multiple(ps, seq_item(ps, v, 0), s->letter, "depth", s->depth)) ||
+            (st = check_multiple(ps, seq_item(ps, v, 1), s->letter, "width", s->width)))
+            return st;
+        if (!(s->max_channels >= 1 && s->max_channels <= MODEL_MAX_CHANNELS_LIMIT))
+            return fail_at(ps, seq_item(ps, v, 2), YOLO_ERR_FORMAT,
+                           "scales: %s: max_channels %g is outside [1, %d] (Ultralytics' scales use 512 to 1280)",
+                           s->letter, s->max_channels, MODEL_MAX_CHANNELS_LIMIT);
     }
     return YOLO_OK;
 }
@@ -355,10 +378,12 @@ static yolo_status parse_root(const parse_state *ps, const yaml_node_t *root) {
             st = parse_scales(ps, v);
         } else if (!strcmp(key, "depth_multiple")) {
             spec->has_multiples = true;
-            st = read_number(ps, v, key, &spec->depth_multiple);
+            if (!(st = read_number(ps, v, key, &spec->depth_multiple)))
+                st = check_multiple(ps, v, NULL, key, spec->depth_multiple);
         } else if (!strcmp(key, "width_multiple")) {
             spec->has_multiples = true;
-            st = read_number(ps, v, key, &spec->width_multiple);
+            if (!(st = read_number(ps, v, key, &spec->width_multiple)))
+                st = check_multiple(ps, v, NULL, key, spec->width_multiple);
         } else if (!strcmp(key, "activation")) {
             if (v->type != YAML_SCALAR_NODE) return fail_at(ps, v, YOLO_ERR_FORMAT, "activation must be e.g. nn.ReLU()");
             if (!*scalar(v) || !strcmp(scalar(v), "null") || !strcmp(scalar(v), "None")) continue;

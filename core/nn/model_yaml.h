@@ -25,7 +25,8 @@ void model_arena_free(model_arena *arena);
 
 typedef struct model_scale {
     char letter[16];
-    double depth, width, max_channels;
+    double depth, width, max_channels; /* (0, 4], (0, 4], [1, 8192] */
+    int line, column;                  /* of its key under `scales:` (0: not from `scales:`) */
 } model_scale;
 
 typedef struct model_row {

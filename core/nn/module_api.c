@@ -8,6 +8,7 @@
 
 #include "data/rng.h"
 #include "nn/model_internal.h"
+#include "nn/model_size.h"
 
 /* ---- model bookkeeping ---- */
 
@@ -249,12 +250,24 @@ yolo_tensor *yolo_module_param(yolo_module_ctx *ctx, const char *name, int ndim,
                           name, YOLO_NAME_MAX - 1);
         return NULL;
     }
-    for (int d = 0; d < ndim; d++)
+    int64_t numel = 1;
+    for (int d = 0; d < ndim; d++) {
         if (shape[d] < 1) {
             yolo_module_error(ctx, YOLO_ERR_SHAPE, "parameter '%s' has a dimension %lld < 1", full,
                               (long long)shape[d]);
             return NULL;
         }
+        if (__builtin_mul_overflow(numel, shape[d], &numel)) numel = INT64_MAX;
+    }
+    /* the exact count, before allocating: what the yaml's estimate
+     * (model_size.c) cannot know, such as a plugin head's layers */
+    if (numel > YOLO_MODEL_MAX_PARAMS - m->n_param_elements) {
+        yolo_module_error(ctx, YOLO_ERR_CONFIG, "parameter '%s' (%lld elements) would take the model past %.3g "
+                          "parameters (%lld made before it), the most a model may have", full, (long long)numel,
+                          (double)YOLO_MODEL_MAX_PARAMS, (long long)m->n_param_elements);
+        return NULL;
+    }
+    m->n_param_elements += numel;
     bool grad = trainable && role != YOLO_PARAM_BUFFER;
     yolo_tensor *t = yolo_tensor_new(m->backend, full, YOLO_F32, ndim, shape, grad);
     if (!t) {
