@@ -6,8 +6,9 @@
 #                         YOLO_FUZZ_SECONDS (fuzz/fuzz_driver.c);
 #   <target>_fuzz         the libFuzzer target (clang only): the sources it
 #                         reads compiled into it with coverage instrumentation,
-#                         outside libyolo (core/data/, core/util/error.c and grow_buf.c
-#                         need nothing else; the model yaml parser neither).
+#                         outside libyolo (core/data/, core/util/error.c,
+#                         grow_buf.c and text_file.c need nothing else; the
+#                         model yaml parser neither).
 # A long run by hand, e.g. with clang:
 #   build/bin/image_fuzz -max_total_time=600 -rss_limit_mb=2048 /tmp/corpus fuzz/corpus/image
 set(YOLO_FUZZ_SECONDS 5 CACHE STRING "seconds each ctest fuzz run of an input reader lasts")
@@ -51,7 +52,8 @@ foreach(target ${YOLO_FUZZ_TARGETS})
 
   if(YOLO_HAVE_LIBFUZZER)
     add_executable(${target}_fuzz ${src} ${CMAKE_SOURCE_DIR}/fuzz/fuzz_check.c ${${target}_fuzz_sources}
-                   ${CMAKE_SOURCE_DIR}/core/util/error.c ${CMAKE_SOURCE_DIR}/core/util/grow_buf.c)
+                   ${CMAKE_SOURCE_DIR}/core/util/error.c ${CMAKE_SOURCE_DIR}/core/util/grow_buf.c
+                   ${CMAKE_SOURCE_DIR}/core/util/text_file.c)
     target_compile_definitions(${target}_fuzz PRIVATE YOLO_LIBFUZZER YOLO_VERSION="${PROJECT_VERSION}")
     target_include_directories(${target}_fuzz PRIVATE ${CMAKE_SOURCE_DIR}/core ${CMAKE_SOURCE_DIR}/sdk/include)
     target_compile_options(${target}_fuzz PRIVATE -fsanitize=fuzzer,address,undefined -g)

@@ -679,6 +679,14 @@ static void check_cli(void) {
         CLI(i == 2 ? "more than the 1e+09" : "is outside", "info", arg);
     }
     CLI("/dev/zero: the cfg file is larger than 16 MiB", "info", "cfg=/dev/zero");
+    CLI("/dev/zero: the data yaml is larger than 16 MiB", "detect", "val", "model=yolov8n.yaml", "data=/dev/zero");
+    /* a data yaml past the limit, sparse: no disk used */
+    char big[1100];
+    snprintf(big, sizeof big, "%s/big.yaml", dir);
+    int fd = open(big, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    CHECK(fd >= 0 && ftruncate(fd, (off_t)YOLO_TEXT_MAX + 1) == 0);
+    if (fd >= 0) close(fd);
+    CLI("big.yaml: the data yaml is larger than 16 MiB", "detect", "val", "model=yolov8n.yaml", "data=big.yaml");
 }
 
 int main(void) {

@@ -12,6 +12,7 @@
 #include "data/datasets_dir.h"
 #include "data/fsutil.h"
 #include "data/shapes.h"
+#include "util/text_file.h"
 
 const char *yolo_split_name(yolo_split split) {
     static const char *names[] = {"train", "val", "test"};
@@ -91,14 +92,14 @@ static yolo_status parse_int(yaml_doc *y, yaml_node_t *n, const char *key, long 
 }
 
 static yolo_status load_yaml(const char *path, yaml_doc *y) {
-    uint8_t *text;
+    char *text;
     size_t len;
-    yolo_status st = yolo_read_file(path, &text, &len);
+    yolo_status st = yolo_read_text_file(path, "the data yaml", &text, &len);
     if (st != YOLO_OK)
         return st;
     yaml_parser_t parser;
     yaml_parser_initialize(&parser);
-    yaml_parser_set_input_string(&parser, text, len);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     y->file = path;
     if (!yaml_parser_load(&parser, &y->doc)) {
         st = yolo_error(YOLO_ERR_FORMAT, "%s:%d: yaml: %s", path, (int)parser.problem_mark.line + 1,
@@ -582,7 +583,7 @@ yolo_status yolo_data_config_load(const char *data, unsigned needs, yolo_data_co
             st = default_splits(c, needs);
     } else if (yolo_path_is_archive(data)) {
         st = load_archive(c, data, needs);
-    } else if (yolo_is_file(data)) {
+    } else if (yolo_is_file(data) || access(data, F_OK) == 0) { /* a device or FIFO too: read bounded */
         c->yaml_path = strdup(data);
         st = apply_yaml(c, data, needs, false);
     } else {

@@ -8,6 +8,7 @@
 
 #include "ckpt/json.h"
 #include "data/fsutil.h"
+#include "util/text_file.h"
 
 bool yolo_ultralytics_settings_path(char *buf, size_t size) {
     const char *config = getenv("YOLO_CONFIG_DIR"), *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
@@ -47,15 +48,9 @@ char *yolo_datasets_dir(const char **from) {
         return strdup(env);
     }
     if (!yolo_ultralytics_settings_path(settings, sizeof settings)) return NULL;
-    uint8_t *text = NULL;
+    char *z = NULL;
     size_t len = 0;
-    if (yolo_read_file(settings, &text, &len) != YOLO_OK) return NULL; /* unreadable: as if absent */
-    char *z = realloc(text, len + 1);
-    if (!z) {
-        free(text);
-        return NULL;
-    }
-    z[len] = '\0';
+    if (yolo_read_text_file(settings, "Ultralytics' settings", &z, &len) != YOLO_OK) return NULL; /* as if absent */
     char *dir = yolo_json_string_value(z, "datasets_dir");
     free(z);
     if (dir && !dir[0]) {

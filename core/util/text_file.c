@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 static yolo_status too_large(const char *path, const char *what) {
-    return yolo_error(YOLO_ERR_FORMAT, "%s: %s is larger than " YOLO_TEXT_MAX_TEXT " (refused unread: yaml and cfg "
-                      "files are read whole, and a real one is a few KiB)", path, what);
+    return yolo_error(YOLO_ERR_FORMAT, "%s: %s is larger than " YOLO_TEXT_MAX_TEXT " (yaml and cfg files are read "
+                      "whole, and a real one is a few KiB)", path, what);
 }
 
 yolo_status yolo_read_text_file(const char *path, const char *what, char **text, size_t *len) {
