@@ -222,6 +222,35 @@ static void check_finetune(const char *file, const char *expect) {
     CHECK_MSG(rows == 1 && isfinite(loss[0]) && loss[0] > 0, "fine-tune from %s: results.csv has %d rows", file, rows);
 }
 
+/* A classify .pt keeps PyTorch's batch norm eps 1e-5 (detect's are 1e-3),
+ * which its yaml cannot say: the checkpoint a fine-tune of it writes keeps
+ * the eps, so its val and resume compute what the training did. */
+static void check_bn_constants_kept(const char *tmp, const char *shapes_val) {
+    char cls[700], image[900], link[900], args[2400], ckpt[900];
+    snprintf(cls, sizeof cls, "%s/cls3", tmp);
+    for (int k = 0; k < 6; k++) { /* six distinct images: a split lists each real file once */
+        snprintf(link, sizeof link, "%s/%s/%c", cls, k < 3 ? "train" : "val", 'a' + k % 3);
+        CHECK_MSG(yolo_mkdirs(link) == YOLO_OK, "%s", yolo_last_error());
+        snprintf(image, sizeof image, "%s/%06d.jpg", shapes_val, k + 1);
+        strcat(link, "/1.jpg");
+        CHECK_MSG(symlink(image, link) == 0, "%s", link);
+    }
+    snprintf(args, sizeof args, "classify train model=%s/yolov8n-cls-mnist160.pt data=%s epochs=1 imgsz=32 batch=3 "
+             "workers=0 plots=False project=%s/runs name=bn exist_ok=True", ref, cls, tmp);
+    int rc = test_run_yolo(tmp, args);
+    CHECK_MSG(rc == 0, "fine-tune of yolov8n-cls-mnist160.pt: exit %d (see %s/log.txt)", rc, tmp);
+    snprintf(ckpt, sizeof ckpt, "%s/runs/bn/weights/last.ckpt", tmp);
+    yolo_ckpt *ck = NULL;
+    double eps = 0, momentum = 0;
+    CHECK_MSG(rc == 0 && yolo_ckpt_read(ckpt, &ck) == YOLO_OK, "%s", yolo_last_error());
+    CHECK_MSG(ck && yolo_meta_get_float(yolo_ckpt_meta(ck), "bn_eps", "meta", &eps) == YOLO_OK &&
+                  yolo_meta_get_float(yolo_ckpt_meta(ck), "bn_momentum", "meta", &momentum) == YOLO_OK,
+              "%s", yolo_last_error());
+    CHECK_MSG(fabs(eps - 1e-5) < 1e-9 && fabs(momentum - 0.1) < 1e-7, "%s: bn_eps %g, bn_momentum %g (1e-5 / 0.1 "
+              "expected)", ckpt, eps, momentum);
+    yolo_ckpt_free(ck);
+}
+
 int main(void) {
     ref = interop_dir();
     if (!ref) return test_skip("YOLO_INTEROP_DIR (default ../shared/interop) has no reference checkpoints");
@@ -301,6 +330,7 @@ int main(void) {
             strcat(link, "/1.jpg");
             CHECK_MSG(symlink(image, link) == 0, "%s", link);
         }
+        check_bn_constants_kept(tmp, shapes_val);
         static const char *const uses[] = {"predict model=%s/tests/fixtures/relu-act-cls.pt source=%s/000001.jpg",
                                            "classify train model=%s/tests/fixtures/relu-act-cls.pt data=%s epochs=1"};
         for (int u = 0; u < 2; u++) {

@@ -444,6 +444,16 @@ void yolo_model_free(yolo_model *m) {
 
 const char *yolo_model_yaml_text(const yolo_model *m) { return m->yaml_text; }
 
+void yolo_model_bn_constants(const yolo_model *m, double *eps, double *momentum) {
+    *eps = m->bn_eps;
+    *momentum = m->bn_momentum;
+}
+
+void yolo_model_set_bn_constants(yolo_model *m, double eps, double momentum) {
+    m->bn_eps = (float)eps;
+    m->bn_momentum = (float)momentum;
+}
+
 yolo_status yolo_model_check_head(const yolo_model *m, const yolo_task *task) {
     const model_layer *last = m->n_layers ? &m->layers[m->n_layers - 1] : NULL;
     for (int i = 0; last && i < task->n_modules; i++)

@@ -79,6 +79,13 @@ bool model_parse_activation(const char *text, yolo_act *act, bool *known);
 /* The yaml text a model was built from (kept for checkpoints). */
 const char *yolo_model_yaml_text(const yolo_model *model);
 
+/* Its batch norms' eps and momentum: YOLO_BN_EPS/MOMENTUM unless a .pt
+ * said otherwise (Ultralytics' classify models keep PyTorch's 1e-5/0.1),
+ * which the yaml cannot say, so checkpoints keep them beside it. Set
+ * before the first forward. */
+void yolo_model_bn_constants(const yolo_model *model, double *eps, double *momentum);
+void yolo_model_set_bn_constants(yolo_model *model, double eps, double momentum);
+
 struct yolo_task;
 /* OK when the model's last layer is one of the task's head modules; else
  * an error naming the yaml, the layer and the heads the task has. */

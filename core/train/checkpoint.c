@@ -79,6 +79,10 @@ static yolo_status fill_meta(yolo_meta *meta, const yolo_train_state *s, bool ha
     /* the yaml itself, so the checkpoint builds without the file it came from */
     const char *yaml = yolo_model_yaml_text(s->ema->ema);
     if (!st && yaml) st = yolo_meta_set_str(meta, "model_yaml", yaml);
+    double eps, momentum; /* what the yaml cannot say (a fine-tuned classify .pt's 1e-5 / 0.1) */
+    yolo_model_bn_constants(s->ema->ema, &eps, &momentum);
+    if (!st) st = yolo_meta_set_float(meta, "bn_eps", eps);
+    if (!st) st = yolo_meta_set_float(meta, "bn_momentum", momentum);
     if (!st) st = yolo_meta_set_int(meta, "nc", ss->data.nc);
     yolo_meta *names = st ? NULL : yolo_meta_set_list(meta, "names");
     for (int i = 0; names && i < ss->data.nc && !st; i++) st = yolo_meta_append_str(names, ss->data.names[i]);
@@ -338,7 +342,23 @@ yolo_status yolo_checkpoint_model_yaml(const yolo_ckpt *ck, yolo_session *s) {
     if (yaml && !text) return yolo_error(YOLO_ERR_FORMAT, "meta.yaml of %s: model_yaml is not a text", yolo_ckpt_path(ck));
     free(s->model_yaml);
     s->model_yaml = text ? strdup(text) : NULL; /* absent in older checkpoints: built from model_name */
-    return text && !s->model_yaml ? yolo_error(YOLO_ERR_NOMEM, "out of memory") : YOLO_OK;
+    if (text && !s->model_yaml) return yolo_error(YOLO_ERR_NOMEM, "out of memory");
+    /* absent in older checkpoints too: the defaults they were trained with */
+    s->model_bn_eps = s->model_bn_momentum = 0;
+    const yolo_meta *meta = yolo_ckpt_meta(ck);
+    if (!yolo_meta_get(meta, "bn_eps")) return YOLO_OK;
+    char what[1100];
+    snprintf(what, sizeof what, "meta.yaml of %s", yolo_ckpt_path(ck));
+    double eps = 0, momentum = -1;
+    yolo_status st = yolo_meta_get_float(meta, "bn_eps", what, &eps);
+    if (!st) st = yolo_meta_get_float(meta, "bn_momentum", what, &momentum);
+    if (!st && !(eps > 0 && eps < 1 && momentum >= 0 && momentum <= 1))
+        st = yolo_error(YOLO_ERR_FORMAT, "%s: bn_eps %g / bn_momentum %g: expected eps in (0, 1) and momentum in "
+                        "[0, 1]", what, eps, momentum);
+    if (st) return st;
+    s->model_bn_eps = eps;
+    s->model_bn_momentum = momentum;
+    return YOLO_OK;
 }
 
 yolo_status yolo_checkpoint_build_model(yolo_session *s, const char *model, yolo_model **out) {

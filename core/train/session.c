@@ -182,6 +182,7 @@ yolo_status yolo_session_build_model(yolo_session *s, const char *model, yolo_mo
     } else {
         st = yolo_model_load(model, s->backend, &opt, out); /* its yaml was merged by yolo_session_open */
     }
+    if (!st && s->model_bn_eps > 0) yolo_model_set_bn_constants(*out, s->model_bn_eps, s->model_bn_momentum);
     if (!st && (st = yolo_model_check_head(*out, s->task))) {
         yolo_model_free(*out);
         *out = NULL;

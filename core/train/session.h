@@ -26,6 +26,8 @@ typedef struct yolo_session {
     int n_names;
     char model_name[1024];     /* what the model was built from */
     char *model_yaml;          /* a checkpoint's stored yaml text: built from it, not from model_name's file */
+    double model_bn_eps;       /* a checkpoint's batch norm eps and momentum (0: the yaml's defaults) */
+    double model_bn_momentum;
     char run_dir[1024];
     int run_lock_fd;           /* > 0: the flock held on run_dir/.yolo-run.lock */
     yolo_settings set;         /* read once the configuration is merged */
