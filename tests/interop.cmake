@@ -2,7 +2,7 @@
 # export) read the reference checkpoints and PyTorch outputs of
 # YOLO_INTEROP_DIR and skip with a printed reason when it is absent.
 set(YOLO_INTEROP_DIR "${CMAKE_SOURCE_DIR}/../shared/interop" CACHE PATH "Ultralytics reference checkpoints for tests")
-foreach(t test_interop_pt test_interop_cli test_interop_onnx test_weights_exact)
+foreach(t test_interop_pt test_interop_cli test_interop_onnx test_weights_exact test_host_api)
   if(TEST ${t})
     set_property(TEST ${t} APPEND PROPERTY ENVIRONMENT "YOLO_INTEROP_DIR=${YOLO_INTEROP_DIR}")
   endif()

@@ -29,6 +29,8 @@ typedef struct yolo_mode_context {
     const yolo_task *task; /* the task plugin (config's `task`) */
     int argc;              /* the original command line (a DDP re-launch) */
     char **argv;
+    /* the host API's training events (yolo/yolo.h), NULL from the command line */
+    const struct yolo_callbacks *callbacks;
 } yolo_mode_context;
 
 /* A mode's function (cli/modes.h). Errors: YOLO_ERR_CONFIG exits 2, any

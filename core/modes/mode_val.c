@@ -9,7 +9,7 @@
 #include "train/prediction_txt.h"
 #include "train/validate.h"
 
-yolo_status yolo_mode_val(const yolo_mode_context *ctx) {
+yolo_status yolo_mode_val_run(const yolo_mode_context *ctx, yolo_val_outcome *out) {
     yolo_session s;
     yolo_session_options so = {.need_data = true, .concerns = YOLO_SETTINGS_VAL | YOLO_SETTINGS_PICTURES,
                                .checkpoint_args = true};
@@ -59,8 +59,15 @@ yolo_status yolo_mode_val(const yolo_mode_context *ctx) {
                    yolo_backend_name(s.backend));
             printf("Results saved to %s%s\n", s.run_dir, save_txt ? " (labels/: save_txt)" : "");
         }
+        if (!st && out) {
+            int n = s.hooks->n_metrics < 32 ? s.hooks->n_metrics : 32;
+            *out = (yolo_val_outcome){.n = n, .names = s.hooks->metric_names, .fitness = r.fitness};
+            memcpy(out->values, r.metrics, (size_t)n * sizeof *r.metrics);
+        }
     }
     yolo_dataset_free(ds);
     yolo_session_close(&s);
     return st;
 }
+
+yolo_status yolo_mode_val(const yolo_mode_context *ctx) { return yolo_mode_val_run(ctx, NULL); }

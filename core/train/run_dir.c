@@ -93,17 +93,16 @@ yolo_status yolo_trainer_stop_mid_epoch(yolo_trainer *t, int epoch, int64_t next
         if (!st) st = yolo_train_save_checkpoint(path, &state, false);
     }
     if (st) return st;
-    int sig = yolo_stop_signal();
     if (t->rank > 0)
         return yolo_error(YOLO_ERR_INTERRUPTED, "training stopped at epoch %d, batch %lld (asked on some rank); rank 0 "
                           "writes last.ckpt", epoch + 1, (long long)next_batch);
     if (!save)
         return yolo_error(YOLO_ERR_INTERRUPTED, "training stopped by %s at epoch %d, batch %lld (save=false: no checkpoint written)",
-                          yolo_stop_signal_name(sig), epoch + 1, (long long)next_batch);
+                          yolo_stop_reason(), epoch + 1, (long long)next_batch);
     return yolo_error(YOLO_ERR_INTERRUPTED,
                       "training stopped by %s at epoch %d, batch %lld; %s saved: continue with 'yolo %s train resume "
                       "model=%s'",
-                      yolo_stop_signal_name(sig), epoch + 1, (long long)next_batch, path, t->s.task->name, path);
+                      yolo_stop_reason(), epoch + 1, (long long)next_batch, path, t->s.task->name, path);
 }
 
 yolo_status yolo_trainer_save_epoch(yolo_trainer *t, int epoch, bool is_best, bool finished) {

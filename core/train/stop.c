@@ -3,10 +3,12 @@
 #include "train/stop.h"
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 
 static volatile sig_atomic_t stop_signal;
+static atomic_bool cancelled; /* yolo_stop_cancel: from any thread, kept across yolo_stop_install */
 static struct sigaction old_int, old_term;
 static bool installed;
 
@@ -43,7 +45,13 @@ void yolo_stop_uninstall(void) {
     installed = false;
 }
 
-bool yolo_stop_requested(void) { return stop_signal != 0; }
+bool yolo_stop_requested(void) { return stop_signal != 0 || atomic_load(&cancelled); }
+
+void yolo_stop_cancel(bool on) { atomic_store(&cancelled, on); }
+
+const char *yolo_stop_reason(void) {
+    return stop_signal ? yolo_stop_signal_name(stop_signal) : atomic_load(&cancelled) ? "yolo_train_cancel" : "a signal";
+}
 
 int yolo_stop_signal(void) { return (int)stop_signal; }
 

@@ -18,6 +18,13 @@ void yolo_stop_uninstall(void);
 bool yolo_stop_requested(void);
 /* The signal that asked for the stop (SIGINT, SIGTERM), 0 if none. */
 int yolo_stop_signal(void);
+/* The host API's cancel (yolo_train_cancel, from any thread): true asks
+ * for the same stop as a SIGINT; it stays asked until set false (the host
+ * API clears it when a training starts and ends), so a cancel during
+ * setup stops after the first step. */
+void yolo_stop_cancel(bool on);
+/* What asked for the stop, for messages: "SIGINT", "SIGTERM" or "yolo_train_cancel". */
+const char *yolo_stop_reason(void);
 /* "SIGINT", "SIGTERM", ... */
 const char *yolo_stop_signal_name(int sig);
 

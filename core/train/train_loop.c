@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host/callbacks.h"
 #include "train/amp_step.h"
 #include "train/schedule.h"
 #include "train/stop.h"
@@ -204,8 +205,11 @@ static yolo_status train(yolo_trainer *t) {
         if (!st && o->time > 0) st = fit_epochs_to_time(t, epoch, t0);
         if (st) break;
         bool final = epoch + 1 >= o->epochs;
+        const yolo_task_hooks *hk = t->s.hooks;
+        if (t->rank == 0) yolo_callbacks_fire(t->callbacks, "on_train_epoch_end", epoch, hk, items, NULL, NULL, 0);
         yolo_val_result r = {0};
-        if (t->s.set.val.val || final) {
+        bool validated = t->s.set.val.val || final;
+        if (validated) {
             st = yolo_validator_run(&t->validator, NULL, &r);
             if (st) break;
             print_metrics_line(h, &r);
@@ -220,14 +224,16 @@ static yolo_status train(yolo_trainer *t) {
         bool stop_early = o->patience > 0 && epoch - t->best_epoch >= o->patience;
         if (!st) st = yolo_trainer_record_row(t, epoch, items, &r);
         if (!st) st = yolo_trainer_save_epoch(t, epoch, is_best, final || stop_early);
+        if (!st && t->rank == 0) /* after last.ckpt: a cancel from the callback leaves this epoch saved */
+            yolo_callbacks_fire(t->callbacks, "on_fit_epoch_end", epoch, hk, items, validated ? r.metrics : NULL,
+                                validated ? r.losses : NULL, r.fitness);
         st = yolo_dist_agree(t->dist, st, "saving checkpoints");
         if (!st) st = yolo_trainer_agree_stop(t);
         if (st) break;
         if (t->stop_agreed) {
-            int sig = yolo_stop_signal();
             bool save = t->s.set.checkpoint.save;
             return yolo_error(YOLO_ERR_INTERRUPTED, "training stopped by %s after epoch %d%s%s%s",
-                              yolo_stop_signal_name(sig), epoch + 1,
+                              yolo_stop_reason(), epoch + 1,
                               save ? "; continue with 'yolo train resume model=" : " (save=false: no checkpoint)",
                               save ? t->s.run_dir : "", save ? "/weights/last.ckpt'" : "");
         }
@@ -260,6 +266,8 @@ static yolo_status train(yolo_trainer *t) {
     if (t->plots.on) t->validator.plot_dir = t->s.run_dir;
     st = yolo_validator_run(&t->validator, stdout, &final);
     if (st) return st;
+    if (t->rank == 0) yolo_callbacks_fire(t->callbacks, "on_train_end", epoch - 1, t->s.hooks, NULL, final.metrics, NULL,
+                                          final.fitness);
     yolo_run_plots_results(&t->plots);
     yolo_run_plots_close(&t->plots, stdout, t->validator.plot_seconds, t->validator.plot_cpu_seconds);
     printf("Best fitness %.4f at epoch %d. Results saved to %s\n", t->best_fitness, t->best_epoch + 1, t->s.run_dir);

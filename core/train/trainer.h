@@ -69,6 +69,7 @@ typedef struct yolo_shape_count {
 
 typedef struct yolo_trainer {
     yolo_session s;              /* s.set: the settings, read once */
+    const struct yolo_callbacks *callbacks; /* the host API's events (host/callbacks.h), NULL from the CLI */
     yolo_launch_settings launch; /* read before the checkpoint merge */
     /* the optimizer settings as used: `auto` resolved, or the resumed run's */
     yolo_optim_settings optim;

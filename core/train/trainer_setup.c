@@ -276,6 +276,7 @@ yolo_status yolo_trainer_open(yolo_trainer *t, const yolo_mode_context *ctx) {
     t->last_opt_step = -1;
     t->best_fitness = -1.0;
     t->best_epoch = -1;
+    t->callbacks = ctx->callbacks;
     yolo_status st = setup(t, ctx);
     if (t->world > 1) st = yolo_dist_agree(t->dist, st, "setting up training");
     if (!st) st = yolo_trainer_start_ranks(t);

@@ -1,0 +1,436 @@
+/* The host API (sdk/include/yolo/yolo.h, issue 43):
+ *   - bad arguments and keys are errors naming what is wrong, never aborts
+ *     (NULLs, zero size, a short stride, a bad pixel format, an unknown
+ *     key, an out-of-range value, a missing model file, the wrong task, a
+ *     mode word among the keys, an unknown mode);
+ *   - with ../shared/interop's Ultralytics .pt files (YOLO_INTEROP_DIR;
+ *     skipped with a reason when absent) on a few images of the built-in
+ *     shapes data:
+ *       detect    yolo_predict_image (RGB, BGR, a padded stride) ==
+ *                 yolo_predict_source == the rows `yolo predict save_txt=True
+ *                 save_conf=True` writes, formatted as the detect plugin
+ *                 formats them;
+ *       segment   image == source, and the classes and confidences of the
+ *                 CLI's polygon rows;
+ *       classify  probabilities sum to 1, image == source, top-5 == the
+ *                 CLI's "conf name" rows;
+ *       val       yolo_run("val") metrics == the CLI's "all" row (%.3g);
+ *   - training through yolo_run (yolov8n.yaml on shapes at imgsz 64) with
+ *     callbacks on the three events, cancelled from another thread at the
+ *     first on_fit_epoch_end: YOLO_ERR_INTERRUPTED naming the cancel, one
+ *     call of each epoch event (with train/box_loss, mAP50 and fitness),
+ *     no on_train_end, and a last.ckpt that yolo_run("val") validates;
+ *     unknown events and NULLs refused by name. */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "data/fsutil.h"
+#include "data/image.h"
+#include "data/shapes.h"
+#include "test_util.h"
+#include "yolo/yolo.h"
+
+static char dir[512];
+static const char *interop;
+static yolo_predictor *current; /* the predictor compare() runs, for class names */
+
+static int failing(yolo_status st, yolo_status want, const char *needle, const char *what) {
+    CHECK_MSG(st == want, "%s: status %d, want %d (%s)", what, (int)st, (int)want, yolo_last_error());
+    CHECK_MSG(!needle || strstr(yolo_last_error(), needle), "%s: message '%s' does not name '%s'", what,
+              yolo_last_error(), needle);
+    return st == want;
+}
+
+static void bad_open(void) {
+    yolo_predictor *p = (yolo_predictor *)1;
+    failing(yolo_predictor_open(NULL, NULL, NULL, &p), YOLO_ERR_ARG, "model", "NULL model");
+    CHECK(p == NULL);
+    failing(yolo_predictor_open("x.pt", NULL, NULL, NULL), YOLO_ERR_ARG, "output", "NULL output");
+    char missing[700];
+    snprintf(missing, sizeof missing, "%s/no-such-model.ckpt", dir);
+    CHECK(yolo_predictor_open(missing, "detect", NULL, &p) != YOLO_OK && p == NULL);
+    CHECK_MSG(strstr(yolo_last_error(), "no-such-model.ckpt"), "missing model: '%s'", yolo_last_error());
+    const char *unknown[] = {"imgsx=320", NULL};
+    failing(yolo_predictor_open("yolov8n.yaml", "detect", unknown, &p), YOLO_ERR_CONFIG, "imgsx", "unknown key");
+    CHECK_MSG(strstr(yolo_last_error(), "imgsz"), "no suggestion: '%s'", yolo_last_error()); /* the CLI's "did you mean" */
+    const char *range[] = {"conf=2", NULL};
+    failing(yolo_predictor_open("yolov8n.yaml", "detect", range, &p), YOLO_ERR_CONFIG, "conf", "conf out of range");
+    const char *type[] = {"imgsz=big", NULL};
+    failing(yolo_predictor_open("yolov8n.yaml", "detect", type, &p), YOLO_ERR_CONFIG, "big", "imgsz=big");
+    const char *mode_word[] = {"train", NULL};
+    failing(yolo_predictor_open("yolov8n.yaml", "detect", mode_word, &p), YOLO_ERR_CONFIG, "'train'", "mode word");
+    const char *dash[] = {"--imgsz", NULL};
+    failing(yolo_predictor_open("yolov8n.yaml", "detect", dash, &p), YOLO_ERR_CONFIG, "--imgsz", "option");
+    failing(yolo_predictor_open("yolov8n.yaml", "nosuchtask", NULL, &p), YOLO_ERR_PLUGIN, "nosuchtask", "task");
+    failing(yolo_run("track", NULL, NULL, NULL, NULL), YOLO_ERR_CONFIG, "track", "mode track");
+    failing(yolo_run(NULL, NULL, NULL, NULL, NULL), YOLO_ERR_ARG, "mode", "NULL mode");
+    const char *val_bad[] = {"model=yolov8n.yaml", "epochs=-3", NULL};
+    failing(yolo_run("val", "detect", val_bad, NULL, NULL), YOLO_ERR_CONFIG, "epochs", "epochs=-3");
+}
+
+static void bad_images(yolo_predictor *p) {
+    uint8_t px[4 * 4 * 3] = {0};
+    yolo_result *r = (yolo_result *)1;
+    failing(yolo_predict_image(NULL, px, 4, 4, 12, YOLO_PIXELS_RGB, &r), YOLO_ERR_ARG, "predictor", "NULL predictor");
+    CHECK(r == NULL);
+    failing(yolo_predict_image(p, NULL, 4, 4, 12, YOLO_PIXELS_RGB, &r), YOLO_ERR_ARG, "pixels", "NULL pixels");
+    failing(yolo_predict_image(p, px, 4, 4, 12, YOLO_PIXELS_RGB, NULL), YOLO_ERR_ARG, "output", "NULL output");
+    failing(yolo_predict_image(p, px, 0, 4, 12, YOLO_PIXELS_RGB, &r), YOLO_ERR_ARG, "0x4", "zero width");
+    failing(yolo_predict_image(p, px, 4, 0, 12, YOLO_PIXELS_RGB, &r), YOLO_ERR_ARG, "4x0", "zero height");
+    failing(yolo_predict_image(p, px, 4, 4, 11, YOLO_PIXELS_RGB, &r), YOLO_ERR_ARG, "stride 11", "short stride");
+    failing(yolo_predict_image(p, px, 4, 4, 12, (yolo_pixel_format)7, &r), YOLO_ERR_ARG, "format 7", "format");
+    yolo_result **rs = (yolo_result **)1;
+    int64_t n = 5;
+    char missing[700];
+    snprintf(missing, sizeof missing, "%s/no-such-images", dir);
+    failing(yolo_predict_source(p, missing, &rs, &n), YOLO_ERR_IO, "no-such-images", "missing source");
+    CHECK(rs == NULL && n == 0);
+    failing(yolo_predict_source(p, NULL, &rs, &n), YOLO_ERR_ARG, "source", "NULL source");
+    CHECK_MSG(yolo_result_box(NULL, 0, NULL, NULL, NULL) == YOLO_ERR_ARG, "box of NULL");
+    CHECK(yolo_result_num_boxes(NULL) == 0 && yolo_result_box_name(NULL, 0) == NULL);
+}
+
+/* The detect plugin's save_txt row of a box: "cls cx cy w h conf", xywh normalized by the image size, "%g". */
+static void detect_row(const yolo_result *r, int i, char *line, size_t size) {
+    float b[4], conf;
+    int cls;
+    CHECK(yolo_result_box(r, i, b, &conf, &cls) == YOLO_OK);
+    float W = (float)yolo_result_width(r), H = (float)yolo_result_height(r);
+    float xywh[4] = {(b[0] + b[2]) / 2, (b[1] + b[3]) / 2, b[2] - b[0], b[3] - b[1]};
+    snprintf(line, size, "%d %g %g %g %g %g\n", cls, (double)(xywh[0] / W), (double)(xywh[1] / H),
+             (double)(xywh[2] / W), (double)(xywh[3] / H), (double)conf);
+}
+
+static char *detect_rows(const yolo_result *r) {
+    size_t size = 64 + 128 * (size_t)yolo_result_num_boxes(r);
+    char *text = calloc(1, size);
+    for (int i = 0; text && i < yolo_result_num_boxes(r); i++) detect_row(r, i, text + strlen(text), size - strlen(text));
+    return text;
+}
+
+static bool same_result(const yolo_result *a, const yolo_result *b) {
+    if (yolo_result_num_boxes(a) != yolo_result_num_boxes(b)) return false;
+    for (int i = 0; i < yolo_result_num_boxes(a); i++) {
+        float ba[4], bb[4], ca, cb;
+        int ka, kb;
+        yolo_result_box(a, i, ba, &ca, &ka);
+        yolo_result_box(b, i, bb, &cb, &kb);
+        if (memcmp(ba, bb, sizeof ba) || ca != cb || ka != kb || strcmp(yolo_result_box_name(a, i), yolo_result_box_name(b, i)))
+            return false;
+    }
+    int na, nb;
+    const float *pa = yolo_result_probs(a, &na), *pb = yolo_result_probs(b, &nb);
+    return na == nb && (!na || memcmp(pa, pb, (size_t)na * sizeof *pa) == 0);
+}
+
+/* The image file's pixels through yolo_predict_image: RGB, BGR and RGB rows 7 bytes longer must agree. */
+static yolo_result *predict_pixels(yolo_predictor *p, const char *path) {
+    yolo_image im = {0};
+    if (yolo_image_load_file(path, &im) != YOLO_OK) {
+        CHECK_MSG(0, "%s: %s", path, yolo_last_error());
+        return NULL;
+    }
+    size_t w = (size_t)im.width, h = (size_t)im.height, stride = w * 3 + 7;
+    uint8_t *bgr = malloc(w * h * 3), *padded = calloc(1, stride * h);
+    for (size_t i = 0; i < w * h; i++)
+        for (int c = 0; c < 3; c++) bgr[3 * i + c] = im.data[3 * i + 2 - c];
+    for (size_t y = 0; y < h; y++) memcpy(padded + y * stride, im.data + y * w * 3, w * 3);
+    yolo_result *rgb_r = NULL, *bgr_r = NULL, *pad_r = NULL;
+    CHECK_MSG(yolo_predict_image(p, im.data, im.width, im.height, w * 3, YOLO_PIXELS_RGB, &rgb_r) == YOLO_OK, "%s",
+              yolo_last_error());
+    CHECK(yolo_predict_image(p, bgr, im.width, im.height, w * 3, YOLO_PIXELS_BGR, &bgr_r) == YOLO_OK);
+    CHECK(yolo_predict_image(p, padded, im.width, im.height, stride, YOLO_PIXELS_RGB, &pad_r) == YOLO_OK);
+    CHECK_MSG(rgb_r && bgr_r && same_result(rgb_r, bgr_r), "%s: BGR input differs from RGB", path);
+    CHECK_MSG(rgb_r && pad_r && same_result(rgb_r, pad_r), "%s: a padded stride differs", path);
+    CHECK(rgb_r && yolo_result_path(rgb_r) == NULL && yolo_result_width(rgb_r) == im.width);
+    yolo_result_free(bgr_r);
+    yolo_result_free(pad_r);
+    free(bgr), free(padded);
+    yolo_image_free(&im);
+    return rgb_r;
+}
+
+/* labels/<stem>.txt of the CLI's predict run `run`, "" when it wrote none (no detections). */
+static char *cli_rows(const char *run, const char *path) {
+    const char *base = strrchr(path, '/') + 1;
+    char rel[700];
+    snprintf(rel, sizeof rel, "%s/labels/%.*s.txt", run, (int)(strrchr(base, '.') - base), base);
+    size_t len = 0;
+    char *text = (char *)test_read_file(dir, rel, &len);
+    return text ? text : calloc(1, 1);
+}
+
+/* Predicts images/ with the API (every way) and the CLI; `check` compares one image's result with the CLI's rows. */
+static void compare(const char *model, const char *task, const char *images, const char *const *keys,
+                    const char *cli_keys, void (*check)(const yolo_result *, const char *cli, const char *path)) {
+    char path[700], args[2048], run[64];
+    snprintf(path, sizeof path, "%s/%s", interop, model);
+    snprintf(run, sizeof run, "cli-%s", task);
+    yolo_predictor *p = NULL;
+    yolo_status st = yolo_predictor_open(path, task, keys, &p);
+    CHECK_MSG(st == YOLO_OK, "%s: %s", path, yolo_last_error());
+    if (st) return;
+    current = p;
+    CHECK(strcmp(yolo_predictor_task(p), task) == 0);
+    CHECK(yolo_predictor_num_classes(p) > 0 && yolo_predictor_class_name(p, 0) && !yolo_predictor_class_name(p, -1));
+    if (strcmp(task, "detect") == 0) bad_images(p);
+    char source[600];
+    snprintf(source, sizeof source, "%s/%s", dir, images);
+    yolo_result **rs = NULL;
+    int64_t n = 0;
+    CHECK_MSG(yolo_predict_source(p, source, &rs, &n) == YOLO_OK && n == 4, "%s: %s (%lld results)", model,
+              yolo_last_error(), (long long)n);
+    snprintf(args, sizeof args, "predict model='%s' source=%s save_txt=True save_conf=True project=. name=%s %s",
+             path, images, run, cli_keys);
+    int rc = test_run_yolo(dir, args);
+    CHECK_MSG(rc == 0, "yolo %s exited %d (see %s/log.txt)", args, rc, dir);
+    int boxes = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const char *file = yolo_result_path(rs[i]);
+        boxes += yolo_result_num_boxes(rs[i]);
+        yolo_result *mem = predict_pixels(p, file);
+        CHECK_MSG(mem && same_result(mem, rs[i]), "%s: %s in memory differs from its path", model, file);
+        char *cli = cli_rows(run, file);
+        check(rs[i], cli, file);
+        free(cli);
+        yolo_result_free(mem);
+    }
+    CHECK_MSG(boxes > 0 || strcmp(task, "classify") == 0, "%s: no boxes in %lld images: nothing compared", model,
+              (long long)n);
+    yolo_results_free(rs, n);
+    yolo_predictor_close(p);
+}
+
+static void check_detect(const yolo_result *r, const char *cli, const char *path) {
+    char *rows = detect_rows(r);
+    CHECK_MSG(rows && strcmp(rows, cli) == 0, "%s: API rows\n%s\nCLI rows\n%s", path, rows, cli);
+    free(rows);
+}
+
+/* Segment rows are polygons: their class (first field) and conf (last) must be the boxes'. */
+static void check_segment(const yolo_result *r, const char *cli, const char *path) {
+    char *text = strdup(cli), *save = NULL;
+    int i = 0;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save), i++) {
+        float conf;
+        int cls;
+        const char *last = strrchr(line, ' ');
+        CHECK_MSG(yolo_result_box(r, i, NULL, &conf, &cls) == YOLO_OK && atoi(line) == cls && last,
+                  "%s: row %d '%.40s...'", path, i, line);
+        char want[32];
+        snprintf(want, sizeof want, "%g", (double)conf);
+        CHECK_MSG(last && strcmp(last + 1, want) == 0, "%s: row %d conf %s, API %s", path, i, last ? last + 1 : "", want);
+    }
+    CHECK_MSG(i == yolo_result_num_boxes(r), "%s: CLI %d rows, API %d boxes", path, i, yolo_result_num_boxes(r));
+    free(text);
+}
+
+static void check_classify(const yolo_result *r, const char *cli, const char *path) {
+    int nc = 0, top[5];
+    const float *probs = yolo_result_probs(r, &nc);
+    double sum = 0;
+    for (int c = 0; probs && c < nc; c++) sum += probs[c];
+    CHECK_MSG(probs && nc == 10 && fabs(sum - 1) < 1e-4, "%s: %d probabilities summing to %g", path, nc, sum);
+    CHECK(yolo_result_num_boxes(r) == 0);
+    int k = yolo_result_top(r, top, 5);
+    for (int j = 1; j < k; j++) CHECK(probs[top[j]] <= probs[top[j - 1]]);
+    /* the CLI's rows: "conf name", the 5 most probable */
+    char *text = strdup(cli), *save = NULL;
+    int j = 0;
+    for (char *line = strtok_r(text, "\n", &save); line && j < k; line = strtok_r(NULL, "\n", &save), j++) {
+        char want[160];
+        snprintf(want, sizeof want, "%.2f %s", (double)probs[top[j]], yolo_predictor_class_name(current, top[j]));
+        CHECK_MSG(strcmp(line, want) == 0, "%s: top %d: CLI '%s', API '%s'", path, j, line, want);
+    }
+    CHECK_MSG(j == k && k == 5, "%s: CLI %d rows, API top %d", path, j, k);
+    free(text);
+}
+
+/* The CLI's "all" row of `yolo val`: P R mAP50 mAP50-95 tokens (%.3g). */
+static void check_val(void) {
+    char model[700], args[2048];
+    snprintf(model, sizeof model, "model=%s/yolov8n-shapes.pt", interop);
+    const char *keys[] = {model, "data=shapes", "imgsz=160", "batch=16", "project=.", "name=val-api", "plots=False", NULL};
+    char cwd[1024];
+    CHECK(getcwd(cwd, sizeof cwd) != NULL && chdir(dir) == 0);
+    yolo_metrics *m = NULL;
+    yolo_status st = yolo_run("val", NULL, keys, NULL, &m);
+    CHECK(chdir(cwd) == 0);
+    CHECK_MSG(st == YOLO_OK && m, "val: %s", yolo_last_error());
+    if (!m) return;
+    snprintf(args, sizeof args, "val %s data=shapes imgsz=160 batch=16 project=. name=val-cli plots=False", model);
+    CHECK_MSG(test_run_yolo(dir, args) == 0, "yolo %s failed (%s/log.txt)", args, dir);
+    size_t len = 0;
+    char *log = (char *)test_read_file(dir, "log.txt", &len), *all = log ? strstr(log, "\n                   all") : NULL;
+    CHECK_MSG(all, "no 'all' row in %s/log.txt", dir);
+    const char *names[] = {"metrics/precision(B)", "metrics/recall(B)", "metrics/mAP50(B)", "metrics/mAP50-95(B)"};
+    char *p = all ? all + 1 : NULL;
+    for (int skip = 0; p && skip < 2; skip++) strtod(skip ? p : p + 22, &p); /* after "all": images, instances */
+    for (int i = 0; p && i < 4; i++) {
+        double v = 0;
+        CHECK_MSG(yolo_metrics_get(m, names[i], &v) == YOLO_OK, "%s", yolo_last_error());
+        char *end;
+        double cli = strtod(p, &end);
+        char a[32], b[32];
+        snprintf(a, sizeof a, "%.3g", v), snprintf(b, sizeof b, "%.3g", cli);
+        CHECK_MSG(strcmp(a, b) == 0, "%s: API %s, CLI %s", names[i], a, b);
+        p = end;
+    }
+    double fit = -1, x;
+    CHECK(yolo_metrics_get(m, "fitness", &fit) == YOLO_OK && fit > 0 && fit <= 1);
+    CHECK(yolo_metrics_count(m) == 5 && strcmp(yolo_metrics_name(m, 2), names[2]) == 0);
+    failing(yolo_metrics_get(m, "metrics/mAP75(B)", &x), YOLO_ERR_ARG, "mAP75", "absent metric");
+    free(log);
+    yolo_metrics_free(m);
+}
+
+/* ---- training, its events and a cancel from another thread ---- */
+
+typedef struct train_watch {
+    int calls[3];
+    bool saw_keys;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int state; /* 0 running, 1 first fit epoch end: the canceller runs, 2 cancelled */
+} train_watch;
+
+static void *canceller(void *arg) {
+    train_watch *w = arg;
+    pthread_mutex_lock(&w->mu);
+    while (w->state == 0) pthread_cond_wait(&w->cv, &w->mu);
+    yolo_train_cancel();
+    w->state = 2;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+static void on_event(void *user, const char *event, int epoch, const yolo_metrics *m) {
+    train_watch *w = user;
+    int e = strcmp(event, "on_train_epoch_end") == 0 ? 0 : strcmp(event, "on_fit_epoch_end") == 0 ? 1 : 2;
+    w->calls[e]++;
+    double v;
+    if (e == 1) {
+        w->saw_keys = epoch == 0 && yolo_metrics_get(m, "train/box_loss", &v) == YOLO_OK &&
+                      yolo_metrics_get(m, "metrics/mAP50(B)", &v) == YOLO_OK &&
+                      yolo_metrics_get(m, "val/box_loss", &v) == YOLO_OK && yolo_metrics_get(m, "fitness", &v) == YOLO_OK;
+        /* hand over to the other thread and wait until it has cancelled, so the stop comes at this epoch's end */
+        pthread_mutex_lock(&w->mu);
+        w->state = 1;
+        pthread_cond_broadcast(&w->cv);
+        while (w->state != 2) pthread_cond_wait(&w->cv, &w->mu);
+        pthread_mutex_unlock(&w->mu);
+    }
+    if (e == 0) CHECK_MSG(yolo_metrics_get(m, "train/box_loss", &v) == YOLO_OK && isfinite(v), "train epoch end: no loss");
+}
+
+static void check_train(void) {
+    yolo_callbacks *cb = NULL;
+    train_watch w = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+    CHECK(yolo_callbacks_new(&cb) == YOLO_OK);
+    if (!cb) return;
+    failing(yolo_callbacks_add(cb, "on_epoch_done", on_event, &w), YOLO_ERR_ARG, "on_epoch_done", "unknown event");
+    failing(yolo_callbacks_add(cb, "on_train_end", NULL, &w), YOLO_ERR_ARG, "function", "NULL callback");
+    failing(yolo_callbacks_new(NULL), YOLO_ERR_ARG, "output", "NULL callbacks output");
+    CHECK(yolo_callbacks_add(cb, "on_train_epoch_end", on_event, &w) == YOLO_OK);
+    CHECK(yolo_callbacks_add(cb, "on_fit_epoch_end", on_event, &w) == YOLO_OK);
+    CHECK(yolo_callbacks_add(cb, "on_train_end", on_event, &w) == YOLO_OK);
+    char project[600];
+    snprintf(project, sizeof project, "project=%s", dir);
+    const char *keys[] = {"model=yolov8n.yaml", "data=shapes", "epochs=3", "imgsz=64", "batch=16", "fraction=0.25",
+                          project, "name=train-api", "plots=False", "workers=1", NULL};
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, canceller, &w) == 0);
+    yolo_status st = yolo_run("train", "detect", keys, cb, NULL);
+    CHECK_MSG(st == YOLO_ERR_INTERRUPTED && strstr(yolo_last_error(), "yolo_train_cancel") &&
+              strstr(yolo_last_error(), "after epoch 1"), "cancelled train: %d %s", (int)st, yolo_last_error());
+    pthread_mutex_lock(&w.mu); /* a run that never reached the event: let the canceller end */
+    if (w.state == 0) w.state = 1, pthread_cond_broadcast(&w.cv);
+    pthread_mutex_unlock(&w.mu);
+    pthread_join(th, NULL);
+    CHECK_MSG(w.calls[0] == 1 && w.calls[1] == 1 && w.calls[2] == 0, "events: %d train epoch ends, %d fit epoch ends, "
+              "%d train ends", w.calls[0], w.calls[1], w.calls[2]);
+    CHECK_MSG(w.saw_keys, "on_fit_epoch_end's map lacks train/box_loss, metrics/mAP50(B), val/box_loss or fitness");
+    yolo_callbacks_free(cb);
+    /* the checkpoint the cancel left validates */
+    char model[700];
+    snprintf(model, sizeof model, "model=%s/train-api/weights/last.ckpt", dir);
+    const char *val[] = {model, "data=shapes", "imgsz=64", "fraction=0.25", project, "name=val-last", "plots=False",
+                         "verbose=False", NULL};
+    yolo_metrics *m = NULL;
+    double v = -1;
+    st = yolo_run("val", NULL, val, NULL, &m);
+    CHECK_MSG(st == YOLO_OK && yolo_metrics_get(m, "metrics/mAP50-95(B)", &v) == YOLO_OK && v >= 0 && v <= 1,
+              "val of the cancelled run's last.ckpt: %s", yolo_last_error());
+    yolo_metrics_free(m);
+}
+
+/* images/: 4 val images of shapes (320x320); cls-images/: 4 of its classification images (64x64). */
+static bool fixture(void) {
+    char *yaml = NULL, *cls_root = NULL;
+    if (yolo_shapes_ensure(&yaml, &cls_root) != YOLO_OK) {
+        CHECK_MSG(0, "shapes: %s", yolo_last_error());
+        return false;
+    }
+    char *root = yolo_path_dirname(yaml);
+    for (int i = 0; i < 4; i++) {
+        char from[1200], rel[64];
+        snprintf(from, sizeof from, "%s/images/val/%06d.jpg", root, i);
+        size_t len = 0;
+        uint8_t *bytes = NULL;
+        if (yolo_read_file(from, &bytes, &len)) bytes = NULL;
+        snprintf(rel, sizeof rel, "images/%d.jpg", i);
+        CHECK_MSG(bytes, "%s missing", from);
+        if (bytes) test_write_file(dir, rel, bytes, len);
+        free(bytes);
+    }
+    char **files = NULL;
+    int64_t n = 0;
+    yolo_walk_skips skips;
+    CHECK(yolo_walk_files(cls_root, &files, &n, &skips) == YOLO_OK);
+    for (int64_t i = 0, k = 0; i < n; i++) {
+        if (k < 4 && strstr(files[i], "/val/") && yolo_path_is_image(files[i])) {
+            size_t len = 0;
+            uint8_t *bytes = NULL;
+            if (yolo_read_file(files[i], &bytes, &len)) bytes = NULL;
+            char rel[64];
+            snprintf(rel, sizeof rel, "cls-images/c%lld.jpg", (long long)k++);
+            if (bytes) test_write_file(dir, rel, bytes, len);
+            free(bytes);
+        }
+        free(files[i]);
+    }
+    free(files), free(root), free(yaml), free(cls_root);
+    return test_failures == 0;
+}
+
+int main(void) {
+    if (!test_e2e_dir(dir, sizeof dir)) return test_skip("no temporary directory");
+    bad_open();
+    interop = getenv("YOLO_INTEROP_DIR");
+    char probe[700];
+    snprintf(probe, sizeof probe, "%s/yolov8n-shapes.pt", interop ? interop : "");
+    check_train();
+    if (!interop || !yolo_is_file(probe)) {
+        printf("skipping the predict and val comparisons: %s not found (YOLO_INTEROP_DIR, ../shared/interop)\n", probe);
+        return test_result("test_host_api");
+    }
+    if (!fixture()) return test_result("test_host_api");
+    compare("yolov8n-shapes.pt", "detect", "images", NULL, "", check_detect);
+    /* a coco8 model of 2 epochs scores ~1e-4 on shapes: conf lowered so boxes are compared */
+    const char *low[] = {"conf=0.0001", "max_det=5", NULL};
+    compare("yolov8n-seg-coco8.pt", "segment", "images", low, "conf=0.0001 max_det=5", check_segment);
+    compare("yolov8n-cls-mnist160.pt", "classify", "cls-images", NULL, "", check_classify);
+    /* a detect model asked to classify */
+    yolo_predictor *p = NULL;
+    snprintf(probe, sizeof probe, "%s/yolov8n-shapes.pt", interop);
+    CHECK_MSG(yolo_predictor_open(probe, "classify", NULL, &p) != YOLO_OK && p == NULL, "wrong task opened");
+    CHECK_MSG(strstr(yolo_last_error(), "classify") || strstr(yolo_last_error(), "Classify"), "wrong task: '%s'",
+              yolo_last_error());
+    check_val();
+    return test_result("test_host_api");
+}
