@@ -16,7 +16,10 @@
 #      loss gradient; make_shapes_pose.sh turns the shapes of step 4 into a
 #      keypoint data set (kpt_shape [4, 3], flip_idx), `yolo pose train`
 #      trains on it briefly (the losses must fall) and `yolo pose predict`
-#      writes YOLO-pose txt rows and predictions.json.
+#      writes YOLO-pose txt rows and predictions.json;
+#   6. sdk/examples/embed (the host API, yolo/yolo.h) builds the same way,
+#      links the installed libyolo, predicts on a PPM in memory and lists
+#      its boxes, and names a bad key in its error.
 # Nothing built in steps 2 and 5 may name a path into the source tree.
 #
 # usage: sdk_install_test.sh <build dir> <source dir>
@@ -180,4 +183,24 @@ row=$(cat "$tmp"/runs/pose/predict/labels/*.txt | head -n 1)
 [ "$(echo "$row" | wc -w)" -eq 17 ] || fail "a predict txt row is not cls cx cy w h + 4 x (x y v): $row"
 grep -q '"keypoints": {"x": \[' "$tmp/runs/pose/predict/predictions.json" || fail "predictions.json has no keypoints"
 
-echo "PASS: sdk install, template build (find_package and pkg-config), yolo checks, yolo count train, pose model, pose train/predict"
+# The host API example (sdk/examples/embed), against the prefix only: a program linking libyolo that
+# predicts on an image in memory (a 64x48 PPM) with an untrained yolov8n.yaml (conf lowered so it lists boxes).
+cp -r "$src/sdk/examples/embed" "$tmp/embed"
+rm -rf "$tmp/embed/build"
+run cmake -S "$tmp/embed" -B "$tmp/embed-build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS=-Werror
+run cmake --build "$tmp/embed-build"
+ldd "$tmp/embed-build/embed" | grep -q "libyolo.so => $prefix/lib/" ||
+    { ldd "$tmp/embed-build/embed"; fail "the embed example does not link the installed libyolo"; }
+{ printf 'P6\n64 48\n255\n'
+  LC_ALL=C awk 'BEGIN { for (y = 0; y < 48; y++) for (x = 0; x < 64; x++) printf "%c%c%c", x * 3 + 20, y * 4 + 20, (x + y) % 200 + 30 }'
+} > "$tmp/frame.ppm"
+"$tmp/embed-build/embed" yolov8n.yaml "$tmp/frame.ppm" conf=0.0001 max_det=3 > embed.txt 2>&1 ||
+    { cat embed.txt; fail "the embed example exited $?"; }
+cat embed.txt
+grep -q "^detect model, 64x48 image: 3 boxes$" embed.txt || fail "the embed example did not list 3 boxes"
+[ "$(awk 'NF == 6 && $2 + 0 > 0' embed.txt | wc -l)" -eq 3 ] ||
+    fail "the embed example's box lines are not 'name conf x1 y1 x2 y2'"
+"$tmp/embed-build/embed" yolov8n.yaml "$tmp/frame.ppm" imgsx=64 > embed-bad.txt 2>&1 && fail "embed with imgsx=64 succeeded"
+grep -q "imgsx" embed-bad.txt || { cat embed-bad.txt; fail "the embed example's error does not name imgsx"; }
+
+echo "PASS: sdk install, template build (find_package and pkg-config), yolo checks, yolo count train, pose model, pose train/predict, host API example"

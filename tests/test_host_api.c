@@ -19,7 +19,8 @@
  *     callbacks on the three events, cancelled from another thread at the
  *     first on_fit_epoch_end: YOLO_ERR_INTERRUPTED naming the cancel, one
  *     call of each epoch event (with train/box_loss, mAP50 and fitness),
- *     no on_train_end, and a last.ckpt that yolo_run("val") validates;
+ *     no on_train_end, and a last.ckpt that yolo_run("val") validates and
+ *     yolo_run("export") writes as ONNX (format=tflite refused by name);
  *     unknown events and NULLs refused by name. */
 #include <math.h>
 #include <pthread.h>
@@ -56,6 +57,7 @@ static void bad_open(void) {
     CHECK_MSG(strstr(yolo_last_error(), "no-such-model.ckpt"), "missing model: '%s'", yolo_last_error());
     const char *unknown[] = {"imgsx=320", NULL};
     failing(yolo_predictor_open("yolov8n.yaml", "detect", unknown, &p), YOLO_ERR_CONFIG, "imgsx", "unknown key");
+    CHECK_MSG(strncmp(yolo_last_error(), "keys: ", 6) == 0, "the origin is not 'keys': '%s'", yolo_last_error());
     CHECK_MSG(strstr(yolo_last_error(), "imgsz"), "no suggestion: '%s'", yolo_last_error()); /* the CLI's "did you mean" */
     const char *range[] = {"conf=2", NULL};
     failing(yolo_predictor_open("yolov8n.yaml", "detect", range, &p), YOLO_ERR_CONFIG, "conf", "conf out of range");
@@ -367,6 +369,12 @@ static void check_train(void) {
     CHECK_MSG(st == YOLO_OK && yolo_metrics_get(m, "metrics/mAP50-95(B)", &v) == YOLO_OK && v >= 0 && v <= 1,
               "val of the cancelled run's last.ckpt: %s", yolo_last_error());
     yolo_metrics_free(m);
+    /* export through the same call: ONNX beside the checkpoint; a format not built is named */
+    const char *onnx[] = {model, "format=onnx", "imgsz=64", NULL}, *tflite[] = {model, "format=tflite", NULL};
+    CHECK_MSG(yolo_run("export", NULL, onnx, NULL, &m) == YOLO_OK && m == NULL, "export: %s", yolo_last_error());
+    CHECK(test_file_exists(dir, "train-api/weights/last.onnx"));
+    CHECK_MSG(yolo_run("export", NULL, tflite, NULL, NULL) != YOLO_OK && strstr(yolo_last_error(), "tflite"),
+              "export format=tflite: %s", yolo_last_error());
 }
 
 /* images/: 4 val images of shapes (320x320); cls-images/: 4 of its classification images (64x64). */

@@ -52,6 +52,7 @@ typedef struct yolo_cli_args {
     const char *values[YOLO_CLI_MAX_ARGS];
     int n_words;
     const char *words[YOLO_CLI_MAX_ARGS]; /* bare words not yet classified (bool keys, the task) */
+    const char *source; /* what messages call the pairs' origin: NULL "command line" (the host API: "keys") */
     char storage[16384];
 } yolo_cli_args;
 

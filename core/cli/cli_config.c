@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SOURCE_CLI "command line"
 
 int yolo_cli_in_list(const char *list, const char *name) {
     size_t len = strlen(name);
@@ -140,6 +139,7 @@ yolo_status yolo_cli_build_config(const yolo_cli_args *args, yolo_config **cfg_o
     }
     char tasks[2048];
     yolo_plugin_list_task_names(tasks, sizeof tasks);
+    const char *const given_in = args->source ? args->source : "command line"; /* the pairs' origin, for messages */
 
     /* bare words: core bool keys, the task, or (later) plugin bool keys */
     const char *task = args->task, *task_from = args->task_from;
@@ -207,7 +207,7 @@ yolo_status yolo_cli_build_config(const yolo_cli_args *args, yolo_config **cfg_o
         (st = yolo_config_merge_yaml_file(cfg, YOLO_CONFIG_LAYER_CFG, cfg_file, YOLO_CONFIG_ARGS_YAML)) != YOLO_OK)
         goto fail;
     for (int i = 0; i < args->n_pairs; i++)
-        if ((st = yolo_config_set(cfg, YOLO_CONFIG_LAYER_CLI, args->keys[i], args->values[i], SOURCE_CLI)) != YOLO_OK)
+        if ((st = yolo_config_set(cfg, YOLO_CONFIG_LAYER_CLI, args->keys[i], args->values[i], given_in)) != YOLO_OK)
             goto fail;
     /* bare words: bool keys (the core's and now the plugin's) mean key=true */
     for (int i = 0; i < args->n_words; i++) {
@@ -223,12 +223,12 @@ yolo_status yolo_cli_build_config(const yolo_cli_args *args, yolo_config **cfg_o
                             key->default_value ? key->default_value : "VALUE");
             goto fail;
         }
-        if ((st = yolo_config_set(cfg, YOLO_CONFIG_LAYER_CLI, word, "true", SOURCE_CLI)) != YOLO_OK) goto fail;
+        if ((st = yolo_config_set(cfg, YOLO_CONFIG_LAYER_CLI, word, "true", given_in)) != YOLO_OK) goto fail;
     }
     if (task_from != NULL && strcmp(task_from, "task=") != 0 &&
-        (st = yolo_config_set(cfg, YOLO_CONFIG_LAYER_CLI, "task", plugin->name, SOURCE_CLI)) != YOLO_OK)
+        (st = yolo_config_set(cfg, YOLO_CONFIG_LAYER_CLI, "task", plugin->name, given_in)) != YOLO_OK)
         goto fail;
-    if (args->mode != NULL && (st = yolo_config_set(cfg, YOLO_CONFIG_LAYER_CLI, "mode", args->mode, SOURCE_CLI)))
+    if (args->mode != NULL && (st = yolo_config_set(cfg, YOLO_CONFIG_LAYER_CLI, "mode", args->mode, given_in)))
         goto fail;
     int n_read = 0;
     const char *const *read = yolo_plugin_task_keys_read(plugin, &n_read);

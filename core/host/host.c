@@ -75,6 +75,7 @@ static yolo_status host_config(const char *mode, const char *task, const char *m
         if (!st) st = push(a, "%s", keys[i]);
     }
     if (!st) st = yolo_cli_parse(a->argc, a->argv, &a->cli);
+    a->cli.source = "keys";
     int exit_code;
     if (!st) st = yolo_cli_build_config(&a->cli, cfg, plugin, &exit_code);
     return st;

@@ -1,7 +1,8 @@
-/* The plugin search path: next to the executable, the install prefix,
- * then YOLO_PLUGIN_PATH (see yolo/plugin.h). */
+/* The plugin search path: next to the executable, next to libyolo.so, the
+ * install prefix, then YOLO_PLUGIN_PATH (see yolo/plugin.h). */
 #include "plugin/plugin_loader.h"
 
+#include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,20 +26,27 @@ static void add_dir(yolo_plugin_dirs *dirs, const char *dir, const char *origin)
     dirs->n++;
 }
 
+/* <directory of path>/<rel> as a search directory (path: a file). */
+static void add_beside(yolo_plugin_dirs *dirs, const char *path, const char *rel, const char *origin) {
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL) return;
+    char dir[PATH_MAX + 32];
+    snprintf(dir, sizeof dir, "%.*s/%s", (int)(slash - path), path, rel);
+    add_dir(dirs, dir, origin);
+}
+
 void yolo_plugin_search_dirs(yolo_plugin_dirs *dirs) {
     dirs->n = 0;
-    char exe[PATH_MAX];
+    char exe[PATH_MAX], lib[PATH_MAX];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len > 0) {
-        exe[len] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash != NULL) {
-            *slash = '\0';
-            char dir[PATH_MAX + 32];
-            snprintf(dir, sizeof dir, "%s/../lib/yolo/plugins", exe);
-            add_dir(dirs, dir, "next to the executable");
-        }
-    }
+    exe[len > 0 ? len : 0] = '\0';
+    if (len > 0) add_beside(dirs, exe, "../lib/yolo/plugins", "next to the executable");
+    /* a program linking libyolo.so (the host API, yolo/yolo.h) lives anywhere:
+     * the plugins installed with the library are found from its own path */
+    Dl_info info;
+    if (dladdr((void *)yolo_plugin_search_dirs, &info) && info.dli_fname && strstr(info.dli_fname, ".so") &&
+        realpath(info.dli_fname, lib) && strcmp(lib, exe) != 0)
+        add_beside(dirs, lib, "yolo/plugins", "next to libyolo");
     add_dir(dirs, YOLO_INSTALL_PLUGIN_DIR, "install prefix");
     const char *env = getenv("YOLO_PLUGIN_PATH");
     if (env != NULL) {

@@ -11,8 +11,10 @@
  * The loader looks for libyolo-<task>.so in, in this order:
  *   1. <directory of the executable>/../lib/yolo/plugins (the build tree
  *      and an installed tree alike),
- *   2. <install prefix>/lib/yolo/plugins,
- *   3. each directory of YOLO_PLUGIN_PATH (colon-separated);
+ *   2. <directory of libyolo.so>/yolo/plugins, when libyolo is a shared
+ *      library apart from the executable (a program using yolo/yolo.h),
+ *   3. <install prefix>/lib/yolo/plugins,
+ *   4. each directory of YOLO_PLUGIN_PATH (colon-separated);
  * the first file found for a task wins. A file that cannot be loaded, lacks
  * the entry symbol, was built for another ABI or returns a bad table is an
  * error naming the file; a plugin is never unloaded. */
