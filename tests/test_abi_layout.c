@@ -21,7 +21,7 @@
 #include "yolo/tensor.h"
 
 #define RECORDED_ABI_MAJOR 1
-#define RECORDED_ABI_MINOR 5 /* 1.5: a module flag (YOLO_MODULE_END2END, v10Detect), yolo_forward_ctx.inference and yolo_model_forward_inference; 1.4: functions only (yolo_module_reg_max, yolo_module_end2end, the model's end2end; detection's one-to-one head) */
+#define RECORDED_ABI_MINOR 6 /* 1.6: yolo_task_hooks.predict_masks appended (the host API's segment masks); 1.5: a module flag (YOLO_MODULE_END2END, v10Detect), yolo_forward_ctx.inference and yolo_model_forward_inference; 1.4: functions only (yolo_module_reg_max, yolo_module_end2end, the model's end2end; detection's one-to-one head) */
 
 typedef struct layout {
     const char *name;
@@ -59,7 +59,7 @@ static const layout layouts[] = {
     LAYOUT(yolo_host_tensor, 48),
     LAYOUT(yolo_task_context, 72), /* 1.3: class_weights appended */
     LAYOUT(yolo_prediction_text, 16),
-    LAYOUT(yolo_task_hooks, 152), /* 1.1: draw_predictions and metrics_plot appended, read by minor */
+    LAYOUT(yolo_task_hooks, 160), /* 1.1: draw_predictions and metrics_plot appended, 1.6: predict_masks; read by minor */
     LAYOUT(yolo_tensor, 192),
     FIELD(dtype, 0),
     FIELD(ndim, 4),

@@ -10,8 +10,10 @@
  *                 yolo_predict_source == the rows `yolo predict save_txt=True
  *                 save_conf=True` writes, formatted as the detect plugin
  *                 formats them;
- *       segment   image == source, and the classes and confidences of the
- *                 CLI's polygon rows;
+ *       segment   image == source (boxes and masks), the classes and
+ *                 confidences of the CLI's polygon rows, each polygon's
+ *                 bounds those of its mask at the original size, each
+ *                 mask inside its box;
  *       classify  probabilities sum to 1, image == source, top-5 == the
  *                 CLI's "conf name" rows;
  *       val       yolo_run("val") metrics == the CLI's "all" row (%.3g);
@@ -124,6 +126,11 @@ static bool same_result(const yolo_result *a, const yolo_result *b) {
         if (memcmp(ba, bb, sizeof ba) || ca != cb || ka != kb || strcmp(yolo_result_box_name(a, i), yolo_result_box_name(b, i)))
             return false;
     }
+    for (int i = 0; i < yolo_result_num_boxes(a); i++) {
+        int wa, ha, wb, hb;
+        const uint8_t *ma = yolo_result_mask(a, i, &wa, &ha), *mb = yolo_result_mask(b, i, &wb, &hb);
+        if (!ma != !mb || wa != wb || ha != hb || (ma && memcmp(ma, mb, (size_t)wa * ha) != 0)) return false;
+    }
     int na, nb;
     const float *pa = yolo_result_probs(a, &na), *pb = yolo_result_probs(b, &nb);
     return na == nb && (!na || memcmp(pa, pb, (size_t)na * sizeof *pa) == 0);
@@ -208,25 +215,61 @@ static void compare(const char *model, const char *task, const char *images, con
 }
 
 static void check_detect(const yolo_result *r, const char *cli, const char *path) {
+    uint8_t px;
+    CHECK_MSG(yolo_result_mask(r, 0, NULL, NULL) == NULL, "%s: detect has masks", path);
+    failing(yolo_result_mask_original(r, 0, &px), YOLO_ERR_ARG, "no masks", "detect's mask");
     char *rows = detect_rows(r);
     CHECK_MSG(rows && strcmp(rows, cli) == 0, "%s: API rows\n%s\nCLI rows\n%s", path, rows, cli);
     free(rows);
 }
 
-/* Segment rows are polygons: their class (first field) and conf (last) must be the boxes'. */
+/* Segment rows are polygons traced from the masks: their class (first field) and conf (last) must be
+ * the boxes', and their bounding box the mask's at the original size within a model-input pixel or two;
+ * every mask lies inside its box (Ultralytics crops masks to the box). */
 static void check_segment(const yolo_result *r, const char *cli, const char *path) {
     char *text = strdup(cli), *save = NULL;
-    int i = 0;
+    int i = 0, W = yolo_result_width(r), H = yolo_result_height(r);
+    float sx = 0, sy = 0;
+    CHECK(yolo_result_letterbox(r, &sx, &sy, NULL, NULL) == YOLO_OK && sx > 0 && sy > 0);
+    float tol = 2 / (sx < sy ? sx : sy) + 1; /* two input pixels, in original pixels */
+    uint8_t *full = malloc((size_t)W * H);
     for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save), i++) {
-        float conf;
+        float conf, box[4];
         int cls;
         const char *last = strrchr(line, ' ');
-        CHECK_MSG(yolo_result_box(r, i, NULL, &conf, &cls) == YOLO_OK && atoi(line) == cls && last,
+        CHECK_MSG(yolo_result_box(r, i, box, &conf, &cls) == YOLO_OK && atoi(line) == cls && last,
                   "%s: row %d '%.40s...'", path, i, line);
         char want[32];
         snprintf(want, sizeof want, "%g", (double)conf);
         CHECK_MSG(last && strcmp(last + 1, want) == 0, "%s: row %d conf %s, API %s", path, i, last ? last + 1 : "", want);
+        float poly[4] = {1e9f, 1e9f, -1e9f, -1e9f}, mask[4] = {1e9f, 1e9f, -1e9f, -1e9f};
+        char *p = strchr(line, ' '), *end;
+        for (;;) { /* x y pairs, then the conf (the odd one out) */
+            float x = strtof(p, &end);
+            if (end == p) break;
+            float y = strtof(end, &p);
+            if (p == end) break;
+            x *= (float)W, y *= (float)H;
+            poly[0] = fminf(poly[0], x), poly[1] = fminf(poly[1], y), poly[2] = fmaxf(poly[2], x), poly[3] = fmaxf(poly[3], y);
+        }
+        CHECK_MSG(full && yolo_result_mask_original(r, i, full) == YOLO_OK, "%s: mask %d: %s", path, i, yolo_last_error());
+        for (int y = 0; full && y < H; y++)
+            for (int x = 0; x < W; x++)
+                if (full[(size_t)y * W + x])
+                    mask[0] = fminf(mask[0], (float)x), mask[1] = fminf(mask[1], (float)y),
+                    mask[2] = fmaxf(mask[2], (float)x + 1), mask[3] = fmaxf(mask[3], (float)y + 1);
+        for (int k = 0; k < 4; k++) {
+            CHECK_MSG(fabsf(poly[k] - mask[k]) <= tol, "%s: box %d: polygon bound %d %g, mask's %g", path, i, k,
+                      (double)poly[k], (double)mask[k]);
+            CHECK_MSG(k < 2 ? mask[k] >= box[k] - tol : mask[k] <= box[k] + tol, "%s: box %d: mask bound %d %g outside "
+                      "the box's %g", path, i, k, (double)mask[k], (double)box[k]);
+        }
     }
+    free(full);
+    int mw = 0, mh = 0;
+    CHECK_MSG(yolo_result_num_boxes(r) == 0 || (yolo_result_mask(r, 0, &mw, &mh) && mw > 0 && mh > 0),
+              "%s: no masks", path);
+    CHECK(yolo_result_mask(r, -1, &mw, &mh) == NULL && mw == 0);
     CHECK_MSG(i == yolo_result_num_boxes(r), "%s: CLI %d rows, API %d boxes", path, i, yolo_result_num_boxes(r));
     free(text);
 }

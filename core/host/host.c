@@ -6,6 +6,7 @@
  * writes), so nothing here knows a task. */
 #include "yolo/yolo.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,13 +93,16 @@ struct yolo_result {
     int *cls;
     char **names; /* [n], the box's class name */
     int nc;
-    float *probs; /* [nc] (classify) */
+    float *probs;   /* [nc] (classify) */
+    uint8_t *masks; /* [n][mask_h][mask_w] at the model input (segment) */
+    int mask_w, mask_h;
+    yolo_image_meta letterbox; /* original -> model input */
 };
 
 void yolo_result_free(yolo_result *r) {
     if (!r) return;
     for (int i = 0; r->names && i < r->n; i++) free(r->names[i]);
-    free(r->names), free(r->path), free(r->xyxy), free(r->conf), free(r->cls), free(r->probs);
+    free(r->names), free(r->path), free(r->xyxy), free(r->conf), free(r->cls), free(r->probs), free(r->masks);
     free(r);
 }
 
@@ -122,6 +126,38 @@ yolo_status yolo_result_box(const yolo_result *r, int i, float xyxy[4], float *c
 }
 
 const char *yolo_result_box_name(const yolo_result *r, int i) { return r && i >= 0 && i < r->n ? r->names[i] : NULL; }
+
+const uint8_t *yolo_result_mask(const yolo_result *r, int i, int *width, int *height) {
+    bool has = r && r->masks && i >= 0 && i < r->n;
+    if (width) *width = has ? r->mask_w : 0;
+    if (height) *height = has ? r->mask_h : 0;
+    return has ? r->masks + (size_t)i * r->mask_w * r->mask_h : NULL;
+}
+
+yolo_status yolo_result_letterbox(const yolo_result *r, float *scale_x, float *scale_y, float *pad_x, float *pad_y) {
+    if (!r) return yolo_error(YOLO_ERR_ARG, "yolo_result_letterbox: NULL result");
+    if (scale_x) *scale_x = r->letterbox.ratio_x;
+    if (scale_y) *scale_y = r->letterbox.ratio_y;
+    if (pad_x) *pad_x = r->letterbox.pad_x;
+    if (pad_y) *pad_y = r->letterbox.pad_y;
+    return YOLO_OK;
+}
+
+yolo_status yolo_result_mask_original(const yolo_result *r, int i, uint8_t *out) {
+    int mw, mh;
+    const uint8_t *m = yolo_result_mask(r, i, &mw, &mh);
+    if (!m || !out)
+        return yolo_error(YOLO_ERR_ARG, "yolo_result_mask_original: %s", !out ? "NULL output" : r && r->masks ? "box out of range" : "the result has no masks");
+    const yolo_image_meta *lb = &r->letterbox;
+    for (int y = 0; y < r->height; y++) {
+        int my = (int)floorf((y + 0.5f) * lb->ratio_y + lb->pad_y);
+        for (int x = 0; x < r->width; x++) {
+            int mx = (int)floorf((x + 0.5f) * lb->ratio_x + lb->pad_x);
+            out[(size_t)y * r->width + x] = mx >= 0 && mx < mw && my >= 0 && my < mh ? m[(size_t)my * mw + mx] : 0;
+        }
+    }
+    return YOLO_OK;
+}
 
 const float *yolo_result_probs(const yolo_result *r, int *nc) {
     if (nc) *nc = r && r->probs ? r->nc : 0;
@@ -155,6 +191,7 @@ struct yolo_predictor {
     int stride;                  /* rect padding multiple, 0: full imgsz (rect=False) */
     void *state;                 /* the task's metrics state, which its predict hooks use */
     const yolo_task_hooks *pics; /* draw_predictions, NULL for image-level tasks */
+    const yolo_task_hooks *masks; /* predict_masks (plugin ABI 1.6), NULL when the task has none */
     yolo_canvas *canvas;         /* report_only draws nothing on it */
     yolo_predict_input in;
 };
@@ -209,6 +246,8 @@ yolo_status yolo_predictor_open(const char *model, const char *task, const char 
         else if (!(p->canvas = yolo_canvas_create(1, 1, (yolo_color){0, 0, 0})))
             st = yolo_error(YOLO_ERR_NOMEM, "out of memory");
     }
+    const yolo_abi_version abi = p->s.task ? p->s.task->abi : (yolo_abi_version){0, 0};
+    if (!st && p->pics && (abi.major > 1 || abi.minor >= 6) && p->pics->predict_masks) p->masks = p->pics;
     if (st) {
         yolo_predictor_close(p);
         return st;
@@ -265,6 +304,22 @@ static yolo_status read_boxes(yolo_predictor *p, const yolo_model_graph *mg, yol
     return st;
 }
 
+/* The task's instance masks, in the boxes' (NMS) order. */
+static yolo_status read_masks(yolo_predictor *p, const yolo_model_graph *mg, yolo_result *r) {
+    int n = 0;
+    const uint8_t *masks = NULL;
+    const yolo_batch *b = &p->in.batch;
+    yolo_status st = p->masks->predict_masks(p->state, b, 0, mg->out.n, mg->host_out, &n, &masks);
+    if (st) return st;
+    if (n != r->n)
+        return yolo_error(YOLO_ERR_SHAPE, "task %s: %d masks for %d boxes", p->s.task->name, n, r->n);
+    size_t bytes = (size_t)n * b->width * b->height;
+    if (!(r->masks = malloc(bytes ? bytes : 1))) return yolo_error(YOLO_ERR_NOMEM, "out of memory");
+    memcpy(r->masks, masks, bytes);
+    r->mask_w = b->width, r->mask_h = b->height;
+    return YOLO_OK;
+}
+
 /* One decoded image through predict_input.c, the model and the task. */
 static yolo_status predict_one(yolo_predictor *p, const yolo_image *image, const char *path, yolo_result **out) {
     yolo_result *r = calloc(1, sizeof *r);
@@ -278,6 +333,8 @@ static yolo_status predict_one(yolo_predictor *p, const yolo_image *image, const
     if (!st) st = yolo_model_graph_forward(mg, &p->in.batch);
     if (!st && mg->out.n < 1) st = yolo_error(YOLO_ERR_SHAPE, "task %s: the model has no outputs", p->s.task->name);
     if (!st) st = image_level(p) ? read_probs(p, &mg->host_out[0], r) : read_boxes(p, mg, r);
+    if (!st && p->masks) st = read_masks(p, mg, r);
+    r->letterbox = p->in.meta[0];
     yolo_predict_input_free(&p->in);
     if (st) {
         yolo_result_free(r);

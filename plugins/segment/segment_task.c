@@ -396,6 +396,8 @@ typedef struct metrics_state {
     size_t pm_cap, gm_cap, z_cap, contour_cap;
     uint8_t *draw_mask; /* one mask at the drawn resolution */
     size_t draw_mask_cap;
+    uint8_t *out_masks; /* predict_masks' report */
+    size_t out_masks_cap;
 } metrics_state;
 
 static const char *const segment_metric_names[8] = {
@@ -407,7 +409,7 @@ static void segment_metrics_destroy(void *state) {
     if (!s) return;
     yolo_det_task_eval_free(&s->kit);
     targets_free(&s->targets);
-    free(s->z), free(s->contour), free(s->pred_masks), free(s->gt_masks), free(s->draw_mask);
+    free(s->z), free(s->contour), free(s->pred_masks), free(s->gt_masks), free(s->draw_mask), free(s->out_masks);
     free(s);
 }
 
@@ -494,6 +496,17 @@ static yolo_status segment_metrics_update(void *state, const yolo_batch *batch, 
 /* ------------------------------------------------------------------ */
 /* Predict                                                              */
 
+/* Detection det's mask over image `image` of the batch, ow x oh bytes (the
+ * batch's size, or the original's scale for retina_masks); z: mask-size scratch. */
+static void detection_mask(const yolo_batch *batch, const eval_view *v, int image, const yolo_detection *det, int ow,
+                           int oh, float *z, uint8_t *out) {
+    size_t hw = (size_t)v->mw * v->mh;
+    float mb[4];
+    box_to_mask(batch, v, det->box, mb);
+    seg_predict_mask_upsampled(v->nm, yolo_det_eval_view_extra(&v->det, image, det), (size_t)v->det.n_anchors,
+                               v->proto + (size_t)image * v->nm * hw, v->mh, v->mw, mb, ow, oh, z, out);
+}
+
 static yolo_status segment_predict(void *state, const yolo_batch *batch, int image, int n_outputs,
                                    const yolo_host_tensor *outputs, yolo_prediction_text *out) {
     metrics_state *s = state;
@@ -510,13 +523,9 @@ static yolo_status segment_predict(void *state, const yolo_batch *batch, int ima
     FILE *txt, *json;
     if (!st) st = yolo_det_task_eval_predict_begin(&s->kit, who, batch, image, &v.det, &n_det, &txt, &json);
     if (st) return st;
-    const float *proto = v.proto + (size_t)image * v.nm * hw;
     for (int d = 0; d < n_det && !st; d++) {
         yolo_detection det = s->kit.dets[d];
-        float mb[4];
-        box_to_mask(batch, &v, det.box, mb);
-        seg_predict_mask_upsampled(v.nm, yolo_det_eval_view_extra(&v.det, image, &det), (size_t)v.det.n_anchors,
-                                   proto, v.mh, v.mw, mb, W, H, s->z, s->pred_masks);
+        detection_mask(batch, &v, image, &det, W, H, s->z, s->pred_masks);
         int np = seg_mask_contour(s->pred_masks, W, H, s->contour, (int)(s->contour_cap / 2));
         if (np < 0) st = yolo_error(YOLO_ERR_NOMEM, "%s: out of memory tracing a mask", who);
         st = st ? st : yolo_box_to_original(batch, image, det.box, 1);
@@ -542,6 +551,28 @@ static yolo_status segment_predict(void *state, const yolo_batch *batch, int ima
     return yolo_prediction_text_close(who, st, &s->kit.txt, &s->kit.json, txt, json, out);
 }
 
+/* The detections' masks at the batch resolution, as predict traces its polygons from them. */
+static yolo_status segment_predict_masks(void *state, const yolo_batch *batch, int image, int n_outputs,
+                                         const yolo_host_tensor *outputs, int *n, const uint8_t **masks) {
+    metrics_state *s = state;
+    const char *who = "segment predict_masks";
+    if (!s || !n || !masks) return yolo_error(YOLO_ERR_ARG, "%s: NULL argument", who);
+    eval_view v;
+    yolo_status st = eval_outputs(who, batch, n_outputs, outputs, &v);
+    if (!st && (image < 0 || image >= batch->n)) st = yolo_error(YOLO_ERR_ARG, "%s: image %d of a batch of %d", who, image, batch->n);
+    int n_det = 0, W = batch->width, H = batch->height;
+    if (!st) st = yolo_det_task_eval_nms(&s->kit, &v.det, image, &n_det);
+    size_t hw = (size_t)v.mw * v.mh, whole = (size_t)W * H;
+    if (!st) st = grow((void **)&s->z, &s->z_cap, hw, sizeof(float));
+    if (!st) st = grow((void **)&s->out_masks, &s->out_masks_cap, whole * (size_t)(n_det ? n_det : 1), 1);
+    if (st) return st;
+    for (int d = 0; d < n_det; d++)
+        detection_mask(batch, &v, image, &s->kit.dets[d], W, H, s->z, s->out_masks + whole * (size_t)d);
+    *n = n_det;
+    *masks = s->out_masks;
+    return YOLO_OK;
+}
+
 /* ------------------------------------------------------------------ */
 /* Pictures                                                             */
 
@@ -557,10 +588,7 @@ static yolo_status draw_mask(metrics_state *s, const yolo_batch *batch, const ev
     yolo_status st = grow((void **)&s->draw_mask, &s->draw_mask_cap, (size_t)ow * oh, 1);
     if (!st) st = grow((void **)&s->z, &s->z_cap, hw, sizeof(float));
     if (st) return st;
-    float mb[4];
-    box_to_mask(batch, v, d->box, mb);
-    seg_predict_mask_upsampled(v->nm, yolo_det_eval_view_extra(&v->det, image, d), (size_t)v->det.n_anchors,
-                               v->proto + (size_t)image * v->nm * hw, v->mh, v->mw, mb, ow, oh, s->z, s->draw_mask);
+    detection_mask(batch, v, image, d, ow, oh, s->z, s->draw_mask);
     float place[4] = {-px / rx, -py / ry, W / rx, H / ry};
     yolo_draw_mask(canvas, s->draw_mask, ow, oh, place, yolo_class_color(d->cls), 0.5);
     return YOLO_OK;
@@ -613,4 +641,5 @@ const yolo_task_hooks segment_task_hooks = {
     .predict = segment_predict,
     .draw_predictions = segment_draw_predictions,
     .metrics_plot = yolo_det_task_eval_plot,
+    .predict_masks = segment_predict_masks,
 };

@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define YOLO_PLUGIN_ABI_MAJOR 1
-#define YOLO_PLUGIN_ABI_MINOR 5
+#define YOLO_PLUGIN_ABI_MINOR 6
 #define YOLO_PLUGIN_ENTRY "yolo_task_register"
 
 struct yolo_module_type; /* yolo/model.h */

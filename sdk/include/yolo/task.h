@@ -128,6 +128,18 @@ typedef struct yolo_task_hooks {
      * curves; yolo/plot.h), and the confusion matrix printed to table when
      * table is non-NULL. */
     yolo_status (*metrics_plot)(void *state, const char *dir, FILE *table);
+
+    /* ---- instance masks (plugin ABI 1.6: read from plugins built for 1.6
+     * or later; may be NULL) ----
+     * predict_masks: the masks of image `image`'s predictions (eval-mode
+     * outputs of `batch`, state from metrics_create), one per detection in
+     * NMS order (most confident first: draw_predictions' objects in
+     * reverse), each batch->width x batch->height bytes, 1 inside, 0
+     * outside, at the batch's (letterboxed) resolution, as Ultralytics'
+     * Results.masks.data. *masks is owned by the task until its next call.
+     * The host API (yolo/yolo.h) returns them with the boxes. */
+    yolo_status (*predict_masks)(void *state, const yolo_batch *batch, int image, int n_outputs,
+                                 const yolo_host_tensor *outputs, int *n, const uint8_t **masks);
 } yolo_task_hooks;
 
 #ifdef __cplusplus

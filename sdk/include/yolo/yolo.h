@@ -94,9 +94,23 @@ YOLO_API int yolo_result_num_boxes(const yolo_result *r);
 /* Box i: any of xyxy[4], conf, cls may be NULL. YOLO_ERR_ARG for i out of range. */
 YOLO_API yolo_status yolo_result_box(const yolo_result *r, int i, float xyxy[4], float *conf, int *cls);
 /* Box i's class name (the model's names; its number when the model has
- * none, as an untrained yaml), NULL for i out of range. Segment masks are
- * not returned yet (issue 43): the boxes are the segment model's. */
+ * none, as an untrained yaml), NULL for i out of range. */
 YOLO_API const char *yolo_result_box_name(const yolo_result *r, int i);
+
+/* Instance masks (segment; a plugin task with the predict_masks hook):
+ * box i's mask at the model's input resolution, the letterboxed image, as
+ * Ultralytics' Results.masks.data (retina_masks is not applied): *width x
+ * *height bytes, row-major, 1 inside the object, 0 outside, owned by the
+ * result. NULL (sizes 0) when the task has no masks or i is out of range. */
+YOLO_API const uint8_t *yolo_result_mask(const yolo_result *r, int i, int *width, int *height);
+/* The letterbox between the image and the model's input: original pixel
+ * (x, y) is input pixel (x * scale_x + pad_x, y * scale_y + pad_y). Any
+ * output may be NULL. */
+YOLO_API yolo_status yolo_result_letterbox(const yolo_result *r, float *scale_x, float *scale_y, float *pad_x, float *pad_y);
+/* Box i's mask at the original image's size: yolo_result_width x
+ * yolo_result_height bytes into out, each pixel the input mask's at its
+ * centre's letterbox position (nearest). YOLO_ERR_ARG for no mask. */
+YOLO_API yolo_status yolo_result_mask_original(const yolo_result *r, int i, uint8_t *out);
 
 /* Classification (classify): the probability of each of *nc classes
  * (owned by the result), NULL for other tasks; and the top-k classes,
