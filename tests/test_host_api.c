@@ -72,6 +72,20 @@ static void bad_open(void) {
     failing(yolo_predictor_open("yolov8n.yaml", "nosuchtask", NULL, &p), YOLO_ERR_PLUGIN, "nosuchtask", "task");
     failing(yolo_run("track", NULL, NULL, NULL, NULL), YOLO_ERR_CONFIG, "track", "mode track");
     failing(yolo_run(NULL, NULL, NULL, NULL, NULL), YOLO_ERR_ARG, "mode", "NULL mode");
+    const char *spaced[] = {"half true", NULL};
+    failing(yolo_predictor_open("yolov8n.yaml", "detect", spaced, &p), YOLO_ERR_CONFIG, "half true", "a spaced word");
+    static const char *many[300];
+    for (int i = 0; i < 299; i++) many[i] = "conf=0.5";
+    failing(yolo_predictor_open("yolov8n.yaml", "detect", many, &p), YOLO_ERR_CONFIG, "299 pairs", "too many keys");
+    const char *world[] = {"model=yolov8n.yaml", "data=shapes", "world=2", NULL};
+    failing(yolo_run("train", "detect", world, NULL, NULL), YOLO_ERR_UNSUPPORTED, "mpirun", "train world=2");
+    yolo_metrics *none = (yolo_metrics *)1;
+    failing(yolo_run("info", "detect", (const char *[]){"model=yolov8n.yaml", NULL}, NULL, &none), YOLO_OK, NULL, "info");
+    CHECK(none == NULL);
+    double v;
+    failing(yolo_metrics_get(NULL, "fitness", &v), YOLO_ERR_ARG, "NULL", "metrics of NULL");
+    CHECK(yolo_metrics_count(NULL) == 0 && yolo_metrics_name(NULL, 0) == NULL);
+    failing(yolo_result_letterbox(NULL, NULL, NULL, NULL, NULL), YOLO_ERR_ARG, "NULL", "letterbox of NULL");
     const char *val_bad[] = {"model=yolov8n.yaml", "epochs=-3", NULL};
     failing(yolo_run("val", "detect", val_bad, NULL, NULL), YOLO_ERR_CONFIG, "epochs", "epochs=-3");
 }
@@ -94,6 +108,19 @@ static void bad_images(yolo_predictor *p) {
     failing(yolo_predict_source(p, missing, &rs, &n), YOLO_ERR_IO, "no-such-images", "missing source");
     CHECK(rs == NULL && n == 0);
     failing(yolo_predict_source(p, NULL, &rs, &n), YOLO_ERR_ARG, "source", "NULL source");
+    test_write_text(dir, "broken/a.jpg", "not a jpeg");
+    snprintf(missing, sizeof missing, "%s/broken", dir);
+    failing(yolo_predict_source(p, missing, &rs, &n), YOLO_ERR_FORMAT, "broken", "no image decodes");
+    snprintf(missing, sizeof missing, "%s/images/[12].jpg", dir);
+    CHECK_MSG(yolo_predict_source(p, missing, &rs, &n) == YOLO_OK && n == 2 && strstr(yolo_result_path(rs[1]), "/2.jpg"),
+              "glob: %s", yolo_last_error());
+    yolo_results_free(rs, n);
+    snprintf(missing, sizeof missing, "%s/images/3.jpg", dir);
+    CHECK_MSG(yolo_predict_source(p, missing, &rs, &n) == YOLO_OK && n == 1 && strcmp(yolo_result_path(rs[0]), missing) == 0,
+              "one file: %s", yolo_last_error());
+    failing(yolo_result_box(rs[0], yolo_result_num_boxes(rs[0]), NULL, NULL, NULL), YOLO_ERR_ARG, "box", "box out of range");
+    CHECK(yolo_result_box_name(rs[0], -1) == NULL);
+    yolo_results_free(rs, n);
     CHECK_MSG(yolo_result_box(NULL, 0, NULL, NULL, NULL) == YOLO_ERR_ARG, "box of NULL");
     CHECK(yolo_result_num_boxes(NULL) == 0 && yolo_result_box_name(NULL, 0) == NULL);
 }
@@ -381,6 +408,12 @@ static void check_train(void) {
     failing(yolo_callbacks_add(cb, "on_epoch_done", on_event, &w), YOLO_ERR_ARG, "on_epoch_done", "unknown event");
     failing(yolo_callbacks_add(cb, "on_train_end", NULL, &w), YOLO_ERR_ARG, "function", "NULL callback");
     failing(yolo_callbacks_new(NULL), YOLO_ERR_ARG, "output", "NULL callbacks output");
+    yolo_callbacks *full = NULL;
+    CHECK(yolo_callbacks_new(&full) == YOLO_OK);
+    yolo_status added = YOLO_OK;
+    for (int i = 0; i < 17 && !added; i++) added = yolo_callbacks_add(full, "on_train_end", on_event, &w);
+    failing(added, YOLO_ERR_ARG, "callbacks already", "17 callbacks");
+    yolo_callbacks_free(full);
     CHECK(yolo_callbacks_add(cb, "on_train_epoch_end", on_event, &w) == YOLO_OK);
     CHECK(yolo_callbacks_add(cb, "on_fit_epoch_end", on_event, &w) == YOLO_OK);
     CHECK(yolo_callbacks_add(cb, "on_train_end", on_event, &w) == YOLO_OK);
