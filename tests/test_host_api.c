@@ -63,6 +63,13 @@ static void bad_open(void) {
     CHECK_MSG(strstr(yolo_last_error(), "imgsz"), "no suggestion: '%s'", yolo_last_error()); /* the CLI's "did you mean" */
     const char *range[] = {"conf=2", NULL};
     failing(yolo_predictor_open("yolov8n.yaml", "detect", range, &p), YOLO_ERR_CONFIG, "conf", "conf out of range");
+    /* accepted by predict, but a predictor writes no files: refused, not ignored */
+    static const char *const file_outputs[] = {"save_txt=True", "save", "batch=4", "retina_masks=True", NULL};
+    for (int i = 0; file_outputs[i]; i++) {
+        const char *one[] = {file_outputs[i], NULL};
+        failing(yolo_predictor_open("yolov8n.yaml", "detect", one, &p), YOLO_ERR_CONFIG, "does not use",
+                file_outputs[i]);
+    }
     const char *type[] = {"imgsz=big", NULL};
     failing(yolo_predictor_open("yolov8n.yaml", "detect", type, &p), YOLO_ERR_CONFIG, "big", "imgsz=big");
     const char *mode_word[] = {"train", NULL};

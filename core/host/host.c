@@ -182,6 +182,28 @@ int yolo_result_top(const yolo_result *r, int *top, int k) {
 
 /* ---- the predictor -------------------------------------------------------- */
 
+/* The keys a predictor honours: it returns results in memory one image a
+ * call, so the CLI's file outputs (save, save_txt, save_crop, project, ...),
+ * batch and retina_masks would be accepted and ignored: refused instead,
+ * naming yolo_run("predict", ...), which writes them. */
+static const char *const predictor_keys[] = {"imgsz", "conf", "iou", "max_det", "classes", "agnostic_nms", "half",
+                                             "device", "threads", "rect", "end2end", "data", NULL};
+
+static yolo_status check_predictor_keys(const char *const *keys) {
+    for (int i = 0; keys && keys[i]; i++) {
+        size_t len = strcspn(keys[i], "=");
+        bool known = false;
+        for (int k = 0; predictor_keys[k] && !known; k++)
+            known = strlen(predictor_keys[k]) == len && strncmp(predictor_keys[k], keys[i], len) == 0;
+        if (!known)
+            return yolo_error(YOLO_ERR_CONFIG, "keys: '%s': a predictor returns its results in memory and does not "
+                              "use %.*s (it takes imgsz, conf, iou, max_det, classes, agnostic_nms, half, device, "
+                              "threads, rect, end2end, data); yolo_run(\"predict\", ...) writes the CLI's outputs",
+                              keys[i], (int)len, keys[i]);
+    }
+    return YOLO_OK;
+}
+
 struct yolo_predictor {
     host_args args;
     yolo_config *cfg;
@@ -222,7 +244,9 @@ yolo_status yolo_predictor_open(const char *model, const char *task, const char 
     yolo_predictor *p = calloc(1, sizeof *p);
     if (!p) return yolo_error(YOLO_ERR_NOMEM, "out of memory");
     const yolo_task *plugin = NULL;
+    /* the CLI's parse first, so a misspelt key gets its suggestion */
     yolo_status st = host_config("predict", task, model, keys, &p->args, &p->cfg, &plugin);
+    if (!st) st = check_predictor_keys(keys);
     yolo_mode_context ctx = {.mode = "predict", .config = p->cfg, .task = plugin, .argc = p->args.argc,
                              .argv = p->args.argv};
     yolo_session_options so = {.need_data = false, .concerns = YOLO_SETTINGS_PREDICT, .checkpoint_args = true};

@@ -51,9 +51,12 @@ typedef enum yolo_pixel_format {
 
 /* Opens `model` for prediction. task: "detect", "segment", "classify", a
  * plugin's task, or NULL for the model's own (as `yolo predict` takes it).
- * keys: predict's keys (imgsz, conf, iou, max_det, classes, agnostic_nms,
- * half, device, rect, ...), NULL-terminated; may be NULL. A model of
- * another task than `task`, a missing file or a bad key fails here. */
+ * keys: the predict keys a predictor uses (imgsz, conf, iou, max_det,
+ * classes, agnostic_nms, half, device, threads, rect, end2end, data),
+ * NULL-terminated; may be NULL. Keys of the CLI's file outputs (save,
+ * save_txt, project, ...), batch and retina_masks are refused:
+ * yolo_run("predict", ...) writes those. A model of another task than
+ * `task`, a missing file or a bad key fails here. */
 YOLO_API yolo_status yolo_predictor_open(const char *model, const char *task, const char *const *keys,
                                          yolo_predictor **out);
 YOLO_API void yolo_predictor_close(yolo_predictor *p);
