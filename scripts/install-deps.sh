@@ -13,12 +13,15 @@ PACKAGES="
   libopenmpi-dev openmpi-bin
   python3
   python3-onnx python3-opencv
+  python3-numpy python3-pytest
 "
 # a node from elsewhere (e.g. NodeSource, which bundles npm and conflicts
 # with Debian's npm) is used as it is
 command -v npm > /dev/null || PACKAGES="$PACKAGES nodejs npm"
 # python3-onnx, python3-opencv, nodejs/npm: the consumers the ONNX export is
 # tested against (onnx.checker, OpenCV DNN, and ONNX Runtime from npm below).
+# python3-numpy, python3-pytest: the Python package python/yolo and its
+# tests (ctest python_package).
 
 missing=""
 for p in $PACKAGES; do
