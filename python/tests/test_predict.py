@@ -198,3 +198,37 @@ def test_save_txt_as_cli(detect_model, image_file, tmp_path):
     b = np.loadtxt(str(mine), ndmin=2)
     assert a.shape == b.shape and a.shape[1] == 6
     np.testing.assert_allclose(a, b, atol=2e-6)
+
+
+def test_gil_released_during_predict(detect_model, image_file):
+    """ctypes.CDLL drops the GIL during C calls: a Python thread runs while
+    one prediction runs (with the GIL held it would not run at all)."""
+    import ctypes
+    import threading
+    import time
+    from yolo import _lib
+    assert not (_lib.lib._func_flags_ & ctypes._FUNCFLAG_PYTHONAPI), "loaded as PyDLL"
+    img = np.ascontiguousarray(np.tile(image_file[1], (2, 2, 1)))
+    detect_model(img, imgsz=640)
+    count = [0]
+    stop = threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            count[0] += 1
+
+    t = threading.Thread(target=spin)
+    t.start()
+    try:
+        time.sleep(0.05)
+        c0, t0 = count[0], time.perf_counter()
+        time.sleep(0.1)
+        rate = (count[0] - c0) / (time.perf_counter() - t0)  # ticks a second, nothing else running
+        c0, t0 = count[0], time.perf_counter()
+        detect_model(img, imgsz=640)
+        dt = time.perf_counter() - t0
+        ticks = count[0] - c0
+    finally:
+        stop.set()
+        t.join()
+    assert ticks > 0.05 * rate * dt, "%d ticks during a %.3f s prediction, %.0f a second alone" % (ticks, dt, rate)

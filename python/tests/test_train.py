@@ -123,3 +123,42 @@ def test_python_and_cli_train_identical(tmp_path):
         for n in a.namelist():
             if n.endswith(".safetensors"):  # meta.yaml differs by its date and name
                 assert a.read(n) == b.read(n), "%s: %s differs" % (w, n)
+
+
+def test_ctrl_c_from_outside(tmp_path):
+    """Ctrl-C as a terminal sends it: SIGINT from another process while the
+    C code trains. The child's train() raises KeyboardInterrupt, last.ckpt is valid."""
+    import sys
+    import textwrap
+    import time
+    script = tmp_path / "child.py"
+    script.write_text(textwrap.dedent("""
+        import sys
+        from yolo import YOLO
+        m = YOLO("yolov8n.yaml")
+        m.add_callback("on_train_epoch_end", lambda t: (print("EPOCH", t.epoch, flush=True)))
+        try:
+            m.train(data="shapes", imgsz=64, epochs=200, fraction=0.25, workers=0, seed=0, plots=False,
+                    val=False, project=sys.argv[1], name="c")
+        except KeyboardInterrupt as e:
+            print("INTERRUPTED", e, flush=True)
+            sys.exit(3)
+        print("FINISHED", flush=True)
+    """))
+    p = subprocess.Popen([sys.executable, str(script), str(tmp_path)], stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, universal_newlines=True)
+    try:
+        for line in p.stdout:
+            if line.startswith("EPOCH"):
+                time.sleep(0.05)  # inside the next epoch's steps
+                p.send_signal(signal.SIGINT)
+                break
+        rest = p.stdout.read()
+        rc = p.wait(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert rc == 3 and "INTERRUPTED" in rest and "FINISHED" not in rest, rest[-2000:]
+    last = tmp_path / "c" / "weights" / "last.ckpt"
+    v = YOLO(str(last)).val(data="shapes", imgsz=64, project=str(tmp_path), name="v", plots=False, verbose=False)
+    assert 0 <= v.box.map <= 1
