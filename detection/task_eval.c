@@ -57,8 +57,12 @@ yolo_status yolo_prediction_text_open(const char *who, char **txt_buf, char **js
     *txt_buf = *json_buf = NULL;
     /* open_memstream writes the size through this pointer until fclose (in
      * yolo_prediction_text_close): locals here were dead by then, and the
-     * close wrote into a stack frame that no longer existed */
-    static _Thread_local size_t txt_size, json_size;
+     * close wrote into a stack frame that no longer existed. initial-exec:
+     * static TLS, not the dynamic block a dlopen'ed library's TLS gets by
+     * default, which LeakSanitizer (GCC 12) misreads under glibc >= 2.35
+     * and crashes on at exit ("Tracer caught signal 11") */
+    static _Thread_local size_t txt_size __attribute__((tls_model("initial-exec")));
+    static _Thread_local size_t json_size __attribute__((tls_model("initial-exec")));
     *txt = open_memstream(txt_buf, &txt_size);
     *json = open_memstream(json_buf, &json_size);
     if (!*txt || !*json) {

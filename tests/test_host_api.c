@@ -231,6 +231,11 @@ static void compare(const char *model, const char *task, const char *images, con
              path, images, run, cli_keys);
     int rc = test_run_yolo(dir, args);
     CHECK_MSG(rc == 0, "yolo %s exited %d (see %s/log.txt)", args, rc, dir);
+    if (rc != 0) { /* later runs overwrite the log */
+        char cmd[1200];
+        snprintf(cmd, sizeof cmd, "tail -n 40 '%s/log.txt' >&2", dir);
+        if (system(cmd) != 0) fprintf(stderr, "(no log)\n");
+    }
     int boxes = 0;
     for (int64_t i = 0; i < n; i++) {
         const char *file = yolo_result_path(rs[i]);

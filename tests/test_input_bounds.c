@@ -267,7 +267,7 @@ static void write_zip(const char *rel, const member *m, int n) {
             put_le(o, usize, 4);
             put_le(o, nlen, 2);
             put_le(o, 0, 2);                   /* extra */
-            if (central) put_le(o, 0, 10), put_le(o, offset, 4); /* comment, disk, attributes; offset */
+            if (central) put_le(o, 0, 8), put_le(o, 0, 2), put_le(o, offset, 4); /* comment, disk, attributes; offset */
             put_text(o, m[i].name);
         }
         if (!m[i].zeros) put(&z, m[i].data, m[i].len);
