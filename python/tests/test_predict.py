@@ -174,6 +174,7 @@ def test_predict_errors(detect_model, image_file):
         detect_model(image_file[0], bogus_key=1)
     with pytest.raises(YOLOError, match="save"):
         detect_model(image_file[0], save=True)
+    assert len(detect_model(image_file[0], save=False, show=False, verbose=False, conf=0.05)[0].boxes) >= 2
     with pytest.raises(YOLOError):
         YOLO("/nonexistent/model.pt")
     with pytest.raises(YOLOError):

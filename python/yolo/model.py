@@ -13,9 +13,10 @@ __all__ = ["YOLO", "YOLOError", "Metrics", "CALLBACK_EVENTS"]
 
 CALLBACK_EVENTS = ("on_train_epoch_end", "on_fit_epoch_end", "on_train_end")
 
-# The keys of a predictor (yolo_predictor_open); any other key sends predict() through yolo_run("predict").
-_PREDICTOR_KEYS = {"imgsz", "conf", "iou", "max_det", "classes", "agnostic_nms", "half", "device", "threads", "rect",
-                   "end2end", "data"}
+
+# File and window outputs: False is what the predictor does (returns results only), so it is dropped;
+# True is refused by the C library naming the key.
+_OFF_WHEN_FALSE = ("save", "save_txt", "save_conf", "save_crop", "show", "save_frames", "stream_buffer")
 
 
 class YOLOError(RuntimeError, ValueError):
@@ -164,8 +165,11 @@ class YOLO:
         gives a generator. Keys: the predictor's (imgsz, conf, iou, max_det,
         classes, agnostic_nms, half, device, threads, rect, end2end, data);
         others (save=True, save_txt=True, project, ...) are refused by the C
-        library by name: use run('predict', ...) for the CLI's file outputs."""
+        library by name (save=False, show=False ... are accepted and dropped): use run('predict', ...) for the CLI's file outputs."""
         keys.pop("verbose", None)
+        for k in _OFF_WHEN_FALSE:  # save=False etc. ask for what a predictor does anyway
+            if k in keys and keys[k] is False:
+                del keys[k]
         if source is None:
             raise ValueError("predict: source is required (a path, a numpy array, a PIL.Image or a list)")
         p = self._open(keys)
