@@ -249,6 +249,10 @@ static void check_bn_constants_kept(const char *tmp, const char *shapes_val) {
     CHECK_MSG(fabs(eps - 1e-5) < 1e-9 && fabs(momentum - 0.1) < 1e-7, "%s: bn_eps %g, bn_momentum %g (1e-5 / 0.1 "
               "expected)", ckpt, eps, momentum);
     yolo_ckpt_free(ck);
+    /* info of a .ckpt builds it as val does (its stored yaml, its weights) */
+    snprintf(args, sizeof args, "info model=%s", ckpt);
+    rc = test_run_yolo(tmp, args);
+    CHECK_MSG(rc == 0 && log_has("summary (fused)", NULL, 0), "info of a .ckpt: exit %d (see %s/log.txt)", rc, tmp);
 }
 
 int main(void) {

@@ -347,7 +347,9 @@ static void check_file(const char *path) {
     double s = now() - t0;
     printf("%s: %zu tensors, variants of %s (.pt) and %s (.ckpt): %.2f s\n", path, n, base[victim].name,
            own.items[ck_victim].name, s);
-    CHECK_MSG(s < 10, "%s: %.1f s (the budget is 10 s)", path, s);
+    /* the budget is 10 s a case; ASan+UBSan run the same work 5-10x slower */
+    double budget = getenv("YOLO_SANITIZED") ? 100 : 10;
+    CHECK_MSG(s < budget, "%s: %.1f s (the budget is %g s)", path, s, budget);
     yolo_ckpt_tensors_free(&own);
     free(base);
     yolo_meta_free(meta);

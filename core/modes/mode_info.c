@@ -7,10 +7,35 @@
 
 #include <stdlib.h>
 
+#include <string.h>
+
 #include "cli/modes.h"
+#include "modes/load_model.h"
 #include "plugin/plugin_loader.h"
 #include "settings/settings.h"
+#include "train/checkpoint.h"
 #include "yolo/model.h"
+
+/* The two summaries of a built model, unfused and fused. */
+static yolo_status print_summaries(yolo_model *m, int imgsz) {
+    yolo_status st = yolo_model_print_summary(m, imgsz, stdout);
+    if (!st) st = yolo_model_fuse(m);
+    if (!st) st = yolo_model_print_summary(m, imgsz, stdout);
+    return st;
+}
+
+/* A .ckpt: its model as val and predict build it (its stored yaml, its
+ * EMA weights loaded exactly), so info counts what they would run. */
+static yolo_status checkpoint_info(const yolo_mode_context *ctx, int imgsz) {
+    yolo_session s;
+    yolo_session_options so = {.need_data = false, .concerns = 0};
+    yolo_status st = yolo_session_open(ctx, &s, &so);
+    if (st) return st;
+    st = yolo_session_load_model(&s);
+    if (!st) st = print_summaries(s.model, imgsz);
+    yolo_session_close(&s);
+    return st;
+}
 
 yolo_status yolo_mode_info(const yolo_mode_context *ctx) {
     /* the run settings as given, unchecked: info only counts, any size will do */
@@ -21,6 +46,8 @@ yolo_status yolo_mode_info(const yolo_mode_context *ctx) {
     if (!model) model = ctx->task ? ctx->task->default_model : NULL;
     if (!model) return yolo_error(YOLO_ERR_CONFIG, "info: no model= given and the task has no default model");
     int64_t imgsz = set.run.imgsz < 32 ? 640 : set.run.imgsz, seed = set.run.seed;
+    size_t len = strlen(model);
+    if (len > 5 && strcmp(model + len - 5, ".ckpt") == 0) return checkpoint_info(ctx, (int)imgsz);
     yolo_backend *be = NULL;
     st = yolo_backend_create("cpu", 1, &be); /* counting runs nothing */
     if (st) return st;
@@ -38,9 +65,7 @@ yolo_status yolo_mode_info(const yolo_mode_context *ctx) {
             st = yolo_model_load(model, be, &opt, &m);
         }
     }
-    if (!st) st = yolo_model_print_summary(m, (int)imgsz, stdout);
-    if (!st) st = yolo_model_fuse(m);
-    if (!st) st = yolo_model_print_summary(m, (int)imgsz, stdout);
+    if (!st) st = print_summaries(m, (int)imgsz);
     yolo_model_free(m);
     yolo_backend_free(be);
     return st;
