@@ -9,15 +9,12 @@ from . import _lib
 __all__ = ["Results", "Boxes", "Masks", "Probs"]
 
 
-class Boxes:
-    """Detections: data (n, 6) float32 rows x1 y1 x2 y2 conf cls in the
-    original image's pixels, most confident first."""
+class _BaseTensor:
+    """Ultralytics' BaseTensor: per-object rows in data, of an image of orig_shape (h, w)."""
 
     def __init__(self, data, orig_shape):
         self.data = data
-        self.orig_shape = orig_shape  # (h, w)
-        self.id = None
-        self.is_track = False
+        self.orig_shape = orig_shape
 
     def __len__(self):
         return len(self.data)
@@ -25,6 +22,16 @@ class Boxes:
     @property
     def shape(self):
         return self.data.shape
+
+
+class Boxes(_BaseTensor):
+    """Detections: data (n, 6) float32 rows x1 y1 x2 y2 conf cls in the
+    original image's pixels, most confident first."""
+
+    def __init__(self, data, orig_shape):
+        super().__init__(data, orig_shape)
+        self.id = None
+        self.is_track = False
 
     @property
     def xyxy(self):
@@ -182,22 +189,14 @@ def mask_contour(m):
     return _simplify(pts)
 
 
-class Masks:
+class Masks(_BaseTensor):
     """Instance masks: data (n, H, W) uint8 at the model's input size (the
     letterboxed image, as Ultralytics without retina_masks)."""
 
     def __init__(self, data, orig_shape, letterbox):
-        self.data = data
-        self.orig_shape = orig_shape
+        super().__init__(data, orig_shape)
         self._letterbox = letterbox  # scale_x, scale_y, pad_x, pad_y
         self._xy = None
-
-    def __len__(self):
-        return len(self.data)
-
-    @property
-    def shape(self):
-        return self.data.shape
 
     @property
     def xy(self):
