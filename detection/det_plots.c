@@ -127,12 +127,8 @@ yolo_status yolo_det_plot_curves(const yolo_ap_summary *sum, const char *prefix,
 
 void yolo_det_draw_detection(yolo_canvas *c, const yolo_det_eval *e, const yolo_detection *d,
                              const yolo_draw_options *opt, yolo_drawn_object *objects, int *n) {
-    char name_buf[16], label[160];
-    const char *name = yolo_det_eval_class_name(e, d->cls, name_buf, sizeof name_buf);
-    if (opt->show_conf) snprintf(label, sizeof label, "%s %.2f", name, (double)d->score);
-    else snprintf(label, sizeof label, "%s", name);
-    yolo_color color = yolo_class_color(d->cls);
-    if (opt->boxes && !opt->report_only) yolo_draw_box_label(c, d->box, opt->labels ? label : NULL, color, opt->line_width);
+    char name_buf[16];
+    yolo_draw_object(c, d->box, d->cls, yolo_det_eval_class_name(e, d->cls, name_buf, sizeof name_buf), d->score, opt);
     if (objects && n) {
         objects[*n] = (yolo_drawn_object){d->cls, d->score, {d->box[0], d->box[1], d->box[2], d->box[3]}};
         (*n)++;

@@ -17,6 +17,8 @@
  *       classify  probabilities sum to 1, image == source, top-5 == the
  *                 CLI's "conf name" rows;
  *       val       yolo_run("val") metrics == the CLI's "all" row (%.3g);
+ *       plot      yolo_result_plot of one image a task (check_plot), and
+ *                 yolo_image_read / yolo_image_write;
  *   - training through yolo_run (yolov8n.yaml on shapes at imgsz 64) with
  *     callbacks on the three events, cancelled from another thread at the
  *     first on_fit_epoch_end: YOLO_ERR_INTERRUPTED naming the cancel, one
@@ -197,6 +199,115 @@ static yolo_result *predict_pixels(yolo_predictor *p, const char *path) {
     return rgb_r;
 }
 
+/* Pixels of a and b (w x h, rows sa / sb bytes apart) that differ at (x, y) where keep(x, y) holds. */
+static int changed(const uint8_t *a, size_t sa, const uint8_t *b, size_t sb, int w, int h,
+                   bool (*keep)(const yolo_result *, int, int, double), const yolo_result *r, double margin) {
+    int n = 0;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            if ((!keep || keep(r, x, y, margin)) && memcmp(a + y * sa + 3 * x, b + y * sb + 3 * x, 3) != 0) n++;
+    return n;
+}
+
+/* (x, y) farther than margin pixels from every box's outline. */
+static bool far_from_boxes(const yolo_result *r, int x, int y, double margin) {
+    for (int i = 0; i < yolo_result_num_boxes(r); i++) {
+        float b[4];
+        yolo_result_box(r, i, b, NULL, NULL);
+        bool in_outer = x >= b[0] - margin && x <= b[2] + margin && y >= b[1] - margin && y <= b[3] + margin;
+        bool in_inner = x > b[0] + margin && x < b[2] - margin && y > b[1] + margin && y < b[3] - margin;
+        if (in_outer && !in_inner) return false;
+    }
+    return true;
+}
+
+static bool top_left(const yolo_result *r, int x, int y, double margin) {
+    (void)r;
+    return x < margin && y < margin;
+}
+
+/* yolo_result_plot on r's image (its file, read by yolo_image_read in BGR): into rows 5 bytes longer
+ * than the image's (the padding untouched), in place (the same), the outlines alone changing pixels on
+ * them and none far from them; labels, masks and classify's list drawing more; errors named; the drawing
+ * written as PNG (read back equal) and JPEG (decodes). */
+static void check_plot(const yolo_result *r, const char *task) {
+    const char *path = yolo_result_path(r);
+    uint8_t *px = NULL;
+    int w = 0, h = 0;
+    CHECK_MSG(yolo_image_read(path, YOLO_PIXELS_BGR, &px, &w, &h) == YOLO_OK, "%s: %s", path, yolo_last_error());
+    if (!px) return;
+    yolo_image rgb = {0};
+    CHECK(yolo_image_load_file(path, &rgb) == YOLO_OK && rgb.width == w && rgb.height == h);
+    CHECK_MSG(rgb.data && px[0] == rgb.data[2] && px[2] == rgb.data[0] && px[3 * w * h - 1] == rgb.data[3 * w * h - 3],
+              "%s: yolo_image_read's BGR is not the decoder's RGB swapped", path);
+    yolo_image_free(&rgb);
+    CHECK(w == yolo_result_width(r) && h == yolo_result_height(r));
+    size_t s = (size_t)w * 3, os = s + 5;
+    uint8_t *out = malloc(os * h), *bare = malloc(os * h), *copy = malloc(s * h);
+    memset(out, 0xAB, os * h);
+    memcpy(copy, px, s * h);
+    CHECK_MSG(yolo_result_plot(r, px, w, h, s, YOLO_PIXELS_BGR, 0, 0, out, os) == YOLO_OK, "plot: %s", yolo_last_error());
+    int pad_touched = 0;
+    for (int y = 0; y < h; y++)
+        for (size_t k = s; k < os; k++) pad_touched += out[y * os + k] != 0xAB;
+    CHECK_MSG(pad_touched == 0, "%s plot: %d bytes of the out rows' padding written", task, pad_touched);
+    CHECK_MSG(memcmp(px, copy, s * h) == 0, "%s plot: the input changed", task);
+    CHECK(yolo_result_plot(r, copy, w, h, s, YOLO_PIXELS_BGR, 0, 0, copy, s) == YOLO_OK); /* in place */
+    CHECK_MSG(changed(copy, s, out, os, w, h, NULL, NULL, 0) == 0, "%s plot: in place differs", task);
+    int all = changed(px, s, out, os, w, h, NULL, NULL, 0);
+    CHECK_MSG(all > 0, "%s plot: no pixel drawn", task);
+    if (strcmp(task, "classify") == 0) {
+        CHECK_MSG(changed(px, s, out, os, w, h, top_left, r, 20) > 0, "classify plot: nothing at the top-left");
+        CHECK(yolo_result_plot(r, px, w, h, s, YOLO_PIXELS_BGR, YOLO_PLOT_NO_PROBS, 0, bare, os) == YOLO_OK);
+        CHECK_MSG(changed(px, s, bare, os, w, h, NULL, NULL, 0) == 0, "classify plot: probs=False drew");
+    } else {
+        const double lw = 2; /* Ultralytics' width for 320x320 */
+        CHECK(yolo_result_plot(r, px, w, h, s, YOLO_PIXELS_BGR, YOLO_PLOT_NO_LABELS | YOLO_PLOT_NO_MASKS, lw,
+                               bare, os) == YOLO_OK);
+        int lines = changed(px, s, bare, os, w, h, NULL, NULL, 0);
+        int far = changed(px, s, bare, os, w, h, far_from_boxes, r, lw + 1.5);
+        CHECK_MSG(lines > 0 && far == 0, "%s plot: outlines changed %d pixels, %d far from them", task, lines, far);
+        float b[4];
+        yolo_result_box(r, 0, b, NULL, NULL);
+        int x0 = (int)lroundf(b[0]), y = (int)lroundf((b[1] + b[3]) / 2);
+        if (x0 >= 0 && x0 < w)
+            CHECK_MSG(memcmp(px + y * s + 3 * x0, bare + y * os + 3 * x0, 3) != 0, "%s plot: box 0's left edge not drawn", task);
+        CHECK_MSG(all > lines, "%s plot: labels drew nothing (%d vs %d pixels)", task, all, lines);
+        uint8_t *m = malloc((size_t)w * h);
+        int inside = 0;
+        for (int i = 0; yolo_result_mask(r, i, NULL, NULL) && yolo_result_mask_original(r, i, m) == YOLO_OK; i++)
+            for (int k = 0; k < w * h; k++) inside += m[k];
+        free(m);
+        if (inside > 0) { /* segment: the masks' overlay */
+            CHECK(yolo_result_plot(r, px, w, h, s, YOLO_PIXELS_BGR, YOLO_PLOT_NO_LABELS, lw, bare, os) == YOLO_OK);
+            CHECK_MSG(changed(px, s, bare, os, w, h, NULL, NULL, 0) > lines, "%s plot: masks drew nothing", task);
+        }
+    }
+    failing(yolo_result_plot(NULL, px, w, h, s, YOLO_PIXELS_BGR, 0, 0, out, os), YOLO_ERR_ARG, "result", "plot NULL result");
+    failing(yolo_result_plot(r, px, w, h, s, YOLO_PIXELS_BGR, 0, 0, NULL, os), YOLO_ERR_ARG, "output", "plot NULL out");
+    failing(yolo_result_plot(r, px, w - 1, h, s, YOLO_PIXELS_BGR, 0, 0, out, os), YOLO_ERR_ARG, "result's", "plot size");
+    failing(yolo_result_plot(r, px, w, h, s, YOLO_PIXELS_BGR, 0, 0, out, s - 1), YOLO_ERR_ARG, "out_stride", "plot out_stride");
+    failing(yolo_result_plot(r, px, w, h, s - 1, YOLO_PIXELS_BGR, 0, 0, out, os), YOLO_ERR_ARG, "stride", "plot stride");
+    char file[700];
+    snprintf(file, sizeof file, "%s/plot-%s.png", dir, task);
+    CHECK_MSG(yolo_image_write(file, out, w, h, os, YOLO_PIXELS_BGR) == YOLO_OK, "%s: %s", file, yolo_last_error());
+    uint8_t *back = NULL;
+    int bw = 0, bh = 0;
+    CHECK_MSG(yolo_image_read(file, YOLO_PIXELS_BGR, &back, &bw, &bh) == YOLO_OK && bw == w && bh == h &&
+                  changed(back, s, out, os, w, h, NULL, NULL, 0) == 0,
+              "%s: the PNG read back differs (%s)", file, yolo_last_error());
+    yolo_image_data_free(back);
+    snprintf(file, sizeof file, "%s/plot-%s.jpg", dir, task);
+    CHECK(yolo_image_write(file, out, w, h, os, YOLO_PIXELS_BGR) == YOLO_OK);
+    CHECK_MSG(yolo_image_read(file, YOLO_PIXELS_RGB, &back, &bw, &bh) == YOLO_OK && bw == w && bh == h, "%s", file);
+    yolo_image_data_free(back);
+    snprintf(file, sizeof file, "%s/plot-%s.gif", dir, task);
+    failing(yolo_image_write(file, out, w, h, os, YOLO_PIXELS_BGR), YOLO_ERR_ARG, "extension", "write .gif");
+    failing(yolo_image_read(NULL, YOLO_PIXELS_BGR, &back, &bw, &bh), YOLO_ERR_ARG, "path", "read NULL path");
+    free(out), free(bare), free(copy);
+    yolo_image_data_free(px);
+}
+
 /* labels/<stem>.txt of the CLI's predict run `run`, "" when it wrote none (no detections). */
 static char *cli_rows(const char *run, const char *path) {
     const char *base = strrchr(path, '/') + 1;
@@ -249,6 +360,9 @@ static void compare(const char *model, const char *task, const char *images, con
     }
     CHECK_MSG(boxes > 0 || strcmp(task, "classify") == 0, "%s: no boxes in %lld images: nothing compared", model,
               (long long)n);
+    int64_t shown = 0;
+    while (shown + 1 < n && yolo_result_num_boxes(rs[shown]) == 0) shown++;
+    if (n > 0) check_plot(rs[shown], task);
     yolo_results_free(rs, n);
     yolo_predictor_close(p);
 }

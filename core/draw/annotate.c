@@ -83,6 +83,30 @@ void yolo_draw_box_label(yolo_canvas *c, const float xyxy[4], const char *label,
     label_tab(c, x, outside ? y - tab_h : y, label, color, line_width);
 }
 
+void yolo_draw_object(yolo_canvas *c, const float xyxy[4], int cls, const char *name, float conf,
+                      const yolo_draw_options *opt) {
+    if (!c || !xyxy || !opt || !opt->boxes || opt->report_only) return;
+    char number[16], label[160];
+    if (!name) snprintf(number, sizeof number, "%d", cls), name = number;
+    if (opt->show_conf) snprintf(label, sizeof label, "%s %.2f", name, (double)conf);
+    else snprintf(label, sizeof label, "%s", name);
+    yolo_draw_box_label(c, xyxy, opt->labels ? label : NULL, yolo_class_color(cls), opt->line_width);
+}
+
+void yolo_draw_top_classes(yolo_canvas *c, double x, double y, int k, const int *cls, const char *const *names,
+                           const float *probs, const yolo_draw_options *opt) {
+    if (!c || !cls || !opt || !opt->labels || opt->report_only) return;
+    double step = yolo_draw_label_height(opt->line_width) / yolo_canvas_scale(c) * 1.1; /* canvas -> drawing */
+    for (int j = 0; j < k && (j == 0 || !opt->compact); j++) {
+        char number[16], label[160];
+        const char *name = names ? names[j] : NULL;
+        if (!name) snprintf(number, sizeof number, "%d", cls[j]), name = number;
+        if (opt->show_conf && probs) snprintf(label, sizeof label, "%s %.2f", name, (double)probs[j]);
+        else snprintf(label, sizeof label, "%s", name);
+        yolo_draw_label_at(c, x, y + j * step, label, yolo_class_color(cls[j]), opt->line_width);
+    }
+}
+
 void yolo_draw_keypoints(yolo_canvas *c, const float *kpts, int n, int dims, const int *skeleton, int n_limbs,
                          const int *kpt_color, const int *limb_color, yolo_color color, double radius,
                          double width) {

@@ -3,7 +3,9 @@
  * yolo_cli_build_config as command-line arguments do, images through
  * predict_input.c as `yolo predict` decodes them, and results are read
  * from the task's draw_predictions report (the objects val's save_json
- * writes), so nothing here knows a task. */
+ * writes), so nothing here knows a task. yolo_result_plot draws a result
+ * with the draw module's calls the task plugins draw predictions with
+ * (yolo_draw_mask, yolo_draw_object, yolo_draw_top_classes). */
 #include "yolo/yolo.h"
 
 #include <math.h>
@@ -94,14 +96,17 @@ struct yolo_result {
     char **names; /* [n], the box's class name */
     int nc;
     float *probs;   /* [nc] (classify) */
+    char *top_names[5]; /* the 5 most probable classes' names (classify), for plotting */
     uint8_t *masks; /* [n][mask_h][mask_w] at the model input (segment) */
     int mask_w, mask_h;
+    int input_w, input_h;      /* the model input's size */
     yolo_image_meta letterbox; /* original -> model input */
 };
 
 void yolo_result_free(yolo_result *r) {
     if (!r) return;
     for (int i = 0; r->names && i < r->n; i++) free(r->names[i]);
+    for (int j = 0; j < 5; j++) free(r->top_names[j]);
     free(r->names), free(r->path), free(r->xyxy), free(r->conf), free(r->cls), free(r->probs), free(r->masks);
     free(r);
 }
@@ -178,6 +183,46 @@ int yolo_result_top(const yolo_result *r, int *top, int k) {
         top[j] = best;
     }
     return k;
+}
+
+/* ---- pixels ---------------------------------------------------------------- */
+
+/* Checks interleaved pixels as yolo_predict_image takes them. */
+static yolo_status check_pixels(const char *who, const char *what, int width, int height, size_t stride,
+                                yolo_pixel_format format) {
+    if (width < 1 || height < 1 || width > (1 << 16) || height > (1 << 16))
+        return yolo_error(YOLO_ERR_ARG, "%s: image size %dx%d (1 to 65536 pixels a side)", who, width, height);
+    if (stride < (size_t)width * 3)
+        return yolo_error(YOLO_ERR_ARG, "%s: %s %zu bytes is less than width %d * 3 channels = %zu", who, what,
+                          stride, width, (size_t)width * 3);
+    if (format != YOLO_PIXELS_RGB && format != YOLO_PIXELS_BGR)
+        return yolo_error(YOLO_ERR_ARG, "%s: pixel format %d (YOLO_PIXELS_RGB or YOLO_PIXELS_BGR)", who, (int)format);
+    return YOLO_OK;
+}
+
+/* Copies rows between strided pixels in `format` and a packed RGB image. */
+static void pixels_to_rgb(const uint8_t *pixels, size_t stride, yolo_pixel_format format, yolo_image *image) {
+    for (int y = 0; y < image->height; y++) {
+        const uint8_t *row = pixels + (size_t)y * stride;
+        uint8_t *dst = image->data + (size_t)y * image->width * 3;
+        if (format == YOLO_PIXELS_RGB) memcpy(dst, row, (size_t)image->width * 3);
+        else
+            for (int x = 0; x < image->width; x++)
+                dst[3 * x] = row[3 * x + 2], dst[3 * x + 1] = row[3 * x + 1], dst[3 * x + 2] = row[3 * x];
+    }
+}
+
+static void rgb_to_pixels(const yolo_image *image, uint8_t *out, size_t stride, yolo_pixel_format format) {
+    for (int y = 0; y < image->height; y++) {
+        const uint8_t *src = image->data + (size_t)y * image->width * 3;
+        uint8_t *row = out + (size_t)y * stride;
+        if (format == YOLO_PIXELS_RGB) memmove(row, src, (size_t)image->width * 3);
+        else
+            for (int x = 0; x < image->width; x++) { /* src may be row (in place) */
+                uint8_t r = src[3 * x], g = src[3 * x + 1], b = src[3 * x + 2];
+                row[3 * x] = b, row[3 * x + 1] = g, row[3 * x + 2] = r;
+            }
+    }
 }
 
 /* ---- the predictor -------------------------------------------------------- */
@@ -289,6 +334,13 @@ static yolo_status read_probs(yolo_predictor *p, const yolo_host_tensor *t, yolo
     if (!(r->probs = malloc((size_t)nc * sizeof *r->probs))) return yolo_error(YOLO_ERR_NOMEM, "out of memory");
     memcpy(r->probs, t->data, (size_t)nc * sizeof *r->probs);
     r->nc = (int)nc;
+    int top[5], k = yolo_result_top(r, top, 5);
+    for (int j = 0; j < k; j++) {
+        char num[16];
+        const char *name = yolo_predictor_class_name(p, top[j]);
+        if (!name) snprintf(num, sizeof num, "%d", top[j]), name = num;
+        if (!(r->top_names[j] = strdup(name))) return yolo_error(YOLO_ERR_NOMEM, "out of memory");
+    }
     return YOLO_OK;
 }
 
@@ -359,6 +411,7 @@ static yolo_status predict_one(yolo_predictor *p, const yolo_image *image, const
     if (!st) st = image_level(p) ? read_probs(p, &mg->host_out[0], r) : read_boxes(p, mg, r);
     if (!st && p->masks) st = read_masks(p, mg, r);
     r->letterbox = p->in.meta[0];
+    r->input_w = p->in.batch.width, r->input_h = p->in.batch.height;
     yolo_predict_input_free(&p->in);
     if (st) {
         yolo_result_free(r);
@@ -372,25 +425,11 @@ yolo_status yolo_predict_image(yolo_predictor *p, const uint8_t *pixels, int wid
                                yolo_pixel_format format, yolo_result **out) {
     if (out) *out = NULL;
     if (!p || !pixels || !out) return yolo_error(YOLO_ERR_ARG, "yolo_predict_image: NULL %s", !p ? "predictor" : !pixels ? "pixels" : "output");
-    if (width < 1 || height < 1 || width > (1 << 16) || height > (1 << 16))
-        return yolo_error(YOLO_ERR_ARG, "yolo_predict_image: image size %dx%d (1 to 65536 pixels a side)", width, height);
-    if (stride < (size_t)width * 3)
-        return yolo_error(YOLO_ERR_ARG, "yolo_predict_image: stride %zu bytes is less than width %d * 3 channels = %zu",
-                          stride, width, (size_t)width * 3);
-    if (format != YOLO_PIXELS_RGB && format != YOLO_PIXELS_BGR)
-        return yolo_error(YOLO_ERR_ARG, "yolo_predict_image: pixel format %d (YOLO_PIXELS_RGB or YOLO_PIXELS_BGR)", (int)format);
+    yolo_status st = check_pixels("yolo_predict_image", "stride", width, height, stride, format);
     yolo_image image = {0};
-    yolo_status st = yolo_image_alloc(&image, width, height);
+    if (!st) st = yolo_image_alloc(&image, width, height);
     if (st) return st;
-    /* the model takes RGB (the decoder's order); BGR is swapped on the copy */
-    for (int y = 0; y < height; y++) {
-        const uint8_t *row = pixels + (size_t)y * stride;
-        uint8_t *dst = image.data + (size_t)y * width * 3;
-        if (format == YOLO_PIXELS_RGB) memcpy(dst, row, (size_t)width * 3);
-        else
-            for (int x = 0; x < width; x++)
-                dst[3 * x] = row[3 * x + 2], dst[3 * x + 1] = row[3 * x + 1], dst[3 * x + 2] = row[3 * x];
-    }
+    pixels_to_rgb(pixels, stride, format, &image); /* the model takes RGB (the decoder's order) */
     st = predict_one(p, &image, NULL, out);
     yolo_image_free(&image);
     return st;
@@ -427,6 +466,98 @@ yolo_status yolo_predict_source(yolo_predictor *p, const char *source, yolo_resu
     *results = all;
     *n = done;
     return YOLO_OK;
+}
+
+/* ---- drawing and image files --------------------------------------------- */
+
+/* r onto the canvas of its image, as the task's draw_predictions draws a
+ * prediction: masks first, then boxes, the most confident last (on top). */
+static void plot_result(const yolo_result *r, int flags, const yolo_draw_options *opt,
+                        yolo_canvas *c) {
+    const yolo_image_meta *lb = &r->letterbox;
+    float rx = lb->ratio_x > 0 ? lb->ratio_x : 1, ry = lb->ratio_y > 0 ? lb->ratio_y : 1;
+    if (r->masks && !(flags & YOLO_PLOT_NO_MASKS)) {
+        float place[4] = {-lb->pad_x / rx, -lb->pad_y / ry, r->mask_w / rx, r->mask_h / ry};
+        for (int i = r->n - 1; i >= 0; i--)
+            yolo_draw_mask(c, r->masks + (size_t)i * r->mask_w * r->mask_h, r->mask_w, r->mask_h, place,
+                           yolo_class_color(r->cls[i]), 0.5);
+    }
+    for (int i = r->n - 1; i >= 0; i--) yolo_draw_object(c, r->xyxy + 4 * (size_t)i, r->cls[i], r->names[i], r->conf[i], opt);
+    if (r->probs && !(flags & YOLO_PLOT_NO_PROBS)) { /* the visible top-left of the centre-cropped input */
+        int top[5];
+        const char *names[5];
+        float probs[5];
+        int k = yolo_result_top(r, top, 5);
+        for (int j = 0; j < k; j++) names[j] = r->top_names[j], probs[j] = r->probs[top[j]];
+        double margin = 0.03 * r->input_h;
+        yolo_draw_options o = *opt;
+        o.labels = true;
+        yolo_draw_top_classes(c, (margin - lb->pad_x) / rx, (margin - lb->pad_y) / ry, k, top, names, probs, &o);
+    }
+}
+
+yolo_status yolo_result_plot(const yolo_result *r, const uint8_t *pixels, int width,
+                             int height, size_t stride, yolo_pixel_format format, int flags, double line_width,
+                             uint8_t *out, size_t out_stride) {
+    const char *who = "yolo_result_plot";
+    if (!r || !pixels || !out)
+        return yolo_error(YOLO_ERR_ARG, "%s: NULL %s", who, !r ? "result" : !pixels ? "pixels" : "output");
+    yolo_status st = check_pixels(who, "stride", width, height, stride, format);
+    if (!st) st = check_pixels(who, "out_stride", width, height, out_stride, format);
+    if (st) return st;
+    if (width > 32767 || height > 32767)
+        return yolo_error(YOLO_ERR_ARG, "%s: image size %dx%d (the canvas takes up to 32767 pixels a side)", who, width, height);
+    if (width != r->width || height != r->height)
+        return yolo_error(YOLO_ERR_ARG, "%s: image size %dx%d is not the result's %dx%d (the image it was predicted on)",
+                          who, width, height, r->width, r->height);
+    yolo_image image = {0};
+    st = yolo_image_alloc(&image, width, height);
+    if (st) return st;
+    pixels_to_rgb(pixels, stride, format, &image);
+    yolo_canvas *c = yolo_canvas_from_image(&image);
+    yolo_image_free(&image);
+    if (!c) return yolo_error(YOLO_ERR_NOMEM, "%s: out of memory for a %dx%d canvas", who, width, height);
+    yolo_draw_options opt = {.conf = 0, .labels = !(flags & YOLO_PLOT_NO_LABELS), .show_conf = !(flags & YOLO_PLOT_NO_CONF),
+                             .boxes = !(flags & YOLO_PLOT_NO_BOXES),
+                             .line_width = yolo_draw_line_width(width, height, line_width)};
+    plot_result(r, flags, &opt, c);
+    st = yolo_canvas_to_image(c, &image);
+    yolo_canvas_free(c);
+    if (st) return st;
+    rgb_to_pixels(&image, out, out_stride, format);
+    yolo_image_free(&image);
+    return YOLO_OK;
+}
+
+yolo_status yolo_image_read(const char *path, yolo_pixel_format format, uint8_t **pixels, int *width, int *height) {
+    if (pixels) *pixels = NULL;
+    if (width) *width = 0;
+    if (height) *height = 0;
+    if (!path || !pixels || !width || !height)
+        return yolo_error(YOLO_ERR_ARG, "yolo_image_read: NULL %s", !path ? "path" : "output");
+    if (format != YOLO_PIXELS_RGB && format != YOLO_PIXELS_BGR)
+        return yolo_error(YOLO_ERR_ARG, "yolo_image_read: pixel format %d (YOLO_PIXELS_RGB or YOLO_PIXELS_BGR)", (int)format);
+    yolo_image image = {0};
+    yolo_status st = yolo_image_load_file(path, &image);
+    if (st) return st;
+    if (format == YOLO_PIXELS_BGR) rgb_to_pixels(&image, image.data, (size_t)image.width * 3, format);
+    *pixels = image.data, *width = image.width, *height = image.height;
+    return YOLO_OK;
+}
+
+void yolo_image_data_free(uint8_t *pixels) { free(pixels); }
+
+yolo_status yolo_image_write(const char *path, const uint8_t *pixels, int width, int height, size_t stride,
+                             yolo_pixel_format format) {
+    if (!path || !pixels) return yolo_error(YOLO_ERR_ARG, "yolo_image_write: NULL %s", !path ? "path" : "pixels");
+    yolo_status st = check_pixels("yolo_image_write", "stride", width, height, stride, format);
+    yolo_image image = {0};
+    if (!st) st = yolo_image_alloc(&image, width, height);
+    if (st) return st;
+    pixels_to_rgb(pixels, stride, format, &image);
+    st = yolo_image_save(&image, path);
+    yolo_image_free(&image);
+    return st;
 }
 
 /* ---- metrics and modes ---------------------------------------------------- */

@@ -478,19 +478,19 @@ static yolo_status classify_draw_predictions(void *state, const yolo_batch *batc
     double rx = m && m->ratio_x > 0 ? m->ratio_x : 1, ry = m && m->ratio_y > 0 ? m->ratio_y : 1;
     double margin = 0.03 * batch->height;
     double x = (margin - (m ? m->pad_x : 0)) / rx, y = (margin - (m ? m->pad_y : 0)) / ry;
-    double step = yolo_draw_label_height(opt->line_width) / yolo_canvas_scale(canvas) * 1.1; /* canvas -> drawing */
     size_t used = 0;
     s->summary[0] = '\0';
+    char bufs[CT_TOPK][32];
+    const char *names[CT_TOPK];
+    float probs[CT_TOPK];
     for (int j = 0; j < k; j++) {
-        char buf[32], label[160];
-        const char *name = class_name(s, top[j], buf, sizeof buf);
-        snprintf(label, sizeof label, "%s %.2f", name, (double)p[top[j]]);
+        names[j] = class_name(s, top[j], bufs[j], sizeof bufs[j]);
+        probs[j] = p[top[j]];
         if (used < sizeof s->summary)
-            used += (size_t)snprintf(s->summary + used, sizeof s->summary - used, "%s%s", j ? ", " : "", label);
-        if (opt->labels && (j == 0 || !opt->compact))
-            yolo_draw_label_at(canvas, x, y + j * step, opt->show_conf ? label : name, yolo_class_color(top[j]),
-                               opt->line_width);
+            used += (size_t)snprintf(s->summary + used, sizeof s->summary - used, "%s%s %.2f", j ? ", " : "", names[j],
+                                     (double)probs[j]);
     }
+    yolo_draw_top_classes(canvas, x, y, k, top, names, probs, opt);
     s->drawn[0] = (yolo_drawn_object){top[0], p[top[0]], {0, 0, 0, 0}};
     *out = (yolo_drawn_result){0, s->drawn, s->summary}; /* no boxes: nothing to crop */
     return YOLO_OK;

@@ -21,7 +21,10 @@ def test_path_and_array_equal(detect_model, image_file):
     b = detect_model.predict(img, conf=0.05)[0]
     assert len(a.boxes) >= 2, "the synthetic shapes should be found"
     np.testing.assert_array_equal(a.boxes.data, b.boxes.data)
-    assert a.path == path and a.orig_img is None
+    assert a.path == path
+    # a path source's orig_img: the file as the C library decodes it (a PNG: the same pixels)
+    assert a.orig_img.dtype == np.uint8 and a.orig_img.shape == img.shape
+    np.testing.assert_array_equal(a.orig_img, img)
     assert b.orig_img is img and b.orig_shape == img.shape[:2] == a.orig_shape
 
 
@@ -98,9 +101,53 @@ def test_save_txt(detect_model, image_file, tmp_path):
     assert all(len(line.split()) == 5 for line in g.read_text().splitlines())
 
 
-def test_plot_and_save_not_built(detect_model, image_file):
-    r = detect_model(image_file[1])[0]
-    assert not hasattr(r, "plot") and not hasattr(r, "save")
+def _changed(a, b):
+    return np.any(a != b, axis=2)
+
+
+def test_plot_and_save(detect_model, image_file, tmp_path):
+    path, img = image_file
+    r = detect_model(img, conf=0.05)[0]
+    assert len(r.boxes) >= 2
+    before = img.copy()
+    out = r.plot()
+    assert out.shape == img.shape and out.dtype == np.uint8 and out.flags["C_CONTIGUOUS"]
+    np.testing.assert_array_equal(img, before)  # drawn on a copy
+    ch = _changed(out, img)
+    x1, y1, x2, y2 = (int(round(float(v))) for v in r.boxes.xyxy[0])
+    assert ch[(y1 + y2) // 2, x1] and ch[(y1 + y2) // 2, x2]  # box 0's outline
+    bare = r.plot(labels=False, line_width=2)
+    near = np.zeros(img.shape[:2], bool)
+    for b in r.boxes.xyxy:
+        x1, y1, x2, y2 = (int(round(float(v))) for v in b)
+        near[max(y1 - 4, 0):y2 + 5, max(x1 - 4, 0):x2 + 5] = True
+        near[y1 + 5:y2 - 4, x1 + 5:x2 - 4] = False
+    assert _changed(bare, img).any() and not _changed(bare, img)[~near].any()  # outlines only
+    assert ch.sum() > _changed(bare, img).sum()  # the labels
+    np.testing.assert_array_equal(r.plot(boxes=False), img)
+    assert not np.array_equal(r.plot(conf=False), out)
+    # a path source: orig_img read by the C library, the same drawing
+    rp = detect_model(path, conf=0.05)[0]
+    np.testing.assert_array_equal(rp.plot(), out)
+    f = rp.save(str(tmp_path / "a.png"))
+    assert f == str(tmp_path / "a.png")
+    from yolo.results import read_image
+    np.testing.assert_array_equal(read_image(f), out)  # PNG: lossless
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        assert r.save() == "results_image0.jpg" and rp.save() == "results_shapes.png"
+        with open("results_image0.jpg", "rb") as fh:
+            assert fh.read(3) == b"\xff\xd8\xff"
+        assert read_image("results_image0.jpg").shape == img.shape
+    finally:
+        os.chdir(cwd)
+    with pytest.raises(YOLOError, match="extension"):
+        r.save(str(tmp_path / "a.gif"))
+    with pytest.raises(YOLOError, match="size"):
+        r.plot(img=img[:100])
+    gray = r.plot(img=img[..., 0])  # another image of the same size: drawn on it
+    assert gray.shape == img.shape
 
 
 def test_classify_probs():
@@ -115,6 +162,10 @@ def test_classify_probs():
     assert p.top1 == int(np.argmax(p.data)) and len(p.top5) == 5 and p.top5[0] == p.top1
     assert np.all(np.diff(p.top5conf) <= 0) and p.top1conf == p.data[p.top1]
     assert r.summary()[0]["class"] == p.top1
+    out = r.plot()
+    assert out.shape == img.shape and out.dtype == np.uint8
+    assert _changed(out, img)[:16, :16].any()  # the top-5 list at the top-left
+    np.testing.assert_array_equal(r.plot(probs=False), img)
 
 
 def _seg_image(tmp_path):
@@ -150,6 +201,12 @@ def test_segment_masks(tmp_path):
         assert poly[:, 0].max() <= box[2] + tol and poly[:, 1].max() <= box[3] + tol
         np.testing.assert_allclose(r.masks.xyn[i], poly / [w, h], rtol=1e-6)
     assert "segments" in r.summary()[0]
+    assert r.orig_img is not None and r.orig_img.shape[:2] == r.orig_shape
+    out, nomask = r.plot(), r.plot(masks=False)
+    assert out.shape == r.orig_img.shape
+    if d.any():
+        assert not np.array_equal(out, nomask)  # the masks' overlay
+    np.testing.assert_array_equal(r.plot(masks=False, boxes=False), r.orig_img)
 
 
 def test_contour_trace():

@@ -96,6 +96,19 @@ result_mask = _fn("yolo_result_mask", P(ctypes.c_uint8), c_void_p, c_int, P(c_in
 result_letterbox = _fn("yolo_result_letterbox", c_int, c_void_p, P(c_float), P(c_float), P(c_float), P(c_float))
 result_probs = _fn("yolo_result_probs", P(c_float), c_void_p, P(c_int))
 result_top = _fn("yolo_result_top", c_int, c_void_p, P(c_int), c_int)
+result_plot = _fn("yolo_result_plot", c_int, c_void_p, c_void_p, c_int, c_int, ctypes.c_size_t, c_int, c_int, c_double,
+                  c_void_p, ctypes.c_size_t)
+image_read = _fn("yolo_image_read", c_int, c_char_p, c_int, P(P(ctypes.c_uint8)), P(c_int), P(c_int))
+image_data_free = _fn("yolo_image_data_free", None, c_void_p)
+image_write = _fn("yolo_image_write", c_int, c_char_p, c_void_p, c_int, c_int, ctypes.c_size_t, c_int)
+
+PIXELS_RGB = 0
+PIXELS_BGR = 1
+PLOT_NO_CONF = 1
+PLOT_NO_LABELS = 2
+PLOT_NO_BOXES = 4
+PLOT_NO_MASKS = 8
+PLOT_NO_PROBS = 16
 
 metrics_count = _fn("yolo_metrics_count", c_int, c_void_p)
 metrics_name = _fn("yolo_metrics_name", c_char_p, c_void_p, c_int)
@@ -111,6 +124,18 @@ OK = 0
 ERR_ARG = 1
 ERR_CONFIG = 6
 ERR_INTERRUPTED = 10
+
+
+class Result:
+    """Owns a yolo_result* (freed with the object)."""
+
+    def __init__(self, ptr):
+        self.ptr = ptr
+
+    def __del__(self):
+        if self.ptr and result_free is not None:
+            result_free(self.ptr)
+            self.ptr = None
 
 
 def metrics_dict(m):

@@ -7,7 +7,7 @@ import time
 import numpy as np
 
 from . import _lib
-from .results import from_c
+from .results import from_c, read_image
 
 __all__ = ["YOLO", "YOLOError", "Metrics", "CALLBACK_EVENTS"]
 
@@ -192,10 +192,21 @@ class YOLO:
         ms = (time.perf_counter() - t0) * 1000.0
         if st != _lib.OK:
             _raise(st)
+        taken = 0
         try:
-            out = [from_c(res[i], self.names, None, ms / max(n.value, 1)) for i in range(n.value)]
+            out = []
+            for i in range(n.value):
+                r = res[i]
+                try:
+                    img = read_image(_lib.result_path(r).decode())
+                except YOLOError:  # a member of an archive source: no file to read
+                    img = None
+                out.append(from_c(r, self.names, img, ms / max(n.value, 1), own=True))
+                taken += 1
         finally:
-            _lib.results_free(res, n)
+            for i in range(taken, n.value):  # the Results own the others
+                _lib.result_free(res[i])
+            _lib.results_free(res, 0)  # the array alone
         yield from out
 
     def _predict_array(self, p, img):
@@ -234,9 +245,10 @@ class YOLO:
         if st != _lib.OK:
             _raise(st)
         try:
-            return from_c(out, self.names, orig, ms)
-        finally:
+            return from_c(out.value, self.names, orig, ms, own=True)
+        except BaseException:
             _lib.result_free(out)
+            raise
 
     # ---- train, val, export, info ---------------------------------------
     def add_callback(self, event, fn):

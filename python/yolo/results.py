@@ -1,6 +1,7 @@
 """Results of a prediction, with Ultralytics' attribute names and shapes
 (numpy arrays instead of torch tensors)."""
 import json
+import os
 
 import numpy as np
 
@@ -248,12 +249,58 @@ class Probs:
         return len(self.data)
 
 
-class Results:
-    """One image's prediction. orig_img: the array given (BGR, HWC uint8);
-    None for images read from a path (the C API exposes no decoder). speed:
-    {'total': ms} per image (the C API does not split pre/inference/post)."""
+def _check(status, what):
+    if status != _lib.OK:
+        from .model import _raise
+        _raise(status, what)
 
-    def __init__(self, names, path, orig_shape, orig_img, boxes, masks, probs, speed):
+
+def read_image(path):
+    """An image file decoded by the C library as predict reads a source
+    (JPEG, PNG, BMP, WebP, TIFF; EXIF orientation applied): HWC uint8 BGR."""
+    px = _lib.P(_lib.ctypes.c_uint8)()
+    w, h = _lib.c_int(0), _lib.c_int(0)
+    _check(_lib.image_read(os.fspath(path).encode(), _lib.PIXELS_BGR, _lib.ctypes.byref(px), _lib.ctypes.byref(w),
+                           _lib.ctypes.byref(h)), "read_image")
+    try:
+        return np.ctypeslib.as_array(px, shape=(h.value, w.value, 3)).copy()
+    finally:
+        _lib.image_data_free(px)
+
+
+def _packed_bgr(img):
+    """img (HWC uint8, 3 or 4 channels, or HW grey) as BGR rows of packed pixels the C library takes."""
+    img = np.asarray(img)
+    if img.dtype != np.uint8:
+        raise TypeError("an image must be uint8, not %s" % img.dtype)
+    if img.ndim == 2:
+        img = np.repeat(img[:, :, None], 3, axis=2)
+    if img.ndim != 3 or img.shape[2] not in (3, 4):
+        raise ValueError("an image must be HxWx3 (BGR), not shape %s" % (img.shape,))
+    img = img[:, :, :3]
+    if not (img.strides[2] == 1 and img.strides[1] == 3 and img.strides[0] >= 3 * img.shape[1]):
+        img = np.ascontiguousarray(img)
+    return img
+
+
+def write_image(filename, img):
+    """Writes img (HWC uint8 BGR) as JPEG (.jpg, .jpeg; quality 95) or PNG
+    (.png) by the extension, with the C library's encoders."""
+    img = _packed_bgr(img)
+    h, w = img.shape[:2]
+    _check(_lib.image_write(os.fspath(filename).encode(), img.ctypes.data, w, h, img.strides[0], _lib.PIXELS_BGR),
+           "save")
+    return filename
+
+
+class Results:
+    """One image's prediction. orig_img: the image predicted (BGR, HWC
+    uint8): the array given, or for a path source the file as the C library
+    decoded it. speed: {'total': ms} per image (the C API does not split
+    pre/inference/post)."""
+
+    def __init__(self, names, path, orig_shape, orig_img, boxes, masks, probs, speed, c_result=None):
+        self._c = c_result  # a _lib.Result owning the yolo_result* that plot() draws
         self.names = names
         self.path = path
         self.orig_shape = orig_shape
@@ -306,6 +353,37 @@ class Results:
             out.append(d)
         return out
 
+    def plot(self, conf=True, labels=True, boxes=True, masks=True, probs=True, line_width=None, img=None):
+        """Ultralytics' Results.plot: the prediction drawn on a copy of
+        orig_img (or img) by the C library as `yolo predict save=True` draws
+        it (palette colours, "name 0.87" labels, masks at alpha 0.5,
+        classify's top-5 at the top-left). Returns HWC uint8 BGR of
+        orig_img's shape (3 channels)."""
+        base = self.orig_img if img is None else img
+        if base is None:
+            raise ValueError("plot: no image (orig_img is None); pass img=")
+        if self._c is None or not self._c.ptr:
+            raise ValueError("plot: this Results holds no C result to draw")
+        src = _packed_bgr(base)
+        h, w = src.shape[:2]
+        out = np.empty((h, w, 3), dtype=np.uint8)
+        flags = ((not conf) * _lib.PLOT_NO_CONF | (not labels) * _lib.PLOT_NO_LABELS |
+                 (not boxes) * _lib.PLOT_NO_BOXES | (not masks) * _lib.PLOT_NO_MASKS | (not probs) * _lib.PLOT_NO_PROBS)
+        _check(_lib.result_plot(self._c.ptr, src.ctypes.data, w, h, src.strides[0], _lib.PIXELS_BGR, flags,
+                                float(line_width) if line_width else 0.0, out.ctypes.data, out.strides[0]), "plot")
+        return out
+
+    def save(self, filename=None, *args, **kwargs):
+        """Ultralytics' Results.save: plot(*args, **kwargs) written to
+        filename, JPEG or PNG by its extension; by default
+        "results_<name of path>" as Ultralytics names it ("results_image0.jpg"
+        for an array), its extension .jpg unless .jpg, .jpeg or .png (the
+        encoders the C library has). Returns the filename."""
+        if not filename:
+            stem, ext = os.path.splitext(os.path.basename(self.path))
+            filename = "results_%s%s" % (stem, ext if ext.lower() in (".jpg", ".jpeg", ".png") else ".jpg")
+        return write_image(filename, self.plot(*args, **kwargs))
+
     def to_json(self, normalize=False, decimals=5):
         return json.dumps(self.summary(normalize=normalize, decimals=decimals), indent=2)
 
@@ -330,8 +408,10 @@ class Results:
         return txt_file
 
 
-def from_c(r, names, orig_img, ms):
-    """Reads a yolo_result* into a Results (copies everything; r may be freed after)."""
+def from_c(r, names, orig_img, ms, own=False):
+    """Reads a yolo_result* into a Results (copies everything). own: the
+    Results takes r (plot() draws it; freed with the Results); else r may
+    be freed after."""
     w, h = _lib.result_width(r), _lib.result_height(r)
     p = _lib.result_path(r)
     path = p.decode() if p else "image0.jpg"
@@ -362,4 +442,5 @@ def from_c(r, names, orig_img, ms):
                 mp = _lib.result_mask(r, i, _lib.ctypes.byref(mw), _lib.ctypes.byref(mh))
                 md[i] = np.ctypeslib.as_array(mp, shape=(mh.value, mw.value))
             masks = Masks(md, (h, w), tuple(v.value for v in lb) if has_lb else (1.0, 1.0, 0.0, 0.0))
-    return Results(names, path, (h, w), orig_img, boxes, masks, probs, {"total": ms})
+    return Results(names, path, (h, w), orig_img, boxes, masks, probs, {"total": ms},
+                   _lib.Result(r) if own else None)

@@ -154,6 +154,20 @@ typedef struct yolo_drawn_result {
     const char *summary;
 } yolo_drawn_result;
 
+/* One object as predict draws it (yolo_det_draw_detection, the host API's
+ * yolo_result_plot): its box xyxy (drawing coordinates) as an outline in
+ * class cls's palette colour with Ultralytics' label "name 0.87" ("name"
+ * without opt->show_conf, no label without opt->labels); nothing without
+ * opt->boxes or with opt->report_only. */
+YOLO_API void yolo_draw_object(yolo_canvas *c, const float xyxy[4], int cls, const char *name, float conf,
+                               const yolo_draw_options *opt);
+/* Classify's top-k list (Results.plot of probs): k label tabs "name 0.87"
+ * ("name" without opt->show_conf), tab j in class cls[j]'s colour, stacked
+ * down from the drawing position (x, y); the first alone with
+ * opt->compact; nothing without opt->labels or with opt->report_only. */
+YOLO_API void yolo_draw_top_classes(yolo_canvas *c, double x, double y, int k, const int *cls,
+                                    const char *const *names, const float *probs, const yolo_draw_options *opt);
+
 /* "2 persons, 1 bus" from n objects' classes (Ultralytics' verbose
  * counts: classes in ascending order, an `s` for more than one), or
  * "(no detections)"; written into buf. names may be NULL (numbers). */

@@ -121,6 +121,48 @@ YOLO_API yolo_status yolo_result_mask_original(const yolo_result *r, int i, uint
 YOLO_API const float *yolo_result_probs(const yolo_result *r, int *nc);
 YOLO_API int yolo_result_top(const yolo_result *r, int *top, int k);
 
+/* ---- drawing and image files ---------------------------------------------- */
+
+/* What yolo_result_plot leaves out (Ultralytics' Results.plot(conf=False,
+ * labels=False, boxes=False, masks=False, probs=False)); 0 draws all. */
+enum {
+    YOLO_PLOT_NO_CONF = 1,   /* labels "name" instead of "name 0.87" */
+    YOLO_PLOT_NO_LABELS = 2, /* box outlines without label tabs */
+    YOLO_PLOT_NO_BOXES = 4,  /* no boxes (nor their labels) */
+    YOLO_PLOT_NO_MASKS = 8,  /* no mask overlays */
+    YOLO_PLOT_NO_PROBS = 16, /* no top-5 list (classify) */
+};
+
+/* Results.plot: r drawn onto the image it came from as `yolo predict
+ * save=True` draws it (Ultralytics' style: masks filled at alpha 0.5 in the
+ * class's palette colour, then boxes with "name 0.87" tabs, the most
+ * confident on top; classify's top-5 "name 0.87" at the top-left). pixels:
+ * width x height (r's image size) in `format`, rows `stride` bytes apart,
+ * as yolo_predict_image takes them; the drawing goes to out in the same
+ * format, rows out_stride (>= width * 3) bytes apart; out may be pixels
+ * (in place, with out_stride == stride). flags: YOLO_PLOT_NO_* or 0.
+ * line_width: the outline width in pixels, <= 0 for Ultralytics' default
+ * (max(round((width + height) / 2 * 0.003), 2)). r holds what it draws
+ * (names included): its predictor may be closed. YOLO_ERR_ARG names a
+ * NULL argument, a size other than r's (or over 32767 a side) or a short
+ * stride. */
+YOLO_API yolo_status yolo_result_plot(const yolo_result *r, const uint8_t *pixels, int width, int height, size_t stride,
+                                      yolo_pixel_format format, int flags, double line_width, uint8_t *out,
+                                      size_t out_stride);
+
+/* Decodes an image file (JPEG, PNG, BMP, WebP or TIFF, by content; EXIF
+ * orientation applied, as `yolo predict` reads a source) to *width x
+ * *height interleaved pixels in `format`, rows width * 3 bytes apart.
+ * *pixels: free with yolo_image_data_free. */
+YOLO_API yolo_status yolo_image_read(const char *path, yolo_pixel_format format, uint8_t **pixels, int *width,
+                                     int *height);
+YOLO_API void yolo_image_data_free(uint8_t *pixels);
+/* Writes pixels (as yolo_predict_image takes them) to path as JPEG
+ * (quality 95; .jpg, .jpeg) or PNG (.png) by its extension, as predict
+ * saves its pictures. */
+YOLO_API yolo_status yolo_image_write(const char *path, const uint8_t *pixels, int width, int height, size_t stride,
+                                      yolo_pixel_format format);
+
 /* ---- val, train, export -------------------------------------------------- */
 
 /* A name -> number map: val's metrics under results.csv's column names
