@@ -150,6 +150,19 @@ def test_plot_and_save(detect_model, image_file, tmp_path):
     assert gray.shape == img.shape
 
 
+@pytest.mark.parametrize("model,keys", [("yolov8n-shapes.pt", {"conf": 0.05}),
+                                        ("yolov8n-seg-coco8.pt", {"conf": 0.0001, "max_det": 5}),
+                                        ("yolov8n-cls-mnist160.pt", {})])
+def test_plot_is_predicts_picture(model, keys, image_file, tmp_path):
+    """plot() draws what `yolo predict save=True` saves (a PNG source: a PNG picture, compared exactly)."""
+    path = image_file[0]
+    m = YOLO(interop(model))
+    m.run("predict", source=path, save=True, project=str(tmp_path), name="run", **keys)
+    saved = tmp_path / "run" / os.path.basename(path)
+    from yolo.results import read_image
+    np.testing.assert_array_equal(m(path, **keys)[0].plot(), read_image(str(saved)))
+
+
 def test_classify_probs():
     m = YOLO(interop("yolov8n-cls-mnist160.pt"))
     assert m.task == "classify" and len(m.names) == 10
