@@ -618,6 +618,37 @@ static bool fixture(void) {
     return test_failures == 0;
 }
 
+/* fuse(): the same boxes to float rounding (Ultralytics' model.fuse()), twice is once */
+static void check_fuse(void) {
+    char path[700], image[700];
+    snprintf(path, sizeof path, "%s/yolov8n-shapes.pt", interop);
+    snprintf(image, sizeof image, "%s/images/0.jpg", dir);
+    CHECK(yolo_predictor_fuse(NULL) == YOLO_ERR_ARG);
+    yolo_predictor *p = NULL;
+    CHECK_MSG(yolo_predictor_open(path, "detect", NULL, &p) == YOLO_OK, "%s", yolo_last_error());
+    if (!p) return;
+    current = p;
+    yolo_result *before = predict_pixels(p, image);
+    CHECK_MSG(yolo_predictor_fuse(p) == YOLO_OK && yolo_predictor_fuse(p) == YOLO_OK, "%s", yolo_last_error());
+    yolo_result *after = predict_pixels(p, image);
+    int n = yolo_result_num_boxes(before);
+    CHECK_MSG(before && after && n > 0 && yolo_result_num_boxes(after) == n, "fused: %d boxes, unfused %d",
+              yolo_result_num_boxes(after), n);
+    for (int i = 0; before && after && i < n && i < yolo_result_num_boxes(after); i++) {
+        float a[4], b[4], ca, cb;
+        int ka, kb;
+        yolo_result_box(before, i, a, &ca, &ka);
+        yolo_result_box(after, i, b, &cb, &kb);
+        float d = fabsf(ca - cb);
+        for (int k = 0; k < 4; k++) d = fmaxf(d, fabsf(a[k] - b[k]) / 100.0f); /* pixels: 0.01 px per 1e-4 */
+        CHECK_MSG(ka == kb && d < 1e-3f, "box %d fused differs by %g (class %d vs %d)", i, (double)d, kb, ka);
+    }
+    yolo_result_free(before);
+    yolo_result_free(after);
+    yolo_predictor_close(p);
+    current = NULL;
+}
+
 int main(void) {
     if (!test_e2e_dir(dir, sizeof dir)) return test_skip("no temporary directory");
     bad_open();
@@ -635,6 +666,7 @@ int main(void) {
     const char *low[] = {"conf=0.0001", "max_det=5", NULL};
     compare("yolov8n-seg-coco8.pt", "segment", "images", low, "conf=0.0001 max_det=5", check_segment);
     compare("yolov8n-cls-mnist160.pt", "classify", "cls-images", NULL, "", check_classify);
+    check_fuse();
     /* a detect model asked to classify */
     yolo_predictor *p = NULL;
     snprintf(probe, sizeof probe, "%s/yolov8n-shapes.pt", interop);

@@ -282,6 +282,14 @@ void yolo_predictor_close(yolo_predictor *p) {
     free(p);
 }
 
+yolo_status yolo_predictor_fuse(yolo_predictor *p) {
+    if (!p) return yolo_error(YOLO_ERR_ARG, "yolo_predictor_fuse: NULL predictor");
+    if (yolo_model_is_fused(p->s.model)) return YOLO_OK;
+    yolo_graph_cache_clear(&p->graphs); /* its graphs run the batch norms that fusing removes */
+    p->graphs = (yolo_graph_cache){.model = p->s.model, .training = false, .inference = true};
+    return yolo_model_fuse(p->s.model);
+}
+
 yolo_status yolo_predictor_open(const char *model, const char *task, const char *const *keys, yolo_predictor **out) {
     if (!out) return yolo_error(YOLO_ERR_ARG, "yolo_predictor_open: NULL output");
     *out = NULL;

@@ -303,3 +303,16 @@ def test_gil_released_during_predict(detect_model, image_file):
         stop.set()
         t.join()
     assert ticks > 0.05 * rate * dt, "%d ticks during a %.3f s prediction, %.0f a second alone" % (ticks, dt, rate)
+
+
+def test_fuse(image_file):
+    path, img = image_file
+    model = YOLO(interop("yolov8n-shapes.pt"))
+    before = model(img, conf=0.05)[0].boxes.data
+    assert model.fuse() is model and model.fuse() is model  # twice is once
+    after = model(img, conf=0.05)[0].boxes.data
+    assert len(before) >= 2 and after.shape == before.shape
+    np.testing.assert_allclose(after, before, rtol=1e-3, atol=1e-2)
+    # other keys reopen the predictor: it stays fused
+    model(img, conf=0.1)
+    assert model._fused

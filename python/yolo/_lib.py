@@ -78,6 +78,7 @@ status_name = _fn("yolo_status_name", c_char_p, c_int)
 
 predictor_open = _fn("yolo_predictor_open", c_int, c_char_p, c_char_p, P(c_char_p), P(c_void_p))
 predictor_close = _fn("yolo_predictor_close", None, c_void_p)
+predictor_fuse = _fn("yolo_predictor_fuse", c_int, c_void_p)
 predictor_task = _fn("yolo_predictor_task", c_char_p, c_void_p)
 predictor_num_classes = _fn("yolo_predictor_num_classes", c_int, c_void_p)
 predictor_class_name = _fn("yolo_predictor_class_name", c_char_p, c_void_p, c_int)

@@ -109,6 +109,7 @@ class YOLO:
         self._predictor_keys = None
         self._callbacks = {e: [] for e in CALLBACK_EVENTS}
         self.metrics = None
+        self._fused = False
         # open a predictor now: it checks the file and gives the task and the names
         self._open({})
 
@@ -125,6 +126,10 @@ class YOLO:
         if st != _lib.OK:
             _raise(st)
         self._predictor, self._predictor_keys = out, dict(keys)
+        if self._fused:  # a predictor reopened for other keys stays fused
+            st = _lib.predictor_fuse(out)
+            if st != _lib.OK:
+                _raise(st)
         self._task = _lib.predictor_task(out).decode()
         n = _lib.predictor_num_classes(out)
         self._names = {}
@@ -351,6 +356,15 @@ class YOLO:
         stem = os.path.basename(model) if is_yaml else model
         base, dot = os.path.splitext(stem)
         return base + ext
+
+    def fuse(self):
+        """Folds every Conv's batch norm into its convolution (Ultralytics'
+        model.fuse()): the predictions stay the same to float rounding."""
+        st = _lib.predictor_fuse(self._open(self._predictor_keys or {}))
+        if st != _lib.OK:
+            _raise(st)
+        self._fused = True
+        return self
 
     def info(self, **keys):
         """Prints the model summary as `yolo info` does."""

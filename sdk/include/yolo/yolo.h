@@ -61,6 +61,11 @@ YOLO_API yolo_status yolo_predictor_open(const char *model, const char *task, co
                                          yolo_predictor **out);
 YOLO_API void yolo_predictor_close(yolo_predictor *p);
 
+/* Folds every Conv's batch norm into its convolution, as Ultralytics'
+ * model.fuse(): the same predictions up to float rounding, with fewer
+ * operations each. Fusing a fused predictor does nothing. */
+YOLO_API yolo_status yolo_predictor_fuse(yolo_predictor *p);
+
 /* The task's name ("detect", ...) and the model's classes. Strings are
  * owned by the predictor. class_name: NULL for an index out of range. */
 YOLO_API const char *yolo_predictor_task(const yolo_predictor *p);
