@@ -316,3 +316,19 @@ def test_fuse(image_file):
     # other keys reopen the predictor: it stays fused
     model(img, conf=0.1)
     assert model._fused
+
+
+def test_show_without_a_viewer(detect_model, image_file, monkeypatch):
+    """show() opens PIL's or OpenCV's viewer; with neither it says so (never a silent no-op)."""
+    import builtins
+    real_import = builtins.__import__
+
+    def no_viewers(name, *args, **kwargs):
+        if name in ("PIL", "cv2") or name.startswith("PIL."):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    r = detect_model(image_file[1], conf=0.05)[0]
+    monkeypatch.setattr(builtins, "__import__", no_viewers)
+    with pytest.raises(YOLOError, match="no image viewer"):
+        r.show()

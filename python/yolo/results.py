@@ -384,6 +384,28 @@ class Results:
             filename = "results_%s%s" % (stem, ext if ext.lower() in (".jpg", ".jpeg", ".png") else ".jpg")
         return write_image(filename, self.plot(*args, **kwargs))
 
+    def show(self, *args, **kwargs):
+        """Ultralytics' Results.show: plot(*args, **kwargs) in an image
+        viewer, through PIL's Image.show (as Ultralytics) or else OpenCV's
+        imshow. Neither installed: YOLOError saying so (plot() returns the
+        picture, save() writes it)."""
+        img = self.plot(*args, **kwargs)
+        try:
+            from PIL import Image
+        except ImportError:
+            Image = None
+        if Image is not None:
+            Image.fromarray(img[..., ::-1]).show(title=self.path)
+            return
+        try:
+            import cv2
+        except ImportError:
+            from .model import YOLOError
+            raise YOLOError("Results.show(): no image viewer: it needs PIL (python3-pil) or OpenCV "
+                            "(python3-opencv); plot() returns the picture and save() writes it") from None
+        cv2.imshow(self.path or "yolo", img)
+        cv2.waitKey(0)
+
     def to_json(self, normalize=False, decimals=5):
         return json.dumps(self.summary(normalize=normalize, decimals=decimals), indent=2)
 
