@@ -560,6 +560,10 @@ static void check_train(void) {
               "%d train ends", w.calls[0], w.calls[1], w.calls[2]);
     CHECK_MSG(w.saw_keys, "on_fit_epoch_end's map lacks train/box_loss, metrics/mAP50(B), val/box_loss or fitness");
     yolo_callbacks_free(cb);
+    /* the cancelled run still names its folder: its last.ckpt is there */
+    char want[700];
+    snprintf(want, sizeof want, "%s/train-api", dir);
+    CHECK_MSG(strcmp(yolo_last_run_dir(), want) == 0, "yolo_last_run_dir: '%s', want '%s'", yolo_last_run_dir(), want);
     /* the checkpoint the cancel left validates */
     char model[700];
     snprintf(model, sizeof model, "model=%s/train-api/weights/last.ckpt", dir);
@@ -571,6 +575,10 @@ static void check_train(void) {
     CHECK_MSG(st == YOLO_OK && yolo_metrics_get(m, "metrics/mAP50-95(B)", &v) == YOLO_OK && v >= 0 && v <= 1,
               "val of the cancelled run's last.ckpt: %s", yolo_last_error());
     yolo_metrics_free(m);
+    snprintf(want, sizeof want, "%s/val-last", dir);
+    CHECK_MSG(strcmp(yolo_last_run_dir(), want) == 0, "val's yolo_last_run_dir: '%s'", yolo_last_run_dir());
+    const char *bad[] = {"imgsz=big", NULL};
+    CHECK(yolo_run("val", NULL, bad, NULL, NULL) == YOLO_ERR_CONFIG && yolo_last_run_dir()[0] == '\0');
     /* export through the same call: ONNX beside the checkpoint; a format not built is named */
     const char *onnx[] = {model, "format=onnx", "imgsz=64", NULL}, *tflite[] = {model, "format=tflite", NULL};
     CHECK_MSG(yolo_run("export", NULL, onnx, NULL, &m) == YOLO_OK && m == NULL, "export: %s", yolo_last_error());

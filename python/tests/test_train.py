@@ -42,6 +42,10 @@ def test_train_callbacks_val_export(tmp_path):
     assert m.box.map50 is not None and 0 <= m.box.map <= 1 and "fitness" in m.results_dict
     last = tmp_path / "py" / "weights" / "last.ckpt"
     assert last.exists()
+    # as Ultralytics, the model is the trained one afterwards
+    assert model.trainer_save_dir == str(tmp_path / "py")
+    assert model.model == str(tmp_path / "py" / "weights" / "best.ckpt")
+    assert model.names == {0: "circle", 1: "rectangle", 2: "triangle"}
     trained = YOLO(str(last))
     assert trained.names == {0: "circle", 1: "rectangle", 2: "triangle"}
     v = trained.val(data="shapes", imgsz=64, fraction=0.25, project=str(tmp_path), name="val", plots=False,
@@ -52,7 +56,7 @@ def test_train_callbacks_val_export(tmp_path):
     assert out == str(tmp_path / "py" / "weights" / "last.onnx") and os.path.getsize(out) > 1000
     with pytest.raises(YOLOError, match="tflite"):
         trained.export(format="tflite")
-    model.info()  # (`yolo info` reads a model yaml; a .ckpt is refused there as on the CLI)
+    model.info()  # of best.ckpt, as `yolo info model=best.ckpt`
 
 
 def test_key_errors(tmp_path):

@@ -337,7 +337,17 @@ class YOLO:
         Metrics. Ctrl-C (SIGINT) during training stops it after the current
         step with last.ckpt written and raises KeyboardInterrupt."""
         self._close()
-        d = self.run("train", callbacks=True, **keys)
+        try:
+            d = self.run("train", callbacks=True, **keys)
+        finally:
+            self.trainer_save_dir = (_lib.last_run_dir() or b"").decode() or None
+        # as Ultralytics: the model is the trained one afterwards (best, else last)
+        for name in ("best.ckpt", "last.ckpt"):
+            weights = os.path.join(self.trainer_save_dir or "", "weights", name)
+            if self.trainer_save_dir and os.path.isfile(weights):
+                self.model = weights
+                self._open({})  # its names and task
+                break
         self.metrics = Metrics(d)
         return self.metrics
 
