@@ -7,7 +7,7 @@ import time
 import numpy as np
 
 from . import _lib
-from .results import from_c, read_image
+from .results import from_c
 
 __all__ = ["YOLO", "YOLOError", "Metrics", "CALLBACK_EVENTS"]
 
@@ -201,12 +201,8 @@ class YOLO:
         try:
             out = []
             for i in range(n.value):
-                r = res[i]
-                try:
-                    img = read_image(_lib.result_path(r).decode())
-                except YOLOError:  # a member of an archive source: no file to read
-                    img = None
-                out.append(from_c(r, self.names, img, ms / max(n.value, 1), own=True))
+                r = res[i]  # orig_img: the file, read when first asked for
+                out.append(from_c(r, self.names, None, ms / max(n.value, 1), own=True))
                 taken += 1
         finally:
             for i in range(taken, n.value):  # the Results own the others

@@ -296,7 +296,8 @@ def write_image(filename, img):
 class Results:
     """One image's prediction. orig_img: the image predicted (BGR, HWC
     uint8): the array given, or for a path source the file as the C library
-    decoded it. speed: {'total': ms} per image (the C API does not split
+    decodes it, read when first asked for (a folder's results do not hold
+    every image). speed: {'total': ms} per image (the C API does not split
     pre/inference/post)."""
 
     def __init__(self, names, path, orig_shape, orig_img, boxes, masks, probs, speed, c_result=None):
@@ -304,7 +305,8 @@ class Results:
         self.names = names
         self.path = path
         self.orig_shape = orig_shape
-        self.orig_img = orig_img
+        self._orig_img = orig_img
+        self._orig_img_read = orig_img is not None
         self.boxes = boxes
         self.masks = masks
         self.probs = probs
@@ -428,6 +430,21 @@ class Results:
             with open(txt_file, "a") as f:
                 f.writelines(s + "\n" for s in lines)
         return txt_file
+
+
+    @property
+    def orig_img(self):
+        if not self._orig_img_read:
+            self._orig_img_read = True
+            try:
+                self._orig_img = read_image(self.path)
+            except Exception:  # a member of an archive source: no file to read
+                self._orig_img = None
+        return self._orig_img
+
+    @orig_img.setter
+    def orig_img(self, img):
+        self._orig_img, self._orig_img_read = img, True
 
 
 def from_c(r, names, orig_img, ms, own=False):
