@@ -632,6 +632,7 @@ static void check_fuse(void) {
     snprintf(path, sizeof path, "%s/yolov8n-shapes.pt", interop);
     snprintf(image, sizeof image, "%s/images/0.jpg", dir);
     CHECK(yolo_predictor_fuse(NULL) == YOLO_ERR_ARG);
+    CHECK(yolo_result_speed(NULL, NULL, NULL, NULL) == YOLO_ERR_ARG);
     yolo_predictor *p = NULL;
     CHECK_MSG(yolo_predictor_open(path, "detect", NULL, &p) == YOLO_OK, "%s", yolo_last_error());
     if (!p) return;
@@ -639,6 +640,9 @@ static void check_fuse(void) {
     yolo_result *before = predict_pixels(p, image);
     CHECK_MSG(yolo_predictor_fuse(p) == YOLO_OK && yolo_predictor_fuse(p) == YOLO_OK, "%s", yolo_last_error());
     yolo_result *after = predict_pixels(p, image);
+    double pre = -1, inference = -1, post = -1;
+    CHECK(after && yolo_result_speed(after, &pre, &inference, &post) == YOLO_OK);
+    CHECK_MSG(pre >= 0 && inference > 0 && post >= 0, "speed: %g %g %g ms", pre, inference, post);
     int n = yolo_result_num_boxes(before);
     CHECK_MSG(before && after && n > 0 && yolo_result_num_boxes(after) == n, "fused: %d boxes, unfused %d",
               yolo_result_num_boxes(after), n);

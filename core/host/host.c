@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/cli.h"
 #include "cli/modes.h"
@@ -100,6 +101,7 @@ struct yolo_result {
     uint8_t *masks; /* [n][mask_h][mask_w] at the model input (segment) */
     int mask_w, mask_h;
     int input_w, input_h;      /* the model input's size */
+    double ms[3];              /* preprocess, inference, postprocess */
     yolo_image_meta letterbox; /* original -> model input */
 };
 
@@ -405,19 +407,38 @@ static yolo_status read_masks(yolo_predictor *p, const yolo_model_graph *mg, yol
 }
 
 /* One decoded image through predict_input.c, the model and the task. */
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+yolo_status yolo_result_speed(const yolo_result *r, double *preprocess_ms, double *inference_ms,
+                              double *postprocess_ms) {
+    if (!r) return yolo_error(YOLO_ERR_ARG, "yolo_result_speed: NULL result");
+    if (preprocess_ms) *preprocess_ms = r->ms[0];
+    if (inference_ms) *inference_ms = r->ms[1];
+    if (postprocess_ms) *postprocess_ms = r->ms[2];
+    return YOLO_OK;
+}
+
 static yolo_status predict_one(yolo_predictor *p, const yolo_image *image, const char *path, yolo_result **out) {
+    double t0 = now_ms();
     yolo_result *r = calloc(1, sizeof *r);
     if (!r) return yolo_error(YOLO_ERR_NOMEM, "out of memory");
     r->width = image->width, r->height = image->height;
     int64_t which = 0;
     yolo_status st = path && !(r->path = strdup(path)) ? yolo_error(YOLO_ERR_NOMEM, "out of memory") : YOLO_OK;
     if (!st) st = yolo_predict_input_fill(&p->in, &p->s, p->stride, image, &which, 1);
+    double t1 = now_ms();
     yolo_model_graph *mg = NULL;
     if (!st) st = yolo_graph_cache_get(&p->graphs, &p->in.batch, &mg);
     if (!st) st = yolo_model_graph_forward(mg, &p->in.batch);
+    double t2 = now_ms();
     if (!st && mg->out.n < 1) st = yolo_error(YOLO_ERR_SHAPE, "task %s: the model has no outputs", p->s.task->name);
     if (!st) st = image_level(p) ? read_probs(p, &mg->host_out[0], r) : read_boxes(p, mg, r);
     if (!st && p->masks) st = read_masks(p, mg, r);
+    r->ms[0] = t1 - t0, r->ms[1] = t2 - t1, r->ms[2] = now_ms() - t2;
     r->letterbox = p->in.meta[0];
     r->input_w = p->in.batch.width, r->input_h = p->in.batch.height;
     yolo_predict_input_free(&p->in);

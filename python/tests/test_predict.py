@@ -79,7 +79,8 @@ def test_boxes_attributes(detect_model, image_file):
     np.testing.assert_allclose(x1y1, b.xyxy[:, :2], atol=1e-4)
     assert r.names == detect_model.names == {0: "circle", 1: "rectangle", 2: "triangle"}
     assert detect_model.task == "detect"
-    assert set(r.speed) == {"total"} and r.speed["total"] > 0
+    assert set(r.speed) == {"preprocess", "inference", "postprocess"}
+    assert r.speed["inference"] > 0 and all(v >= 0 for v in r.speed.values())
     s = r.summary()
     assert len(s) == n and s[0]["name"] == r.names[int(b.cls[0])] and set(s[0]["box"]) == {"x1", "y1", "x2", "y2"}
     assert json.loads(r.to_json()) == s

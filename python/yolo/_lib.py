@@ -96,6 +96,7 @@ result_box = _fn("yolo_result_box", c_int, c_void_p, c_int, P(c_float), P(c_floa
 result_box_name = _fn("yolo_result_box_name", c_char_p, c_void_p, c_int)
 result_mask = _fn("yolo_result_mask", P(ctypes.c_uint8), c_void_p, c_int, P(c_int), P(c_int))
 result_letterbox = _fn("yolo_result_letterbox", c_int, c_void_p, P(c_float), P(c_float), P(c_float), P(c_float))
+result_speed = _fn("yolo_result_speed", c_int, c_void_p, P(ctypes.c_double), P(ctypes.c_double), P(ctypes.c_double))
 result_probs = _fn("yolo_result_probs", P(c_float), c_void_p, P(c_int))
 result_top = _fn("yolo_result_top", c_int, c_void_p, P(c_int), c_int)
 result_plot = _fn("yolo_result_plot", c_int, c_void_p, c_void_p, c_int, c_int, ctypes.c_size_t, c_int, c_int, c_double,

@@ -2,7 +2,6 @@
 import ctypes
 import glob
 import os
-import time
 
 import numpy as np
 
@@ -192,9 +191,7 @@ class YOLO:
     def _predict_path(self, p, path):
         res = ctypes.POINTER(ctypes.c_void_p)()
         n = ctypes.c_int64(0)
-        t0 = time.perf_counter()
         st = _lib.predict_source(p, path.encode(), ctypes.byref(res), ctypes.byref(n))
-        ms = (time.perf_counter() - t0) * 1000.0
         if st != _lib.OK:
             _raise(st)
         taken = 0
@@ -202,7 +199,7 @@ class YOLO:
             out = []
             for i in range(n.value):
                 r = res[i]  # orig_img: the file, read when first asked for
-                out.append(from_c(r, self.names, None, ms / max(n.value, 1), own=True))
+                out.append(from_c(r, self.names, None, own=True))
                 taken += 1
         finally:
             for i in range(taken, n.value):  # the Results own the others
@@ -240,13 +237,11 @@ class YOLO:
         if not (img.strides[2] == 1 and img.strides[1] == 3 and img.strides[0] >= 3 * w):
             img = np.ascontiguousarray(img)
         out = ctypes.c_void_p()
-        t0 = time.perf_counter()
         st = _lib.predict_image(p, img.ctypes.data, w, h, img.strides[0], fmt, ctypes.byref(out))
-        ms = (time.perf_counter() - t0) * 1000.0
         if st != _lib.OK:
             _raise(st)
         try:
-            return from_c(out.value, self.names, orig, ms, own=True)
+            return from_c(out.value, self.names, orig, own=True)
         except BaseException:
             _lib.result_free(out)
             raise

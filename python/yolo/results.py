@@ -297,8 +297,8 @@ class Results:
     """One image's prediction. orig_img: the image predicted (BGR, HWC
     uint8): the array given, or for a path source the file as the C library
     decodes it, read when first asked for (a folder's results do not hold
-    every image). speed: {'total': ms} per image (the C API does not split
-    pre/inference/post)."""
+    every image). speed: milliseconds of 'preprocess', 'inference' and
+    'postprocess', as Ultralytics."""
 
     def __init__(self, names, path, orig_shape, orig_img, boxes, masks, probs, speed, c_result=None):
         self._c = c_result  # a _lib.Result owning the yolo_result* that plot() draws
@@ -447,7 +447,7 @@ class Results:
         self._orig_img, self._orig_img_read = img, True
 
 
-def from_c(r, names, orig_img, ms, own=False):
+def from_c(r, names, orig_img, own=False):
     """Reads a yolo_result* into a Results (copies everything). own: the
     Results takes r (plot() draws it; freed with the Results); else r may
     be freed after."""
@@ -481,5 +481,8 @@ def from_c(r, names, orig_img, ms, own=False):
                 mp = _lib.result_mask(r, i, _lib.ctypes.byref(mw), _lib.ctypes.byref(mh))
                 md[i] = np.ctypeslib.as_array(mp, shape=(mh.value, mw.value))
             masks = Masks(md, (h, w), tuple(v.value for v in lb) if has_lb else (1.0, 1.0, 0.0, 0.0))
-    return Results(names, path, (h, w), orig_img, boxes, masks, probs, {"total": ms},
+    ms = [_lib.ctypes.c_double() for _ in range(3)]
+    _check(_lib.result_speed(r, *[_lib.ctypes.byref(v) for v in ms]), "speed")
+    speed = dict(zip(("preprocess", "inference", "postprocess"), (v.value for v in ms)))
+    return Results(names, path, (h, w), orig_img, boxes, masks, probs, speed,
                    _lib.Result(r) if own else None)

@@ -115,6 +115,12 @@ YOLO_API const uint8_t *yolo_result_mask(const yolo_result *r, int i, int *width
  * (x, y) is input pixel (x * scale_x + pad_x, y * scale_y + pad_y). Any
  * output may be NULL. */
 YOLO_API yolo_status yolo_result_letterbox(const yolo_result *r, float *scale_x, float *scale_y, float *pad_x, float *pad_y);
+/* Milliseconds the prediction took, as Ultralytics' Results.speed splits
+ * them: preprocess (the image to the model's letterboxed input; a file's
+ * decoding is not counted), inference (the forward), postprocess (the
+ * task's decode and NMS, masks). Any output may be NULL. */
+YOLO_API yolo_status yolo_result_speed(const yolo_result *r, double *preprocess_ms, double *inference_ms,
+                                       double *postprocess_ms);
 /* Box i's mask at the original image's size: yolo_result_width x
  * yolo_result_height bytes into out, each pixel the input mask's at its
  * centre's letterbox position (nearest). YOLO_ERR_ARG for no mask. */
