@@ -237,6 +237,9 @@ static const char *const predictor_keys[] = {"imgsz", "conf", "iou", "max_det", 
                                              "device", "threads", "rect", "end2end", "data", NULL};
 
 static yolo_status check_predictor_keys(const char *const *keys) {
+    char taken[256] = "";
+    for (int k = 0; predictor_keys[k]; k++)
+        snprintf(taken + strlen(taken), sizeof taken - strlen(taken), "%s%s", k ? ", " : "", predictor_keys[k]);
     for (int i = 0; keys && keys[i]; i++) {
         size_t len = strcspn(keys[i], "=");
         bool known = false;
@@ -244,9 +247,8 @@ static yolo_status check_predictor_keys(const char *const *keys) {
             known = strlen(predictor_keys[k]) == len && strncmp(predictor_keys[k], keys[i], len) == 0;
         if (!known)
             return yolo_error(YOLO_ERR_CONFIG, "keys: '%s': a predictor returns its results in memory and does not "
-                              "use %.*s (it takes imgsz, conf, iou, max_det, classes, agnostic_nms, half, device, "
-                              "threads, rect, end2end, data); yolo_run(\"predict\", ...) writes the CLI's outputs",
-                              keys[i], (int)len, keys[i]);
+                              "use %.*s (it takes %s); yolo_run(\"predict\", ...) writes the CLI's outputs",
+                              keys[i], (int)len, keys[i], taken);
     }
     return YOLO_OK;
 }

@@ -7,9 +7,8 @@
 
 #include <stdlib.h>
 
-#include <string.h>
-
 #include "cli/modes.h"
+#include "data/fsutil.h"
 #include "modes/load_model.h"
 #include "plugin/plugin_loader.h"
 #include "settings/settings.h"
@@ -46,8 +45,7 @@ yolo_status yolo_mode_info(const yolo_mode_context *ctx) {
     if (!model) model = ctx->task ? ctx->task->default_model : NULL;
     if (!model) return yolo_error(YOLO_ERR_CONFIG, "info: no model= given and the task has no default model");
     int64_t imgsz = set.run.imgsz < 32 ? 640 : set.run.imgsz, seed = set.run.seed;
-    size_t len = strlen(model);
-    if (len > 5 && strcmp(model + len - 5, ".ckpt") == 0) return checkpoint_info(ctx, (int)imgsz);
+    if (yolo_path_has_ext(model, ".ckpt")) return checkpoint_info(ctx, (int)imgsz);
     yolo_backend *be = NULL;
     st = yolo_backend_create("cpu", 1, &be); /* counting runs nothing */
     if (st) return st;

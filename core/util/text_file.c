@@ -34,9 +34,9 @@ yolo_status yolo_read_text_file(const char *path, const char *what, char **text,
     yolo_status st = buf ? YOLO_OK : yolo_error(YOLO_ERR_NOMEM, "%s: out of memory reading %s", path, what);
     while (!st) {
         if (n == cap) {
+            if (cap > YOLO_TEXT_MAX) break; /* YOLO_TEXT_MAX + 1 bytes read: too large */
             size_t bigger = cap * 2 > YOLO_TEXT_MAX + 1 ? YOLO_TEXT_MAX + 1 : cap * 2;
-            char *grown = bigger > cap ? realloc(buf, bigger + 1) : NULL;
-            if (bigger <= cap) break; /* YOLO_TEXT_MAX + 1 bytes read */
+            char *grown = realloc(buf, bigger + 1);
             if (!grown) {
                 st = yolo_error(YOLO_ERR_NOMEM, "%s: out of memory reading %s", path, what);
                 break;
