@@ -563,7 +563,7 @@ static void check_train(void) {
     /* the cancelled run still names its folder: its last.ckpt is there */
     char want[700];
     snprintf(want, sizeof want, "%s/train-api", dir);
-    CHECK_MSG(strcmp(yolo_last_run_dir(), want) == 0, "yolo_last_run_dir: '%s', want '%s'", yolo_last_run_dir(), want);
+    CHECK_MSG(strcmp(yolo_last_output(), want) == 0, "yolo_last_output: '%s', want '%s'", yolo_last_output(), want);
     /* the checkpoint the cancel left validates */
     char model[700];
     snprintf(model, sizeof model, "model=%s/train-api/weights/last.ckpt", dir);
@@ -576,9 +576,9 @@ static void check_train(void) {
               "val of the cancelled run's last.ckpt: %s", yolo_last_error());
     yolo_metrics_free(m);
     snprintf(want, sizeof want, "%s/val-last", dir);
-    CHECK_MSG(strcmp(yolo_last_run_dir(), want) == 0, "val's yolo_last_run_dir: '%s'", yolo_last_run_dir());
+    CHECK_MSG(strcmp(yolo_last_output(), want) == 0, "val's yolo_last_output: '%s'", yolo_last_output());
     const char *bad[] = {"imgsz=big", NULL};
-    CHECK(yolo_run("val", NULL, bad, NULL, NULL) == YOLO_ERR_CONFIG && yolo_last_run_dir()[0] == '\0');
+    CHECK(yolo_run("val", NULL, bad, NULL, NULL) == YOLO_ERR_CONFIG && yolo_last_output()[0] == '\0');
     /* export through the same call: ONNX beside the checkpoint; a format not built is named */
     const char *onnx[] = {model, "format=onnx", "imgsz=64", NULL}, *tflite[] = {model, "format=tflite", NULL};
     CHECK_MSG(yolo_run("export", NULL, onnx, NULL, &m) == YOLO_OK && m == NULL, "export: %s", yolo_last_error());

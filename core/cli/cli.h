@@ -31,10 +31,11 @@ typedef struct yolo_mode_context {
     char **argv;
     /* the host API's training events (yolo/yolo.h), NULL from the command line */
     const struct yolo_callbacks *callbacks;
-    /* the host API: where train and val write the run directory they made
-     * (yolo_last_run_dir), NULL from the command line */
-    char *run_dir_out;
-    size_t run_dir_out_size;
+    /* the host API: where a mode names what it wrote (yolo_last_output):
+     * train and val their run directory, export its file; NULL from the
+     * command line */
+    char *wrote;
+    size_t wrote_size;
 } yolo_mode_context;
 
 /* A mode's function (cli/modes.h). Errors: YOLO_ERR_CONFIG exits 2, any

@@ -697,9 +697,9 @@ void yolo_callbacks_fire(const yolo_callbacks *cb, const char *event, int epoch,
 
 void yolo_train_cancel(void) { yolo_stop_cancel(true); }
 
-static _Thread_local char last_run_dir[1024];
+static _Thread_local char last_output[1100];
 
-const char *yolo_last_run_dir(void) { return last_run_dir; }
+const char *yolo_last_output(void) { return last_output; }
 
 yolo_status yolo_run(const char *mode, const char *task, const char *const *keys, const yolo_callbacks *callbacks,
                      yolo_metrics **metrics) {
@@ -712,9 +712,9 @@ yolo_status yolo_run(const char *mode, const char *task, const char *const *keys
     yolo_config *cfg = NULL;
     const yolo_task *plugin = NULL;
     yolo_status st = host_config(mode, task, NULL, keys, &a, &cfg, &plugin);
-    last_run_dir[0] = '\0';
+    last_output[0] = '\0';
     yolo_mode_context ctx = {.mode = mode, .config = cfg, .task = plugin, .argc = a.argc, .argv = a.argv,
-                             .callbacks = callbacks, .run_dir_out = last_run_dir, .run_dir_out_size = sizeof last_run_dir};
+                             .callbacks = callbacks, .wrote = last_output, .wrote_size = sizeof last_output};
     bool train = strcmp(mode, "train") == 0;
     if (train) yolo_stop_cancel(false); /* a cancel of an earlier run is no cancel of this one */
     if (!st && train) { /* the CLI re-launches itself under mpirun for more ranks */

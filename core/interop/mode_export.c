@@ -85,7 +85,8 @@ static yolo_status refuse_unbuilt(const yolo_config *cfg, const char *format) {
     return YOLO_OK;
 }
 
-static yolo_status export_onnx(yolo_session *s, const char *model_path, bool is_yaml, int batch, bool half) {
+static yolo_status export_onnx(yolo_session *s, const char *model_path, bool is_yaml, int batch, bool half,
+                               char *wrote, size_t wrote_size) {
     yolo_status st = YOLO_OK;
     int opset = 17;
     int64_t opset_value = 17;
@@ -125,10 +126,12 @@ static yolo_status export_onnx(yolo_session *s, const char *model_path, bool is_
     yolo_export_meta_free(&meta);
     if (!st) printf("ONNX: export success, %d output%s, saved as '%s' (%.1f MB)\n", n_out, n_out == 1 ? "" : "s", path,
                     file_mb(path));
+    if (!st && wrote) snprintf(wrote, wrote_size, "%s", path);
     return st;
 }
 
-static yolo_status export_safetensors(yolo_session *s, const char *model_path, bool is_yaml, bool half) {
+static yolo_status export_safetensors(yolo_session *s, const char *model_path, bool is_yaml, bool half, char *wrote,
+                                      size_t wrote_size) {
     char weights[1100], yaml[1100];
     output_path(model_path, ".safetensors", is_yaml, weights, sizeof weights);
     output_path(model_path, ".yaml", is_yaml, yaml, sizeof yaml);
@@ -138,6 +141,7 @@ static yolo_status export_safetensors(yolo_session *s, const char *model_path, b
     yolo_status st = yolo_safetensors_export(s->model, &so, weights, yaml);
     if (!st) printf("safetensors: export success (%s), saved as '%s' (%.1f MB) and '%s'\n", half ? "f16" : "f32",
                     weights, file_mb(weights), yaml);
+    if (!st && wrote) snprintf(wrote, wrote_size, "%s", weights);
     return st;
 }
 
@@ -164,8 +168,9 @@ yolo_status yolo_mode_export(const yolo_mode_context *ctx) {
     if (!st) st = yolo_session_load_model(&s);
     if (!st && !model) model = s.model_name;
     bool is_yaml = model && strlen(model) > 5 && !strcmp(model + strlen(model) - 5, ".yaml");
-    if (!st && !strcmp(format, "onnx")) st = export_onnx(&s, model, is_yaml, batch, half);
-    else if (!st) st = export_safetensors(&s, model, is_yaml, half);
+    /* the host API's yolo_last_output: the file written */
+    if (!st && !strcmp(format, "onnx")) st = export_onnx(&s, model, is_yaml, batch, half, ctx->wrote, ctx->wrote_size);
+    else if (!st) st = export_safetensors(&s, model, is_yaml, half, ctx->wrote, ctx->wrote_size);
     if (!st) printf("Export complete (%.1fs CPU)\n", (double)(clock() - t0) / CLOCKS_PER_SEC);
     yolo_session_close(&s);
     return st;

@@ -7,7 +7,7 @@ yolo_status yolo_mode_train(const yolo_mode_context *ctx) {
     yolo_status st = yolo_trainer_open(&t, ctx);
     if (!st) st = yolo_trainer_run(&t);
     /* also after a cancel or a failure: last.ckpt may be there */
-    if (ctx->run_dir_out) snprintf(ctx->run_dir_out, ctx->run_dir_out_size, "%s", t.s.run_dir);
+    if (ctx->wrote) snprintf(ctx->wrote, ctx->wrote_size, "%s", t.s.run_dir);
     yolo_trainer_close(&t);
     return st;
 }

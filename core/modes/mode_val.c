@@ -33,7 +33,7 @@ yolo_status yolo_mode_val_run(const yolo_mode_context *ctx, yolo_val_outcome *ou
     yolo_dataset *ds = NULL;
     yolo_dataset_options dopt = {.threads = run->workers > 0 ? run->workers : 1};
     if (!st) st = yolo_session_make_run_dir(&s);
-    if (!st && ctx->run_dir_out) snprintf(ctx->run_dir_out, ctx->run_dir_out_size, "%s", s.run_dir);
+    if (!st && ctx->wrote) snprintf(ctx->wrote, ctx->wrote_size, "%s", s.run_dir);
     char labels_dir[1200];
     if (!st && save_txt) st = yolo_prediction_txt_dir(s.run_dir, labels_dir, sizeof labels_dir);
     if (!st) st = yolo_dataset_open(&s.data, s.set.val.split, &s.hooks->data, &dopt, &ds);

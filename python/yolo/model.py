@@ -331,7 +331,7 @@ class YOLO:
         try:
             d = self.run("train", callbacks=True, **keys)
         finally:
-            self.trainer_save_dir = (_lib.last_run_dir() or b"").decode() or None
+            self.trainer_save_dir = (_lib.last_output() or b"").decode() or None
         # as Ultralytics: the model is the trained one afterwards (best, else last)
         for name in ("best.ckpt", "last.ckpt"):
             weights = os.path.join(self.trainer_save_dir or "", "weights", name)
@@ -351,12 +351,7 @@ class YOLO:
         """Exports as `yolo export model=<this model> format=...` and returns
         the path written (beside the model; a yaml model: in the current folder)."""
         self.run("export", format=format, **keys)
-        ext = {"onnx": ".onnx", "safetensors": ".safetensors"}.get(str(format), "." + str(format))
-        model = self.model
-        is_yaml = model.endswith((".yaml", ".yml"))
-        stem = os.path.basename(model) if is_yaml else model
-        base, dot = os.path.splitext(stem)
-        return base + ext
+        return _lib.last_output().decode()  # the C library's name for it
 
     def fuse(self):
         """Folds every Conv's batch norm into its convolution (Ultralytics'

@@ -224,11 +224,12 @@ YOLO_API void yolo_train_cancel(void);
 YOLO_API yolo_status yolo_run(const char *mode, const char *task, const char *const *keys,
                               const yolo_callbacks *callbacks, yolo_metrics **metrics);
 
-/* The run directory (runs/detect/train2) that this thread's last yolo_run
- * of train or val made, also when the run then failed or was cancelled
- * (its weights/last.ckpt is there); "" when it made none. Valid until the
- * thread's next yolo_run. */
-YOLO_API const char *yolo_last_run_dir(void);
+/* What this thread's last yolo_run wrote: the run directory train or val
+ * made (runs/detect/train2; for train also when it then failed or was
+ * cancelled: its weights/last.ckpt is there), or the file export wrote
+ * (best.onnx); "" when it wrote none. Valid until the thread's next
+ * yolo_run. */
+YOLO_API const char *yolo_last_output(void);
 
 #ifdef __cplusplus
 }
